@@ -1,0 +1,1 @@
+"""Plain data types shared by every layer: field paths, violations, errors."""

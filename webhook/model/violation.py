@@ -1,0 +1,36 @@
+"""Violations: what every rule reports, as plain values (never exceptions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
+
+from webhook.model.path import Path
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Finding(NamedTuple):
+    """What a rule function yields: where and what. The registry adds the rule id and severity."""
+
+    field: Path | str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    severity: Severity
+    field: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "severity": self.severity.value, "field": self.field, "message": self.message}

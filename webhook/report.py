@@ -1,0 +1,60 @@
+"""Validation results per object and for a whole run, in the JSON shape later tools depend on:
+`{"objects": [{"source", "line", "apiVersion", "kind", "namespace", "name", "violations": [...]}],
+"summary": {"objects", "errors", "warnings", "skipped"}}`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook.model.violation import Severity, Violation
+
+
+@dataclass
+class ObjectResult:
+    source: str
+    line: int
+    api_version: str | None
+    kind: str | None
+    namespace: str | None
+    name: str | None
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for v in self.violations if v.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for v in self.violations if v.severity is Severity.WARNING)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "line": self.line,
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "violations": [v.to_dict() for v in self.violations],
+        }
+
+
+@dataclass
+class Report:
+    objects: list[ObjectResult] = field(default_factory=list)
+    skipped: int = 0  # documents of kinds draguard does not check (or skipped with --skip)
+
+    @property
+    def errors(self) -> int:
+        return sum(o.errors for o in self.objects)
+
+    @property
+    def warnings(self) -> int:
+        return sum(o.warnings for o in self.objects)
+
+    def summary(self) -> dict[str, int]:
+        return {"objects": len(self.objects), "errors": self.errors, "warnings": self.warnings, "skipped": self.skipped}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"objects": [o.to_dict() for o in self.objects], "summary": self.summary()}

@@ -1,0 +1,1 @@
+"""Validation rules: one function per rule id, registered in `registry`."""
