@@ -1,0 +1,1 @@
+"""CEL for DRA device selectors: compile (length, type, fields, cost) and evaluate over one device."""

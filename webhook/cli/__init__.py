@@ -1,0 +1,1 @@
+"""The `draguard` command line: a shell around `webhook.validate` and friends."""

@@ -1,0 +1,136 @@
+"""Renderers for validation reports: text (compiler style), json, junit, sarif 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree as ET
+
+from webhook import __version__
+from webhook.report import ObjectResult, Report
+from webhook.rules.registry import RULES
+
+FORMATS = ("text", "json", "junit", "sarif")
+
+
+def _label(o: ObjectResult) -> str:
+    ns = f"{o.namespace}/" if o.namespace else ""
+    return f"{o.kind or '?'} {ns}{o.name or '?'}"
+
+
+def render_text(report: Report, summary: bool = False) -> str:
+    """`file:line: severity rule: field: message`, one line per violation."""
+    lines = []
+    for o in report.objects:
+        for v in o.violations:
+            where = f"{v.field}: " if v.field else ""
+            lines.append(f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {where}{v.message} [{_label(o)}]")
+    if summary:
+        s = report.summary()
+        lines.append(
+            f"Summary: {s['objects']} objects checked, {s['errors']} errors, {s['warnings']} warnings, "
+            f"{s['skipped']} skipped"
+        )
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n"
+
+
+def render_junit(report: Report) -> str:
+    """One testsuite per file, one testcase per object; errors are failures, warnings go to system-out."""
+    suites = ET.Element("testsuites", name="draguard")
+    by_file: dict[str, list[ObjectResult]] = {}
+    for o in report.objects:
+        by_file.setdefault(o.source, []).append(o)
+    total = failures = 0
+    for source, objs in by_file.items():
+        failed = sum(1 for o in objs if o.errors)
+        suite = ET.SubElement(suites, "testsuite", name=source, tests=str(len(objs)), failures=str(failed),
+                              errors="0", skipped="0")
+        for o in objs:
+            case = ET.SubElement(suite, "testcase", classname=source, name=f"{_label(o)} (line {o.line})")
+            errs = [v for v in o.violations if v.severity.value == "error"]
+            others = [v for v in o.violations if v.severity.value != "error"]
+            if errs:
+                f = ET.SubElement(case, "failure", message=f"{len(errs)} error(s)", type="ValidationError")
+                f.text = "\n".join(f"{v.rule}: {v.field}: {v.message}" for v in errs)
+            if others:
+                out = ET.SubElement(case, "system-out")
+                out.text = "\n".join(f"{v.severity.value} {v.rule}: {v.field}: {v.message}" for v in others)
+        total += len(objs)
+        failures += failed
+    suites.set("tests", str(total))
+    suites.set("failures", str(failures))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def render_sarif(report: Report) -> str:
+    """SARIF 2.1.0: one run, rules from the registry, one result per violation."""
+    used = sorted({v.rule for o in report.objects for v in o.violations})
+    rules = []
+    index = {}
+    for i, rid in enumerate(used):
+        r = RULES.get(rid)
+        index[rid] = i
+        rules.append({
+            "id": rid,
+            "shortDescription": {"text": r.summary if r else rid},
+            "defaultConfiguration": {"level": _LEVEL[r.severity.value] if r else "error"},
+            "properties": {"field": r.field if r else "", "tag": r.tag if r else ""},
+        })
+    results = []
+    for o in report.objects:
+        for v in o.violations:
+            results.append({
+                "ruleId": v.rule,
+                "ruleIndex": index[v.rule],
+                "level": _LEVEL[v.severity.value],
+                "message": {"text": f"{v.field}: {v.message}" if v.field else v.message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": o.source},
+                        "region": {"startLine": max(1, o.line)},
+                    },
+                    "logicalLocations": [{"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}],
+                }],
+            })
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "draguard", "version": __version__, "rules": rules}},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def render(report: Report, fmt: str, summary: bool = False) -> str:
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "junit":
+        return render_junit(report)
+    if fmt == "sarif":
+        return render_sarif(report)
+    return render_text(report, summary)
+
+
+def rules_table(fmt: str = "markdown") -> str:
+    """The rule reference (README's table is generated from this)."""
+    rows = sorted(RULES.values(), key=lambda r: r.id)
+    if fmt == "json":
+        return json.dumps([{"id": r.id, "severity": r.severity.value, "tag": r.tag, "kinds": list(r.kinds),
+                            "field": r.field, "summary": r.summary} for r in rows], indent=2) + "\n"
+    if fmt == "text":
+        return "".join(f"{r.id:40} {r.severity.value:8} {r.field}\n    {r.summary}\n" for r in rows)
+    out = ["| rule | severity | kind | field | what it checks |", "|---|---|---|---|---|"]
+    for r in rows:
+        kinds = ", ".join(r.kinds) if r.kinds else "(any)"
+        summary = r.summary.replace("|", "\\|")
+        out.append(f"| `{r.id}` | {r.severity.value} | {kinds} | `{r.field}` | {summary} |")
+    return "\n".join(out) + "\n"

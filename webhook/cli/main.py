@@ -1,0 +1,127 @@
+"""`draguard` entry point: argument parsing, exit codes, output. Exit codes of `validate`:
+0 clean (warnings allowed), 1 any error, 2 usage error or unreadable input."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from webhook import __version__
+from webhook.cli.formats import FORMATS, render, rules_table
+from webhook.io.documents import UnreadableInput
+from webhook.model.errors import UsageError
+from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, parse_feature_gates
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short and clear
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"draguard: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add_profile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--k8s-version", "--kubernetes-version", dest="k8s_version", default=DEFAULT_VERSION,
+                   choices=SUPPORTED_VERSIONS, help=f"target Kubernetes version (default {DEFAULT_VERSION})")
+    p.add_argument("--feature-gates", default="", metavar="Name=true,...",
+                   help="feature gates of the target API server/scheduler, as for kube-apiserver")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="draguard", description="Validate Kubernetes DRA (resource.k8s.io/v1) objects as a "
+                     "v1.37 API server and scheduler would.")
+    parser.add_argument("--version", action="version", version=f"draguard {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    v = sub.add_parser("validate", help="validate manifest files and directories (offline)",
+                       description="Validate manifests: files, directories (recursively), - for stdin.")
+    v.add_argument("paths", nargs="+", metavar="PATH")
+    v.add_argument("-o", "--format", "--output", dest="format", choices=FORMATS, default="text")
+    _add_profile_args(v)
+    v.add_argument("--policy", metavar="FILE", help="policy file: disable rules or change their severity")
+    v.add_argument("-j", "-n", "--jobs", dest="jobs", type=int, default=0,
+                   help="parallel workers (default: all cores)")
+    v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
+    v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
+    v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
+
+    r = sub.add_parser("rules", help="list every rule id with its severity and field path")
+    r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "validate":
+            return _validate(args)
+        if args.command == "rules":
+            from webhook.rules import catalog  # noqa: F401
+
+            sys.stdout.write(rules_table(args.format))
+            return EXIT_OK
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    except UsageError as e:
+        sys.stderr.write(f"draguard: error: {e}\n")
+        return EXIT_USAGE
+    except UnreadableInput as e:
+        sys.stderr.write(f"draguard: error: {e}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from webhook.policy import load_policy
+    from webhook.rules.registry import RULES
+    from webhook.validate import RunOptions, check_files
+
+    gates = parse_feature_gates(args.feature_gates)
+    load_profile(args.k8s_version, gates)  # usage errors before any work
+    policy = load_policy(args.policy, RULES) if args.policy else None
+    if args.jobs < 0:
+        raise UsageError("-j/--jobs must be a positive number")
+    skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
+    options = RunOptions(args.k8s_version, tuple(sorted(gates.items())), policy, skip)
+    progress = None
+    if not args.no_progress and sys.stderr.isatty():
+        progress = _Progress()
+    report = check_files(args.paths, options, jobs=args.jobs or os.cpu_count(), progress=progress)
+    if progress:
+        progress.finish()
+    sys.stdout.write(render(report, args.format, args.summary))
+    sys.stdout.flush()
+    return EXIT_ERRORS if report.errors else EXIT_OK
+
+
+class _Progress:
+    """A single self-overwriting stderr line, shown only once a run takes longer than a second."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if time.monotonic() - self.start < 1.0 and done < total:
+            return
+        self.shown = True
+        sys.stderr.write(f"\rdraguard: {done}/{total} files")
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

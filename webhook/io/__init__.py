@@ -1,0 +1,1 @@
+"""Input: reading manifest files (YAML as kubectl reads it, JSON) into documents with line numbers."""

@@ -1,0 +1,81 @@
+"""API-server wording for field errors (`Invalid value: "x": ...`, `Too many: ...`), shared by rule modules.
+
+The helpers return message strings only; the rule function pairs them with a `Path` in a `Finding`.
+Values are rendered the way Go's `field.Error` renders them: strings quoted, numbers and booleans bare.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+_KINDS = (
+    "Required value",
+    "Invalid value",
+    "Too long",
+    "Too many",
+    "Duplicate value",
+    "Unsupported value",
+    "Forbidden",
+    "Not found",
+)
+
+
+def render(value: Any, limit: int = 120) -> str:
+    """A value as the API server prints it in an error: `"text"`, `5`, `true`, compact JSON for objects."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return '"null"'
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def required(detail: str = "") -> str:
+    return f"Required value: {detail}" if detail else "Required value"
+
+
+def invalid(value: Any, detail: str) -> str:
+    return f"Invalid value: {render(value)}: {detail}"
+
+
+def duplicate(value: Any) -> str:
+    return f"Duplicate value: {render(value)}"
+
+
+def forbidden(detail: str) -> str:
+    return f"Forbidden: {detail}"
+
+
+def too_many(count: int, limit: int) -> str:
+    return f"Too many: {count}: must have at most {limit} items"
+
+
+def too_long(limit: int) -> str:
+    return f"Too long: may not be more than {limit} bytes"
+
+
+def not_found(value: Any, detail: str = "") -> str:
+    base = f"Not found: {render(value)}"
+    return f"{base}: {detail}" if detail else base
+
+
+def not_supported(value: Any, supported: Iterable[str]) -> str:
+    return f"Unsupported value: {render(value)}: supported values: " + ", ".join(f'"{s}"' for s in supported)
+
+
+def as_invalid(value: Any, messages: Iterable[str]) -> list[str]:
+    """Wrap primitive-check messages (`names.dns_label(v)` …) as `Invalid value` errors.
+
+    A message that already carries an error kind (e.g. `Too long: ...`) is kept as it is."""
+    return [m if m.startswith(_KINDS) else invalid(value, m) for m in messages]
+
+
+def byte_len(text: str) -> int:
+    """Length in bytes, like Go's `len` on a string."""
+    return len(text.encode("utf-8"))

@@ -1,0 +1,263 @@
+"""Validation of one object and of whole inputs: the pipeline the CLI, the webhook and the tests share.
+
+    structural schema → v1 defaulting → version-skew stripping → object rules → (all objects) inventory rules
+
+Everything here is pure apart from reading files in `validate_paths`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook import rules as _rules_pkg  # noqa: F401  (registry side effects below)
+from webhook.context import Context
+from webhook.defaults import apply_defaults
+from webhook.io.documents import Document, DocumentError, discover, parse, read_text
+from webhook.model.violation import Severity, Violation
+from webhook.policy import Policy
+from webhook.profile import load_profile
+from webhook.report import ObjectResult, Report
+from webhook.rules import catalog  # noqa: F401  (imports every rule module)
+from webhook.rules.inventory import Inventory, extract_record
+from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
+from webhook.schema.structural import check as structural_check
+from webhook.skew import strip_disabled_fields
+
+RESOURCE_V1 = "resource.k8s.io/v1"
+DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
+CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")}
+DEPRECATED_DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
+
+declare("input.parse", summary="file or document cannot be parsed (YAML/JSON syntax, not an object)",
+        field="", tag="input")
+declare("input.duplicate-key", summary="a mapping repeats a key (kubectl's strict decoding rejects it)",
+        field="<path of the key>", tag="input")
+declare("input.kind", summary="document has no apiVersion or kind", field="kind", tag="input")
+declare("input.api-version", summary="resource.k8s.io version that Kubernetes 1.37 does not serve "
+        "(error) or that draguard does not check (v1beta1/v1beta2, warning)", field="apiVersion", tag="input")
+declare("internal.rule-crash", summary="a rule failed on this object (a draguard bug: please report it)",
+        field="", tag="input")
+
+
+def _violation(rule_id: str, field_: str, message: str, severity: Severity | None = None) -> Violation:
+    return Violation(rule_id, severity or RULES[rule_id].severity, field_, message)
+
+
+def prepare(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any] | None, list[Violation]]:
+    """Structural check, defaulting and stripping: the object a v1.37 API server would validate.
+
+    Returns (None, violations) when the object cannot be decoded (wrong types, unknown fields)."""
+    kind = obj.get("kind", "")
+    violations: list[Violation] = []
+    if kind != "Pod":
+        violations, fatal = structural_check(obj, kind)
+        if fatal:
+            return None, violations
+    apply_defaults(obj)
+    stripped, dropped = strip_disabled_fields(obj, ctx)
+    violations.extend(_violation("skew.dropped-field", str(f.field), f.message) for f in dropped)
+    return stripped, violations
+
+
+def run_object_rules(obj: dict[str, Any], ctx: Context, policy: Policy | None = None) -> list[Violation]:
+    """Every registered object rule for the object's kind (disabled rules are not run)."""
+    out: list[Violation] = []
+    for rule, fn in OBJECT_RULES.get(obj.get("kind", ""), ()):
+        if policy is not None and not policy.enabled(rule.id):
+            continue
+        try:
+            for f in fn(obj, ctx):
+                out.append(Violation(rule.id, rule.severity, str(f.field), f.message))
+        except Exception as e:  # a rule bug must never become a traceback or a dropped object
+            out.append(_violation("internal.rule-crash", "", f"rule {rule.id} failed: {type(e).__name__}: {e}"))
+    return out
+
+
+def _dedup_required(violations: list[Violation]) -> list[Violation]:
+    """The schema layer reports missing required fields; drop a rule's repeat of the same fact."""
+    required = {v.field for v in violations if v.rule == "schema.required"}
+    if not required:
+        return violations
+    return [
+        v for v in violations
+        if v.rule == "schema.required" or not (v.field in required and v.message.startswith("Required value"))
+    ]
+
+
+def check_object(obj: dict[str, Any], ctx: Context | None = None, policy: Policy | None = None) -> list[Violation]:
+    """All single-object violations for one object (it is defaulted in place)."""
+    ctx = ctx or Context()
+    stripped, violations = prepare(obj, ctx)
+    if stripped is not None:
+        violations.extend(run_object_rules(stripped, ctx, policy))
+    violations = _dedup_required(violations)
+    return policy.apply(violations) if policy else violations
+
+
+@dataclass
+class FileResult:
+    objects: list[ObjectResult] = field(default_factory=list)
+    records: list[Any] = field(default_factory=list)  # aligned with objects; None for objects without one
+    skipped: int = 0
+    kinds_skipped: dict[str, int] = field(default_factory=dict)
+
+
+def check_document(doc: Document, ctx: Context, policy: Policy | None, skip: frozenset[str]) -> tuple[ObjectResult | None, Any]:
+    """One parsed document → its result and inventory record (None, None when skipped)."""
+    obj = doc.obj
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name") or meta.get("generateName")
+    result = ObjectResult(doc.source, doc.line, _str(api_version), _str(kind), _str(meta.get("namespace")), _str(name))
+    for issue in doc.issues:
+        result.violations.append(_violation("input.duplicate-key", issue.path, f"{issue.message} (line {issue.line})"))
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
+        missing = "apiVersion" if not isinstance(api_version, str) or not api_version else "kind"
+        result.violations.append(_violation("input.kind", missing, "Required value: every Kubernetes object needs apiVersion and kind"))
+        return result, None
+    if kind in skip:
+        return None, None
+    if (api_version, kind) not in CHECKED:
+        if api_version.startswith("resource.k8s.io/"):
+            if api_version in DEPRECATED_DRA_VERSIONS:
+                msg = f"{api_version} is deprecated; draguard checks {RESOURCE_V1} only: convert this object to {RESOURCE_V1}"
+                result.violations.append(_violation("input.api-version", "apiVersion", msg, Severity.WARNING))
+            else:
+                msg = (f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {ctx.profile.version} '
+                       f"serves DRA objects as {RESOURCE_V1}")
+                result.violations.append(_violation("input.api-version", "apiVersion", msg))
+            result.violations = policy.apply(result.violations) if policy else result.violations
+            return result, None
+        return None, None
+    stripped, violations = prepare(obj, ctx)
+    if stripped is not None:
+        violations.extend(run_object_rules(stripped, ctx, policy))
+    violations = _dedup_required(violations)
+    result.violations.extend(violations)
+    if policy:
+        result.violations = policy.apply(result.violations)
+    record = extract_record(stripped, 0) if stripped is not None else None
+    return result, record
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def check_text(text: str, source: str, ctx: Context, policy: Policy | None = None,
+               skip: frozenset[str] = frozenset()) -> FileResult:
+    """Every document of one file's text."""
+    out = FileResult()
+    for doc in parse(text, source):
+        if isinstance(doc, DocumentError):
+            out.objects.append(ObjectResult(source, doc.line, None, None, None, None,
+                                            [_violation(doc.rule, "", doc.message)]))
+            out.records.append(None)
+            continue
+        result, record = check_document(doc, ctx, policy, skip)
+        if result is None:
+            out.skipped += 1
+            kind = str(doc.obj.get("kind"))
+            out.kinds_skipped[kind] = out.kinds_skipped.get(kind, 0) + 1
+            continue
+        out.objects.append(result)
+        out.records.append(record)
+    return out
+
+
+# -- whole runs ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunOptions:
+    version: str = "1.37"
+    gates: tuple[tuple[str, bool], ...] = ()
+    policy: Policy | None = None
+    skip: frozenset[str] = frozenset()
+
+    def context(self) -> Context:
+        return Context(profile=load_profile(self.version, dict(self.gates)))
+
+
+_worker: dict[str, Any] = {}
+
+
+def _init_worker(options: RunOptions) -> None:
+    _worker["options"] = options
+    _worker["ctx"] = options.context()
+
+
+def _check_file(path: str) -> FileResult:
+    options: RunOptions = _worker["options"]
+    text = read_text(path)
+    return check_text(text, path, _worker["ctx"], options.policy, options.skip)
+
+
+def check_files(
+    paths: Iterable[str], options: RunOptions, jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None, stdin_text: str | None = None,
+) -> Report:
+    """Validate files (directories expanded; `-` is stdin) in parallel, then run inventory rules.
+
+    Raises `UnreadableInput` for a path that does not exist or cannot be read."""
+    files = discover(paths)
+    ctx = options.context()
+    results: list[FileResult | None] = [None] * len(files)
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    on_disk = [i for i, p in enumerate(files) if p != "-"]
+    for i, p in enumerate(files):
+        if p == "-":
+            text = stdin_text if stdin_text is not None else read_text(p)
+            results[i] = check_text(text, "<stdin>", ctx, options.policy, options.skip)
+    done = 0
+    if jobs == 1 or len(on_disk) <= 1:
+        _init_worker(options)
+        for i in on_disk:
+            results[i] = _check_file(files[i])
+            done += 1
+            if progress:
+                progress(done, len(on_disk))
+    else:
+        import multiprocessing as mp
+
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"), initializer=_init_worker,
+                                 initargs=(options,)) as pool:
+            for i, res in zip(on_disk, pool.map(_check_file, [files[i] for i in on_disk], chunksize=1)):
+                results[i] = res
+                done += 1
+                if progress:
+                    progress(done, len(on_disk))
+    return assemble([r for r in results if r is not None], ctx, options.policy)
+
+
+def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None) -> Report:
+    """Concatenate per-file results and run the inventory (cross-object) rules over all of them."""
+    report = Report()
+    records: list[Any] = []
+    for fr in file_results:
+        report.objects.extend(fr.objects)
+        records.extend(fr.records)
+        report.skipped += fr.skipped
+    run_inventory_rules(report.objects, records, ctx, policy)
+    return report
+
+
+def run_inventory_rules(objects: list[ObjectResult], records: list[Any], ctx: Context, policy: Policy | None) -> None:
+    """Cross-object rules; their findings are appended to the objects they name."""
+    inventory = Inventory(records)
+    for rule, fn in INVENTORY_RULES:
+        if policy is not None and not policy.enabled(rule.id):
+            continue
+        try:
+            for f in fn(inventory, ctx):
+                v = Violation(rule.id, rule.severity, str(f.field), f.message)
+                target = objects[f.index]
+                target.violations.extend(policy.apply([v]) if policy else [v])
+        except Exception as e:
+            if objects:
+                objects[0].violations.append(
+                    _violation("internal.rule-crash", "", f"rule {rule.id} failed: {type(e).__name__}: {e}")
+                )
