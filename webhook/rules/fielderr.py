@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from webhook.model import names
+
 _KINDS = (
     "Required value",
     "Invalid value",
@@ -29,7 +31,7 @@ def render(value: Any, limit: int = 120) -> str:
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return names.go_quote(value)
     if value is None:
         return '"null"'
     text = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str, ensure_ascii=False)
@@ -73,9 +75,44 @@ def as_invalid(value: Any, messages: Iterable[str]) -> list[str]:
     """Wrap primitive-check messages (`names.dns_label(v)` …) as `Invalid value` errors.
 
     A message that already carries an error kind (e.g. `Too long: ...`) is kept as it is."""
-    return [m if m.startswith(_KINDS) else invalid(value, m) for m in messages]
+    out: list[str] = []
+    for m in messages:
+        if isinstance(m, names.Problem) and isinstance(value, str):
+            out.append(names.render(value, m))  # knows Required / Too long / part-of-value problems
+        elif m.startswith(_KINDS):
+            out.append(m)
+        else:
+            out.append(invalid(value, m))
+    return out
 
 
 def byte_len(text: str) -> int:
     """Length in bytes, like Go's `len` on a string."""
     return len(text.encode("utf-8"))
+
+
+# --- common name formats, as lists of error messages (empty = valid) ------------------------------
+
+
+def driver_name_errors(value: str) -> list[str]:
+    """Driver names are checked like CSI driver names: required, lower-cased DNS subdomain, ≤63 bytes."""
+    return as_invalid(value, names.driver_name(value))
+
+
+def pool_name_errors(value: str) -> list[str]:
+    """Pool names: required, ≤253 bytes, every `/`-separated segment a DNS subdomain."""
+    return as_invalid(value, names.pool_name(value))
+
+
+def device_name_errors(value: str) -> list[str]:
+    """Device names are DNS labels (an empty name fails the label check, as upstream)."""
+    return as_invalid(value, names.device_name(value))
+
+
+def label_name_errors(value: str) -> list[str]:
+    """metav1 `ValidateLabelName`: a qualified name (optional DNS-subdomain prefix + `/` + name)."""
+    return as_invalid(value, names.label_key(value))
+
+
+def label_value_errors(value: str) -> list[str]:
+    return as_invalid(value, names.label_value(value))

@@ -1,0 +1,109 @@
+"""Object metadata rules for the six kinds: name / generateName format and namespace scope."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from webhook.context import Context
+from webhook.model import names
+from webhook.model.path import Path
+from webhook.model.violation import Finding, Severity
+from webhook.rules import fielderr as fe
+from webhook.rules.registry import object_rule
+
+NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
+CLUSTER_SCOPED = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
+ALL_KINDS = CLUSTER_SCOPED + NAMESPACED
+
+_META = Path("metadata")
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _mask_trailing_dash(prefix: str) -> str:
+    """How apimachinery checks a generateName prefix: a trailing `-` stands for the random suffix.
+
+    Mirrors upstream exactly, including that it replaces the last two characters with `a`."""
+    if len(prefix) > 1 and prefix.endswith("-"):
+        return prefix[:-2] + "a"
+    return prefix
+
+
+@object_rule(
+    "meta.name",
+    kinds=ALL_KINDS,
+    summary="metadata.name (or a generateName prefix) must be a DNS subdomain; one of them is required",
+    field="metadata.name",
+)
+def name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    meta = _meta(obj)
+    value = meta.get("name") or ""
+    prefix = meta.get("generateName") or ""
+    if isinstance(prefix, str) and prefix:
+        for msg in names.dns_subdomain(_mask_trailing_dash(prefix)):
+            yield Finding(_META.child("generateName"), fe.invalid(prefix, msg))
+    if not value:
+        if not prefix:
+            yield Finding(_META.child("name"), fe.required("name or generateName is required"))
+        return
+    if isinstance(value, str):
+        for msg in fe.as_invalid(value, names.dns_subdomain(value)):
+            yield Finding(_META.child("name"), msg)
+
+
+@object_rule(
+    "meta.namespace",
+    kinds=ALL_KINDS,
+    summary="metadata.namespace must be a DNS label; namespaced kinds need one (checked as an error when the "
+    "namespace cannot come from elsewhere)",
+    field="metadata.namespace",
+)
+def namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    value = _meta(obj).get("namespace") or ""
+    kind = obj.get("kind")
+    if value and isinstance(value, str):
+        if kind in CLUSTER_SCOPED:
+            return  # cleared by the API server; see meta.cluster-scoped-namespace
+        for msg in fe.as_invalid(value, names.dns_label(value)):
+            yield Finding(_META.child("namespace"), msg)
+    elif kind in NAMESPACED and not ctx.lint:
+        yield Finding(_META.child("namespace"), fe.required())
+
+
+@object_rule(
+    "meta.namespace-missing",
+    kinds=NAMESPACED,
+    summary="offline: a namespaced manifest without metadata.namespace gets kubectl's current-context namespace",
+    field="metadata.namespace",
+    severity=Severity.WARNING,
+    tag="lint",
+)
+def namespace_missing(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    if not ctx.lint or _meta(obj).get("namespace"):
+        return
+    yield Finding(
+        _META.child("namespace"),
+        f"{obj.get('kind')} is namespaced but has no metadata.namespace: kubectl will use the current "
+        "context's namespace (set it explicitly to be sure where the object lands)",
+    )
+
+
+@object_rule(
+    "meta.cluster-scoped-namespace",
+    kinds=CLUSTER_SCOPED,
+    summary="a namespace on a cluster-scoped kind is ignored by the API server",
+    field="metadata.namespace",
+    severity=Severity.WARNING,
+    tag="lint",
+)
+def cluster_scoped_namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    value = _meta(obj).get("namespace")
+    if value:
+        yield Finding(
+            _META.child("namespace"),
+            f"{obj.get('kind')} is cluster-scoped: namespace {fe.render(value)} is ignored; remove it",
+        )

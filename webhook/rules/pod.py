@@ -1,0 +1,198 @@
+"""Pod fields that reference ResourceClaims (api.md §7, I-42): spec.resourceClaims, container claims, claim statuses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from webhook.context import Context
+from webhook.model import names
+from webhook.model.path import Path
+from webhook.model.violation import Finding
+from webhook.rules import fielderr as fe
+from webhook.rules.registry import object_rule
+
+CONTAINER_LISTS = ("containers", "initContainers")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def pod_claim_names(pod: dict[str, Any]) -> set[str]:
+    """Non-empty `spec.resourceClaims[].name` values."""
+    out: set[str] = set()
+    for claim in _list(_dict(pod.get("spec")).get("resourceClaims")):
+        name = _dict(claim).get("name")
+        if isinstance(name, str) and name:
+            out.add(name)
+    return out
+
+
+@object_rule(
+    "pod.resource-claims",
+    kinds=("Pod",),
+    summary="spec.resourceClaims: unique DNS-label names, exactly one of resourceClaimName / "
+    "resourceClaimTemplateName (a DNS subdomain)",
+    field="spec.resourceClaims[i]",
+)
+def resource_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    path = Path("spec").child("resourceClaims")
+    seen: set[str] = set()
+    for i, claim in enumerate(_list(_dict(obj.get("spec")).get("resourceClaims"))):
+        if not isinstance(claim, dict):
+            continue
+        p = path.index(i)
+        name = claim.get("name", "")
+        if not name:
+            yield Finding(p.child("name"), fe.required())
+        elif name in seen:
+            yield Finding(p.child("name"), fe.duplicate(name))
+        elif isinstance(name, str):
+            for msg in fe.as_invalid(name, names.dns_label(name)):
+                yield Finding(p.child("name"), msg)
+            seen.add(name)
+        claim_name = claim.get("resourceClaimName")
+        template_name = claim.get("resourceClaimTemplateName")
+        if claim_name is not None and template_name is not None:
+            yield Finding(
+                p,
+                fe.invalid(
+                    claim,
+                    "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified",
+                ),
+            )
+        if claim_name is None and template_name is None:
+            yield Finding(
+                p, fe.invalid(claim, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+            )
+        for field_name, value in (
+            ("resourceClaimName", claim_name),
+            ("resourceClaimTemplateName", template_name),
+        ):
+            if isinstance(value, str):
+                for msg in fe.as_invalid(value, names.resource_claim_name(value)):
+                    yield Finding(p.child(field_name), msg)
+
+
+@object_rule(
+    "pod.container-claims",
+    kinds=("Pod",),
+    summary="containers[].resources.claims name a spec.resourceClaims entry, request is a DNS label, "
+    "(name, request) unique; no claims in pod-level resources",
+    field="spec.containers[i].resources.claims[j]",
+)
+def container_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    spec = _dict(obj.get("spec"))
+    known = pod_claim_names(obj)
+    listing = ", ".join(sorted(known))
+    for list_name in CONTAINER_LISTS:
+        for i, container in enumerate(_list(spec.get(list_name))):
+            claims = _list(_dict(_dict(container).get("resources")).get("claims"))
+            path = Path("spec").child(list_name).index(i).child("resources", "claims")
+            seen: set[str] = set()
+            for j, claim in enumerate(claims):
+                claim = _dict(claim)
+                p = path.index(j)
+                name = claim.get("name", "")
+                if not name:
+                    yield Finding(p, fe.required())
+                    continue
+                key = name
+                request = claim.get("request", "")
+                if isinstance(request, str) and request:
+                    for msg in fe.as_invalid(request, names.dns_label(request)):
+                        yield Finding(p.child("request"), msg)
+                    key = f"{name}/{request}"
+                if key in seen:
+                    yield Finding(p, fe.duplicate(key))
+                seen.add(key)
+                if name not in known:
+                    detail = "must be one of the names in pod.spec.resourceClaims"
+                    detail += f": {listing}" if known else " which is empty"
+                    yield Finding(p, fe.not_found(name, detail))
+    pod_resources = _dict(spec.get("resources"))
+    if pod_resources.get("claims") is not None:
+        yield Finding(
+            Path("spec").child("resources", "claims"),
+            fe.forbidden("claims cannot be set for Resources at pod-level"),
+        )
+
+
+@object_rule(
+    "pod.claim-statuses",
+    kinds=("Pod",),
+    summary="status.resourceClaimStatuses: each name matches a spec.resourceClaims entry, unique; "
+    "resourceClaimName a valid claim name",
+    field="status.resourceClaimStatuses[i].name",
+)
+def claim_statuses(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    known = pod_claim_names(obj)
+    path = Path("status").child("resourceClaimStatuses")
+    seen: set[str] = set()
+    for i, status in enumerate(_list(_dict(obj.get("status")).get("resourceClaimStatuses"))):
+        status = _dict(status)
+        p = path.index(i).child("name")
+        name = status.get("name", "")
+        if name not in known:
+            yield Finding(p, fe.invalid(name, "must match the name of an entry in `spec.resourceClaims`"))
+        if name in seen:
+            yield Finding(p, fe.duplicate(name))
+        seen.add(name)
+        claim_name = status.get("resourceClaimName")
+        if isinstance(claim_name, str):
+            # Upstream reports a bad generated claim name at `.name`, not `.resourceClaimName`.
+            for msg in fe.as_invalid(claim_name, names.resource_claim_name(claim_name)):
+                yield Finding(p, msg)
+
+
+@object_rule(
+    "pod.extended-resource-status",
+    kinds=("Pod",),
+    summary="status.extendedResourceClaimStatus: a valid claim name; each request mapping names a container "
+    "and a DNS-label request, (container, resource) unique",
+    field="status.extendedResourceClaimStatus",
+)
+def extended_resource_status(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    status = _dict(obj.get("status")).get("extendedResourceClaimStatus")
+    if not isinstance(status, dict):
+        return
+    path = Path("status").child("extendedResourceClaimStatus")
+    claim_name = status.get("resourceClaimName")
+    if isinstance(claim_name, str):
+        if not claim_name:
+            yield Finding(path.child("resourceClaimName"), fe.required())
+        else:
+            for msg in fe.as_invalid(claim_name, names.resource_claim_name(claim_name)):
+                yield Finding(path.child("resourceClaimName"), msg)
+    spec = _dict(obj.get("spec"))
+    containers = {
+        _dict(c).get("name")
+        for list_name in CONTAINER_LISTS
+        for c in _list(spec.get(list_name))
+        if isinstance(c, dict)
+    }
+    seen: set[tuple[Any, Any]] = set()
+    for i, mapping in enumerate(_list(status.get("requestMappings"))):
+        mapping = _dict(mapping)
+        p = path.child("requestMappings").index(i)
+        container = mapping.get("containerName")
+        if isinstance(container, str) and container not in containers:
+            yield Finding(
+                p.child("containerName"),
+                fe.invalid(
+                    container, "must match the name of an entry in `spec.containers` or `spec.initContainers`"
+                ),
+            )
+        request = mapping.get("requestName")
+        if isinstance(request, str):
+            for msg in fe.as_invalid(request, names.dns_label(request)):
+                yield Finding(p.child("requestName"), msg)
+        key = (container, mapping.get("resourceName"))
+        if key in seen:
+            yield Finding(p, fe.duplicate(f"{key[0]}/{key[1]}"))
+        seen.add(key)
