@@ -1,0 +1,555 @@
+"""Rules for ResourceClaim `spec` and ResourceClaimTemplate `spec.spec` (ported from upstream
+`validateResourceClaimSpec` and friends), plus helpers DeviceClass rules share (selectors, opaque config)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from webhook.cel.compiler import CompileError, compile_selector
+from webhook.model import names
+from webhook.model.path import Path
+from webhook.model.violation import Finding
+from webhook.rules.registry import object_rule
+
+KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+MAX_REQUESTS = MAX_SELECTORS = MAX_CONSTRAINTS = MAX_CONFIG = MAX_DERIVED = 32
+MAX_SUBREQUESTS = 8
+MAX_TOLERATIONS = 16  # documented; no upstream validation enforces it
+MAX_OPAQUE_PARAMETERS = 10 * 1024
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+EFFECTS = ("NoExecute", "NoSchedule", "None")  # sorted, as upstream lists them
+REF_MSG = (
+    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+)
+
+Request = tuple[dict[str, Any], Path, str, bool]  # (exact or sub request, its path, ref name, is_sub)
+
+
+# ---- shared helpers ------------------------------------------------------------------------------
+
+
+def claim_spec(obj: dict[str, Any]) -> tuple[dict[str, Any], Path]:
+    """The ResourceClaimSpec and its path (`spec`, or `spec.spec` in a template)."""
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "ResourceClaimTemplate":
+        return spec.get("spec") or {}, Path("spec").child("spec")
+    return spec, Path("spec")
+
+
+def _active(obj: dict[str, Any], ctx: Any) -> tuple[dict[str, Any], Path] | None:
+    """The device claim to check: None on updates (spec is immutable; upstream only compares it)."""
+    if getattr(ctx, "operation", "CREATE") == "UPDATE" and getattr(ctx, "old", None) is not None:
+        return None
+    spec, path = claim_spec(obj)
+    return spec.get("devices") or {}, path.child("devices")
+
+
+def too_many(path: Path, items: list[Any], limit: int) -> Finding | None:
+    if len(items) > limit:
+        return Finding(path, f"Too many: {len(items)}: must have at most {limit} items")
+    return None
+
+
+def invalid(path: Path, value: str, messages: list[str]) -> Iterator[Finding]:
+    for m in messages:
+        yield Finding(path, names.render(value, m))
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def requests_of(devices: dict[str, Any], path: Path) -> Iterator[Request]:
+    """Every exact request and subrequest (skipped when its list is over the limit, as upstream)."""
+    reqs = _list(devices.get("requests"))
+    if len(reqs) > MAX_REQUESTS:
+        return
+    for i, r in enumerate(reqs):
+        rp = path.child("requests").index(i)
+        name = str(r.get("name", ""))
+        first = _list(r.get("firstAvailable"))
+        exact = r.get("exactly")
+        if first and exact is not None:
+            continue
+        if exact is not None:
+            yield exact, rp.child("exactly"), name, False
+        elif 0 < len(first) <= MAX_SUBREQUESTS:
+            for j, sub in enumerate(first):
+                yield sub, rp.child("firstAvailable").index(j), f"{name}/{sub.get('name', '')}", True
+
+
+def request_names(devices: dict[str, Any]) -> dict[str, set[str] | None]:
+    out: dict[str, set[str] | None] = {}
+    for r in _list(devices.get("requests")):
+        first = _list(r.get("firstAvailable"))
+        out[str(r.get("name", ""))] = {str(s.get("name", "")) for s in first} if first else None
+    return out
+
+
+def _has_ref(known: dict[str, set[str] | None], ref: str) -> bool:
+    parts = ref.split("/")
+    if len(parts) > 2 or parts[0] not in known:
+        return False
+    return len(parts) == 1 or parts[1] in (known[parts[0]] or set())
+
+
+def request_refs(refs: list[Any], path: Path, known: dict[str, set[str] | None]) -> Iterator[Finding]:
+    """`requests` of a constraint or config entry: ≤32, unique, each `req` or `req/sub` that exists."""
+    over = too_many(path, refs, MAX_REQUESTS)
+    if over:
+        yield over
+        return
+    seen: set[str] = set()
+    for j, ref in enumerate(refs):
+        ref = str(ref)
+        p = path.index(j)
+        segments = ref.split("/")
+        if len(segments) > 2:
+            yield Finding(p, names.render(ref, REF_MSG))
+        else:
+            for seg in segments:
+                yield from invalid(p, seg, names.dns_label(seg))
+            if not _has_ref(known, ref):
+                yield Finding(p, names.render(ref, REF_MSG))
+        if ref in seen:
+            yield Finding(p, f"Duplicate value: {names.go_quote(ref)}")
+        seen.add(ref)
+
+
+def fully_qualified_name(value: str, path: Path) -> Iterator[Finding]:
+    if value.count("/") > 1:
+        yield Finding(path, names.render(value, "must not contain more than one slash"))
+        yield Finding(
+            path,
+            names.render(value, "a fully qualified name must be a domain and a name separated by a slash"),
+        )
+        return
+    yield from invalid(path, value, names.attribute_key(value, fully_qualified=True))
+
+
+def selector_findings(selectors: list[Any], path: Path, ctx: Any) -> Iterator[Finding]:
+    """A `selectors` list: ≤32, each with `cel`, each expression compiling (length, type, cost)."""
+    over = too_many(path, selectors, MAX_SELECTORS)
+    if over:
+        yield over
+        return
+    for k, sel in enumerate(selectors):
+        cel = (sel or {}).get("cel")
+        if cel is None:
+            yield Finding(path.index(k).child("cel"), "Required value")
+            continue
+        expr = cel.get("expression")
+        if not isinstance(expr, str):
+            continue  # missing: reported by the schema layer
+        yield from expression_findings(expr, path.index(k).child("cel", "expression"), ctx)
+
+
+def expression_findings(expr: str, path: Path, ctx: Any) -> Iterator[Finding]:
+    result = compile_selector(
+        expr,
+        list_attributes=ctx.enabled("DRAListTypeAttributes"),
+        consumable_capacity=ctx.enabled("DRAConsumableCapacity"),
+    )
+    if isinstance(result, CompileError):
+        if result.kind == "TooLong":
+            yield Finding(path, f"Too long: {result.message}")
+        elif result.kind == "Forbidden":
+            yield Finding(path, f"Forbidden: {result.message}")
+        else:
+            yield Finding(path, f"Invalid value: {names.go_quote(expr)}: {result.message}")
+
+
+def opaque_findings(entry: dict[str, Any], path: Path, stored: bool) -> Iterator[Finding]:
+    """`opaque` of a config entry: required; driver name; parameters a JSON object ≤10240 bytes."""
+    opaque = entry.get("opaque")
+    if opaque is None:
+        yield Finding(path.child("opaque"), "Required value")
+        return
+    op = path.child("opaque")
+    driver = opaque.get("driver")
+    if isinstance(driver, str) and driver:
+        yield from invalid(op.child("driver"), driver, names.driver_name(driver))
+    if "parameters" not in opaque:
+        return  # required: reported by the schema layer
+    params = opaque["parameters"]
+    pp = op.child("parameters")
+    raw = json.dumps(params, separators=(",", ":"), ensure_ascii=False).encode()
+    if params is None:
+        yield Finding(pp, "Required value")
+    elif not stored and len(raw) > MAX_OPAQUE_PARAMETERS:
+        yield Finding(pp, f"Too long: must have at most {MAX_OPAQUE_PARAMETERS} bytes")
+    elif not isinstance(params, dict):
+        yield Finding(pp, 'Invalid value: "<value omitted>": must be a valid JSON object')
+
+
+def _rule(rule_id: str, summary: str, field: str, **kw: Any) -> Callable[[Any], Any]:
+    return object_rule(rule_id, kinds=KINDS, summary=summary, field=field, **kw)
+
+
+# ---- rules -----------------------------------------------------------------------------------------
+
+
+@_rule(
+    "claim.requests",
+    "At most 32 requests with unique DNS-label names; each sets exactly one of exactly/firstAvailable",
+    "spec.devices.requests[i]",
+)
+def check_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    devices, path = active
+    reqs = _list(devices.get("requests"))
+    rp = path.child("requests")
+    over = too_many(rp, reqs, MAX_REQUESTS)
+    if over:
+        yield over
+        return
+    seen: set[str] = set()
+    for i, r in enumerate(reqs):
+        name = r.get("name")
+        if isinstance(name, str):
+            yield from invalid(rp.index(i).child("name"), name, names.dns_label(name))
+        has_first, has_exact = bool(_list(r.get("firstAvailable"))), r.get("exactly") is not None
+        if not has_first and not has_exact:
+            yield Finding(
+                rp.index(i), "Required value: exactly one of `exactly` or `firstAvailable` is required"
+            )
+        elif has_first and has_exact:
+            yield Finding(
+                rp.index(i),
+                "Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, "
+                "but multiple fields are set",
+            )
+        if isinstance(name, str):
+            if name in seen:
+                yield Finding(rp.index(i), f"Duplicate value: {names.go_quote(name)}")
+            seen.add(name)
+
+
+@_rule(
+    "claim.first-available",
+    "firstAvailable has at most 8 subrequests with unique DNS-label names",
+    "spec.devices.requests[i].firstAvailable[j]",
+)
+def check_first_available(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    devices, path = active
+    reqs = _list(devices.get("requests"))
+    if len(reqs) > MAX_REQUESTS:
+        return
+    for i, r in enumerate(reqs):
+        subs = _list(r.get("firstAvailable"))
+        if not subs or r.get("exactly") is not None:
+            continue
+        fp = path.child("requests").index(i).child("firstAvailable")
+        over = too_many(fp, subs, MAX_SUBREQUESTS)
+        if over:
+            yield over
+            continue
+        seen: set[str] = set()
+        for j, sub in enumerate(subs):
+            name = sub.get("name")
+            if not isinstance(name, str):
+                continue
+            yield from invalid(fp.index(j).child("name"), name, names.dns_label(name))
+            if name in seen:
+                yield Finding(fp.index(j), f"Duplicate value: {names.go_quote(name)}")
+            seen.add(name)
+
+
+@_rule(
+    "claim.device-class-name",
+    "deviceClassName is required in exactly and in every subrequest and must be a DNS subdomain",
+    "spec.devices.requests[i].exactly.deviceClassName",
+)
+def check_device_class_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    for req, rp, _, _ in requests_of(*active):
+        name = req.get("deviceClassName")
+        if name == "":
+            yield Finding(rp.child("deviceClassName"), "Required value")
+        elif isinstance(name, str):
+            yield from invalid(rp.child("deviceClassName"), name, names.dns_subdomain(name))
+
+
+@_rule(
+    "claim.allocation-mode",
+    "allocationMode is ExactCount (count > 0) or All (count unset)",
+    "spec.devices.requests[i].exactly.count",
+)
+def check_allocation_mode(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    for req, rp, _, _ in requests_of(*active):
+        mode = req.get("allocationMode", "ExactCount")
+        count = req.get("count", 1 if mode == "ExactCount" else 0)
+        if mode == "All":
+            if count != 0:
+                yield Finding(
+                    rp.child("count"),
+                    f"Invalid value: {count}: must not be specified when allocationMode is 'All'",
+                )
+        elif mode == "ExactCount":
+            if isinstance(count, int) and count <= 0:
+                yield Finding(rp.child("count"), f"Invalid value: {count}: must be greater than zero")
+        else:
+            yield Finding(
+                rp.child("allocationMode"),
+                f'Unsupported value: {names.go_quote(str(mode))}: supported values: "All", "ExactCount"',
+            )
+
+
+@_rule(
+    "claim.selectors",
+    "At most 32 selectors per request; each has cel.expression that compiles to bool within the cost limit",
+    "spec.devices.requests[i].exactly.selectors[k].cel.expression",
+)
+def check_selectors(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    for req, rp, _, _ in requests_of(*active):
+        yield from selector_findings(_list(req.get("selectors")), rp.child("selectors"), ctx)
+
+
+@_rule(
+    "claim.tolerations",
+    "Toleration key is a label key, value a label value (empty for Exists), operator and effect known",
+    "spec.devices.requests[i].exactly.tolerations[k]",
+)
+def check_tolerations(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    for req, rp, _, _ in requests_of(*active):
+        for k, tol in enumerate(_list(req.get("tolerations"))):
+            yield from toleration_findings(tol or {}, rp.child("tolerations").index(k))
+
+
+def toleration_findings(tol: dict[str, Any], tp: Path) -> Iterator[Finding]:
+    key, value = str(tol.get("key") or ""), str(tol.get("value") or "")
+    if key:
+        yield from invalid(tp.child("key"), key, names.label_key(key))
+    op = tol.get("operator", "Equal")
+    if op == "Exists":
+        if value:
+            yield Finding(tp.child("value"), names.render(value, "must be empty for operator `Exists`"))
+    elif op == "Equal":
+        yield from invalid(tp.child("value"), value, names.label_value(value))
+    elif op == "":
+        yield Finding(tp.child("operator"), "Required value")
+    else:
+        yield Finding(
+            tp.child("operator"),
+            f'Unsupported value: {names.go_quote(str(op))}: supported values: "Equal", "Exists"',
+        )
+    effect = tol.get("effect") or ""
+    if effect and effect not in EFFECTS:
+        yield Finding(
+            tp.child("effect"),
+            f"Unsupported value: {names.go_quote(str(effect))}: supported values: "
+            + ", ".join(f'"{e}"' for e in EFFECTS),
+        )
+
+
+@_rule(
+    "claim.tolerations-max",
+    "At most 16 tolerations per request (documented limit; the API server does not enforce it)",
+    "spec.devices.requests[i].exactly.tolerations",
+    severity="warning",
+    tag="lint",
+)
+def check_tolerations_max(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    for req, rp, _, _ in requests_of(*active):
+        over = too_many(rp.child("tolerations"), _list(req.get("tolerations")), MAX_TOLERATIONS)
+        if over:
+            yield Finding(over.field, over.message + " (documented limit; the API server accepts more)")
+
+
+@_rule(
+    "claim.capacity-requests",
+    "capacity.requests keys are QualifiedNames and values non-negative quantities (else no device can match)",
+    "spec.devices.requests[i].exactly.capacity.requests[<name>]",
+    severity="warning",
+    tag="lint",
+)
+def check_capacity_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    from webhook.model.quantity import parse_quantity
+
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    for req, rp, _, _ in requests_of(*active):
+        cp = rp.child("capacity", "requests")
+        for key, value in ((req.get("capacity") or {}).get("requests") or {}).items():
+            yield from invalid(cp, str(key), names.attribute_key(str(key)))
+            try:
+                q = parse_quantity(value)
+            except (ValueError, TypeError) as e:
+                yield Finding(cp.key(str(key)), names.render(str(value), str(e)))
+                continue
+            if q.value < 0:
+                yield Finding(
+                    cp.key(str(key)), names.render(str(value), "must be greater than or equal to 0")
+                )
+
+
+@_rule(
+    "claim.constraints",
+    "At most 32 constraints; request refs exist and are unique; exactly one of matchAttribute/distinctAttribute",
+    "spec.devices.constraints[i]",
+)
+def check_constraints(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    devices, path = active
+    items, cp = _list(devices.get("constraints")), path.child("constraints")
+    over = too_many(cp, items, MAX_CONSTRAINTS)
+    if over:
+        yield over
+        return
+    known = request_names(devices)
+    for i, c in enumerate(items):
+        yield from request_refs(_list(c.get("requests")), cp.index(i).child("requests"), known)
+        if c.get("matchAttribute") is not None:
+            yield from fully_qualified_name(str(c["matchAttribute"]), cp.index(i).child("matchAttribute"))
+        elif c.get("distinctAttribute") is not None:
+            yield from fully_qualified_name(
+                str(c["distinctAttribute"]), cp.index(i).child("distinctAttribute")
+            )
+        elif ctx.enabled("DRAConsumableCapacity"):
+            yield Finding(
+                cp.index(i),
+                'Required value: exactly one of "matchAttribute" or "distinctAttribute" is required, '
+                "but multiple fields are set",
+            )
+        else:
+            yield Finding(cp.index(i).child("matchAttribute"), "Required value")
+
+
+@_rule(
+    "claim.config",
+    "At most 32 config entries; request refs exist and are unique; opaque with a driver and JSON-object parameters",
+    "spec.devices.config[i]",
+)
+def check_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    devices, path = active
+    items, cp = _list(devices.get("config")), path.child("config")
+    over = too_many(cp, items, MAX_CONFIG)
+    if over:
+        yield over
+        return
+    known = request_names(devices)
+    for i, c in enumerate(items):
+        yield from request_refs(_list(c.get("requests")), cp.index(i).child("requests"), known)
+        yield from opaque_findings(c or {}, cp.index(i), stored=False)
+
+
+@_rule(
+    "claim.admin-access",
+    'adminAccess: true needs the namespace label resource.kubernetes.io/admin-access: "true" (webhook only)',
+    "spec.devices.requests[i].exactly.adminAccess",
+)
+def check_admin_access(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    labels = getattr(ctx, "namespace_labels", None)
+    active = _active(obj, ctx)
+    if labels is None or active is None or labels.get(ADMIN_LABEL) == "true":
+        return
+    for req, rp, _, is_sub in requests_of(*active):
+        if not is_sub and req.get("adminAccess") is True:
+            yield Finding(
+                rp.child("adminAccess"),
+                "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
+                "label on the containing namespace",
+            )
+
+
+def _constraint_attrs(devices: dict[str, Any]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for c in _list(devices.get("constraints")):
+        attr = c.get("matchAttribute") or c.get("distinctAttribute")
+        if not attr:
+            continue
+        for ref in _list(c.get("requests")) or [""]:
+            out.setdefault(str(ref), set()).add(str(attr))
+    return out
+
+
+def _referenced(attr: str, ref: str, used: dict[str, set[str]]) -> bool:
+    parent = ref.split("/", 1)[0]
+    return any(attr in used.get(k, set()) for k in ("", ref, parent))
+
+
+@_rule(
+    "claim.derived-attributes",
+    "derivedAttributes: ≤32, unique fully qualified names used by a constraint, expressions ≤10240 bytes",
+    "spec.devices.requests[i].exactly.derivedAttributes[k].name",
+)
+def check_derived_attributes(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    used = _constraint_attrs(active[0])
+    for req, rp, ref, _ in requests_of(*active):
+        attrs, dp = _list(req.get("derivedAttributes")), rp.child("derivedAttributes")
+        over = too_many(dp, attrs, MAX_DERIVED)
+        if over:
+            yield over
+            continue
+        seen: set[str] = set()
+        for k, a in enumerate(attrs):
+            name, expr = str(a.get("name") or ""), a.get("expression")
+            if name:
+                yield from fully_qualified_name(name, dp.index(k).child("name"))
+                if not _referenced(name, ref, used):
+                    yield Finding(
+                        dp.index(k).child("name"),
+                        names.render(
+                            name,
+                            "must be referenced by at least one matchAttribute or distinctAttribute "
+                            "constraint targeting this request",
+                        ),
+                    )
+            if isinstance(expr, str) and len(expr.encode()) > 10 * 1024:
+                yield Finding(dp.index(k).child("expression"), "Too long: must have at most 10240 bytes")
+            if name in seen:
+                yield Finding(dp.index(k), f"Duplicate value: {names.go_quote(name)}")
+            seen.add(name)
+
+
+_TEMPLATE_META_ALLOWED = {"labels", "annotations"}
+
+
+@object_rule(
+    "claim.template-metadata",
+    kinds=("ResourceClaimTemplate",),
+    summary="Template spec.metadata may only set labels and annotations, with valid keys and values",
+    field="spec.metadata",
+)
+def check_template_metadata(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    if getattr(ctx, "operation", "CREATE") == "UPDATE" and getattr(ctx, "old", None) is not None:
+        return
+    meta, mp = (obj.get("spec") or {}).get("metadata") or {}, Path("spec").child("metadata")
+    for key in sorted(meta):
+        if key not in _TEMPLATE_META_ALLOWED and meta[key] not in (None, "", [], {}, 0):
+            yield Finding(mp.child(key), "Forbidden: cannot be set for a resource claim template")
+    for k, v in sorted((meta.get("labels") or {}).items()):
+        yield from invalid(mp.child("labels"), str(k), names.label_key(str(k)))
+        yield from invalid(mp.child("labels"), str(v), names.label_value(str(v)))
+    for k in sorted(meta.get("annotations") or {}):
+        yield from invalid(mp.child("annotations"), str(k), names.label_key(str(k).lower()))

@@ -1,0 +1,73 @@
+"""DeviceClass spec rules: selectors (CEL), opaque config, extendedResourceName (upstream `validateDeviceClassSpec`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from webhook.model import names
+from webhook.model.path import Path
+from webhook.model.violation import Finding
+from webhook.rules.claim import MAX_CONFIG, invalid, opaque_findings, selector_findings, too_many
+from webhook.rules.registry import object_rule
+
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _specs(obj: dict[str, Any], ctx: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    old = getattr(ctx, "old", None) if getattr(ctx, "operation", "CREATE") == "UPDATE" else None
+    return obj.get("spec") or {}, (old.get("spec") or {}) if old else None
+
+
+@object_rule(
+    "class.selectors",
+    kinds=("DeviceClass",),
+    summary="At most 32 selectors, each with cel.expression that compiles to bool within the cost limit",
+    field="spec.selectors[k].cel.expression",
+)
+def check_class_selectors(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    spec, old = _specs(obj, ctx)
+    selectors = spec.get("selectors") or []
+    if old is not None and selectors == (old.get("selectors") or []):
+        return  # unchanged selectors count as stored: not re-validated
+    yield from selector_findings(selectors, Path("spec").child("selectors"), ctx)
+
+
+@object_rule(
+    "class.config",
+    kinds=("DeviceClass",),
+    summary="At most 32 config entries, each opaque with a driver name and JSON-object parameters",
+    field="spec.config[i].opaque",
+)
+def check_class_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    spec, old = _specs(obj, ctx)
+    config = spec.get("config") or []
+    stored = old is not None and config == (old.get("config") or [])
+    cp = Path("spec").child("config")
+    over = too_many(cp, config, MAX_CONFIG)
+    if over:
+        yield over
+        return
+    for i, c in enumerate(config):
+        yield from opaque_findings(c or {}, cp.index(i), stored=stored)
+
+
+@object_rule(
+    "class.extended-resource-name",
+    kinds=("DeviceClass",),
+    summary="extendedResourceName is an extended resource name (the implicit deviceclass prefix is reserved)",
+    field="spec.extendedResourceName",
+)
+def check_extended_resource_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    spec, old = _specs(obj, ctx)
+    name = spec.get("extendedResourceName")
+    if not isinstance(name, str):
+        return
+    if old is not None and old.get("extendedResourceName") == name:
+        return  # unchanged: not re-validated
+    msgs = names.extended_resource_name(name)
+    if msgs and name.startswith(IMPLICIT_PREFIX):
+        msgs = [
+            m + f" (every class already has the implicit name {IMPLICIT_PREFIX}<class name>)" for m in msgs
+        ]
+    yield from invalid(Path("spec").child("extendedResourceName"), name, msgs)
