@@ -1,0 +1,100 @@
+"""Per-device counter consumption rules: `consumesCounters` shape (I-11) and compatibility groups (I-14).
+
+compatibilityGroups (KEP-5963, DRADeviceCompatibilityGroups) is validated declaratively upstream:
+`+k8s:maxItems=2`, `+k8s:unique=set`, `+k8s:eachVal=+k8s:format=k8s-short-name` (a DNS label).
+`null` and `[]` both mean "no groups".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from webhook.model.violation import Finding
+from webhook.rules import fielderr
+from webhook.rules.registry import object_rule
+from webhook.rules.slice_devices import (
+    KIND,
+    MAX_COMPATIBILITY_GROUPS,
+    MAX_CONSUMPTIONS_PER_DEVICE,
+    MAX_COUNTERS_PER_CONSUMPTION,
+    checked_devices,
+    dns_label_messages,
+)
+
+
+@object_rule(
+    "device.consumes-counters",
+    kinds=KIND,
+    summary="consumesCounters: at most 2 entries, unique counterSet (DNS label), counters non-empty, "
+    "at most 32, DNS-label names",
+    field="spec.devices[i].consumesCounters",
+)
+def check_consumes_counters(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    for i, d in enumerate(checked_devices(obj)):
+        consumptions = d.get("consumesCounters") if d else None
+        if not consumptions:
+            continue
+        base = f"spec.devices[{i}].consumesCounters"
+        if len(consumptions) > MAX_CONSUMPTIONS_PER_DEVICE:
+            yield Finding(base, fielderr.too_many(len(consumptions), MAX_CONSUMPTIONS_PER_DEVICE))
+            continue
+        for j, c in enumerate(consumptions):
+            c = c or {}
+            counter_set = c.get("counterSet") or ""
+            if not counter_set:
+                yield Finding(f"{base}[{j}].counterSet", fielderr.required())
+            else:
+                for m in dns_label_messages(counter_set):
+                    yield Finding(f"{base}[{j}].counterSet", m)
+            counters = c.get("counters")
+            if not counters:
+                yield Finding(f"{base}[{j}].counters", fielderr.required())
+            elif len(counters) > MAX_COUNTERS_PER_CONSUMPTION:
+                yield Finding(
+                    f"{base}[{j}].counters", fielderr.too_many(len(counters), MAX_COUNTERS_PER_CONSUMPTION)
+                )
+            else:
+                for key in counters:
+                    for m in dns_label_messages(key):
+                        yield Finding(f"{base}[{j}].counters", m)
+        if len(consumptions) > 1:
+            seen: set[str] = set()
+            for j, c in enumerate(consumptions):
+                key = (c or {}).get("counterSet") or ""
+                if key in seen:
+                    yield Finding(f"{base}[{j}]", fielderr.duplicate(key))
+                else:
+                    seen.add(key)
+
+
+@object_rule(
+    "device.compat-groups",
+    kinds=KIND,
+    summary="consumesCounters[].compatibilityGroups: at most 2 names per entry, unique, each a DNS label "
+    "(null and [] mean unset)",
+    field="spec.devices[i].consumesCounters[j].compatibilityGroups",
+)
+def check_compatibility_groups(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    for i, d in enumerate(checked_devices(obj)):
+        consumptions = d.get("consumesCounters") if d else None
+        if not consumptions or len(consumptions) > MAX_CONSUMPTIONS_PER_DEVICE:
+            continue  # too many consumptions: upstream stops checking the list
+        for j, c in enumerate(consumptions):
+            groups = c.get("compatibilityGroups") if c else None
+            if not groups:
+                continue
+            path = f"spec.devices[{i}].consumesCounters[{j}].compatibilityGroups"
+            if len(groups) > MAX_COMPATIBILITY_GROUPS:
+                yield Finding(path, fielderr.too_many(len(groups), MAX_COMPATIBILITY_GROUPS))
+                continue
+            seen: set[str] = set()
+            for k, g in enumerate(groups):
+                if not isinstance(g, str):
+                    continue
+                for m in dns_label_messages(g):
+                    yield Finding(f"{path}[{k}]", m)
+                if g in seen:
+                    yield Finding(f"{path}[{k}]", fielderr.duplicate(g))
+                else:
+                    seen.add(g)
