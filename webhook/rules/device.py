@@ -26,12 +26,15 @@ from webhook.rules.slice_devices import (
     MAX_BINDING_CONDITIONS,
     MAX_TAINTS,
     QUALIFIED_KEY_PATH_LEN,
+    QUALIFIED_OK,
     checked_devices,
     dns_label_messages,
+    is_dns_label,
     label_key_messages,
     label_value_messages,
     old_devices_by_name,
     qualified_name_messages,
+    qualified_name_ok,
     spec_of,
     truncate_key,
 )
@@ -50,6 +53,25 @@ _TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")  # sorted, as upstream list
 @lru_cache(maxsize=4096)
 def _semver_ok(v: str) -> bool:
     return _SEMVER_RE.fullmatch(v) is not None
+
+
+_GOOD_VERSIONS: set[str] = set()  # versions already found valid (drivers repeat them on every device)
+
+
+def _good_version(v: Any) -> bool:
+    if v.__class__ is not str or not _semver_ok(v) or _too_long_string(v):
+        return False
+    if len(_GOOD_VERSIONS) >= 65536:
+        _GOOD_VERSIONS.clear()
+    _GOOD_VERSIONS.add(v)
+    return True
+
+
+def _has_list(attrs: dict[str, Any]) -> bool:
+    for a in attrs.values():
+        if a and ("bools" in a or "ints" in a or "strings" in a or "versions" in a):
+            return True
+    return False
 
 
 def _too_long_string(v: str) -> bool:
@@ -128,7 +150,7 @@ def _attribute_value_count(attrs: dict[str, Any]) -> int:
 def check_device_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         name = d.get("name") if d else None
-        if not isinstance(name, str):
+        if name.__class__ is not str or is_dns_label(name):
             continue
         for m in dns_label_messages(name):
             yield Finding(f"spec.devices[{i}].name", m)
@@ -141,6 +163,9 @@ def check_device_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     field="spec.devices[i]",
 )
 def check_device_size(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    # List-type attributes exist only with DRAListTypeAttributes or on updates of objects that had them
+    # (stripping removes them otherwise), so the per-attribute value count is usually unnecessary.
+    lists_possible = ctx.old is not None or ctx.enabled("DRAListTypeAttributes")
     for i, d in enumerate(checked_devices(obj)):
         if not d:
             continue
@@ -154,9 +179,7 @@ def check_device_size(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
                     f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}",
                 ),
             )
-        if len(attrs) > MAX_ATTRIBUTE_VALUES or any(
-            a and ("bools" in a or "ints" in a or "strings" in a or "versions" in a) for a in attrs.values()
-        ):
+        if len(attrs) > MAX_ATTRIBUTE_VALUES or (lists_possible and _has_list(attrs)):
             values = _attribute_value_count(attrs)
             if values > MAX_ATTRIBUTE_VALUES:
                 yield Finding(
@@ -174,15 +197,16 @@ def check_device_size(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     field="spec.devices[i].attributes",
 )
 def check_attribute_keys(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    ok = QUALIFIED_OK
     for i, d in enumerate(checked_devices(obj)):
         attrs = d.get("attributes") if d else None
         if not attrs:
             continue
         for key in attrs:
-            msgs = qualified_name_messages(key)
-            if msgs:
-                for m in msgs:
-                    yield Finding(f"spec.devices[{i}].attributes", m)
+            if key in ok or qualified_name_ok(key):
+                continue
+            for m in qualified_name_messages(key):
+                yield Finding(f"spec.devices[{i}].attributes", m)
 
 
 @object_rule(
@@ -193,20 +217,24 @@ def check_attribute_keys(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     field="spec.devices[i].attributes[<name>]",
 )
 def check_attribute_values(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
-    semver_ok = _semver_ok
+    good_versions = _GOOD_VERSIONS
     for i, d in enumerate(checked_devices(obj)):
         attrs = d.get("attributes") if d else None
         if not attrs:
             continue
         for key, a in attrs.items():
-            if a and len(a) == 1:
-                ((f, v),) = a.items()
-                if v is not None:
-                    if f == "int" or f == "bool":
+            if a and len(a) == 1:  # the usual case: one scalar value
+                s = a.get("string")
+                if s is not None:
+                    if s.__class__ is str and (
+                        len(s) <= 16 or fielderr.byte_len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH
+                    ):
                         continue
-                    if f == "string" and isinstance(v, str) and not _too_long_string(v):
-                        continue
-                    if f == "version" and isinstance(v, str) and semver_ok(v) and not _too_long_string(v):
+                elif a.get("int") is not None or a.get("bool") is not None:
+                    continue
+                else:
+                    v = a.get("version")
+                    if v is not None and (v in good_versions or _good_version(v)):
                         continue
             path = f"spec.devices[{i}].attributes[{truncate_key(key, QUALIFIED_KEY_PATH_LEN)}]"
             yield from attribute_value_findings(a or {}, path)
@@ -229,10 +257,10 @@ def check_capacity_keys(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
             if od is not None and od.get("capacity") == caps:
                 continue
         for key in caps:
-            msgs = qualified_name_messages(key)
-            if msgs:
-                for m in msgs:
-                    yield Finding(f"spec.devices[{i}].capacity", m)
+            if key in QUALIFIED_OK or qualified_name_ok(key):
+                continue
+            for m in qualified_name_messages(key):
+                yield Finding(f"spec.devices[{i}].capacity", m)
 
 
 _PER_DEVICE_FIELDS = ("nodeName", "nodeSelector", "allNodes")

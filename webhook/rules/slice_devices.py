@@ -7,6 +7,7 @@ many devices only `Too many` is reported and no device is looked at. Every per-d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -88,6 +89,42 @@ def truncate_key(key: str, limit: int) -> str:
         return key
     remaining = limit - 3
     return key[: (remaining + 1) // 2] + "..." + key[len(key) - remaining // 2 :]
+
+
+# Fast paths for the happy case (the messages always come from `webhook.model.names`).
+_DNS_LABEL_MATCH = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?").fullmatch
+_KNOWN_GOOD_MAX = 65536
+QUALIFIED_OK: set[str] = set()  # attribute/capacity keys already found valid
+LABEL_OK: set[str] = set()  # counter-set and counter names already found valid (they repeat)
+
+
+def is_dns_label(v: str) -> bool:
+    """Fast check; use `dns_label_messages` for the errors."""
+    return len(v) <= 63 and _DNS_LABEL_MATCH(v) is not None
+
+
+def label_ok(v: str) -> bool:
+    """`is_dns_label` for names that repeat across devices (remembers valid ones)."""
+    if v in LABEL_OK:
+        return True
+    if not is_dns_label(v):
+        return False
+    if len(LABEL_OK) >= _KNOWN_GOOD_MAX:
+        LABEL_OK.clear()
+    LABEL_OK.add(v)
+    return True
+
+
+def qualified_name_ok(key: str) -> bool:
+    """True if `key` is a valid QualifiedName; remembers valid keys (devices repeat the same keys)."""
+    if key in QUALIFIED_OK:
+        return True
+    if qualified_name_messages(key):
+        return False
+    if len(QUALIFIED_OK) >= _KNOWN_GOOD_MAX:
+        QUALIFIED_OK.clear()
+    QUALIFIED_OK.add(key)
+    return True
 
 
 @lru_cache(maxsize=8192)
