@@ -178,6 +178,11 @@ def test_devices_max_64_with_advanced_features() -> None:
     assert only(run(obj), "slice.devices.max") == [
         ("spec.devices", "Too many: 65: must have at most 64 items")
     ]
+    over = _devices(130)
+    over[0]["consumesCounters"] = [{"counterSet": "c", "counters": {"m": {"value": "1"}}}]
+    assert only(run(device_slice(*over)), "slice.devices.max") == [
+        ("spec.devices", "Too many: 130: must have at most 64 items")
+    ]
     devices[64] = {"name": "d64", "attributes": {"ids": {"ints": [1, 2]}}}
     obj = device_slice(*devices)
     assert only(run(obj), "slice.devices.max") == [

@@ -208,7 +208,7 @@ def check_devices_max(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     n = len(devices)
     if n <= 64:
         return
-    limit = MAX_DEVICES if n > MAX_DEVICES else device_limit(devices)
+    limit = device_limit(devices)
     if n > limit:
         yield Finding("spec.devices", fielderr.too_many(n, limit))
 
