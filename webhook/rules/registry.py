@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from webhook.model.path import Path
 from webhook.model.violation import Finding, Severity
@@ -17,7 +17,8 @@ from webhook.model.violation import Finding, Severity
 ObjectRuleFn = Callable[[dict[str, Any], Any], Iterable[Finding]]
 
 
-class InventoryFinding(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class InventoryFinding:
     """A cross-object finding: which object (index into the inventory), where, what."""
 
     index: int
