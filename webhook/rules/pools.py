@@ -1,0 +1,366 @@
+"""Cross-slice rules for resource pools: what makes the scheduler treat a pool as incomplete or invalid.
+
+A pool is keyed by (driver, pool name) — two drivers may use the same pool name and never mix. Only
+the slices of the highest `pool.generation` count; the pool is complete when their number equals
+`resourceSliceCount`. The API server checks none of this (it validates one slice at a time); the
+allocator skips incomplete pools and marks a pool invalid for duplicate device or counter-set names
+and for `consumesCounters` references that do not resolve inside the pool.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook.model.path import Path
+from webhook.model.quantity import parse_quantity
+from webhook.model.violation import Severity
+from webhook.rules.inventory import Inventory, SliceRec
+from webhook.rules.registry import InventoryFinding, inventory_rule
+
+KINDS = ("ResourceSlice",)
+
+
+@dataclass
+class PoolView:
+    """The slices of one (driver, pool) in the input, split by generation."""
+
+    driver: str
+    pool: str
+    generation: int = 0  # highest generation seen
+    current: list[tuple[int, SliceRec]] = field(default_factory=list)  # slices at that generation
+    older: list[tuple[int, SliceRec]] = field(default_factory=list)
+    # counter sets published at the current generation: name -> (position, set index, {counter: qty})
+    sets: dict[str, tuple[int, int, dict[str, str]]] = field(default_factory=dict)
+    older_sets: dict[str, tuple[int, SliceRec]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f'pool "{self.pool}" of driver {self.driver}'
+
+    @property
+    def expected(self) -> int:
+        """resourceSliceCount (the largest one, if slices of the generation disagree)."""
+        return max((s.slice_count for _, s in self.current), default=1)
+
+    @property
+    def present(self) -> int:
+        """Distinct slices at the current generation (the same slice name twice counts once)."""
+        return len({s.name or f"#{pos}" for pos, s in self.current})
+
+    @property
+    def all_in_input(self) -> bool:
+        """Every slice of the current generation is in the input, so a missing reference is certain."""
+        return self.present >= self.expected
+
+
+def _build(inventory: Inventory) -> list[PoolView]:
+    pools: dict[tuple[str, str], PoolView] = {}
+    for pos, rec in inventory.of_kind("ResourceSlice"):
+        view = pools.setdefault((rec.driver, rec.pool), PoolView(rec.driver, rec.pool, rec.generation))
+        if rec.generation > view.generation:
+            view.older.extend(view.current)
+            view.current = []
+            view.generation = max(view.generation, rec.generation)
+        if rec.generation == view.generation:
+            view.current.append((pos, rec))
+        else:
+            view.older.append((pos, rec))
+    for view in pools.values():
+        view.older.sort(key=lambda item: item[0])
+        for pos, rec in view.current:
+            for j, (name, counters) in enumerate(rec.counter_sets):
+                view.sets.setdefault(name, (pos, j, dict(counters)))
+        for pos, rec in view.older:
+            for name, _ in rec.counter_sets:
+                view.older_sets.setdefault(name, (pos, rec))
+    return list(pools.values())
+
+
+def pools(inventory: Inventory) -> list[PoolView]:
+    """Every pool of the input (computed once per inventory)."""
+    return inventory.memo("pools", _build)
+
+
+def _consumption_path(i: int, j: int) -> Path:
+    return Path("spec").child("devices").index(i).child("consumesCounters").index(j)
+
+
+def _slice_name(rec: SliceRec) -> str:
+    return f'"{rec.name}"' if rec.name else "(unnamed)"
+
+
+@dataclass(frozen=True)
+class _Ref:
+    pos: int
+    path: Path
+    message: str
+
+
+def _analyse_refs(inventory: Inventory) -> tuple[list[_Ref], list[_Ref], list[_Ref]]:
+    """(errors, unchecked, exceeding) over every consumesCounters reference of the current slices."""
+    errors: list[_Ref] = []
+    unchecked: list[_Ref] = []
+    exceeding: list[_Ref] = []
+    for view in pools(inventory):
+        for pos, rec in view.current:
+            for i, device in enumerate(rec.devices):
+                for j, use in enumerate(device.consumes):
+                    base = _consumption_path(i, j)
+                    found = view.sets.get(use.counter_set)
+                    if found is None:
+                        _missing_set(view, pos, base, use.counter_set, errors, unchecked)
+                        continue
+                    _check_counters(
+                        view, pos, base, device.name, use.counter_set, use.counters, found, errors, exceeding
+                    )
+    return errors, unchecked, exceeding
+
+
+def _missing_set(
+    view: PoolView, pos: int, base: Path, name: str, errors: list[_Ref], unchecked: list[_Ref]
+) -> None:
+    path = base.child("counterSet")
+    if view.all_in_input:
+        older = view.older_sets.get(name)
+        hint = (
+            f" (only slice {_slice_name(older[1])} of the older generation {older[1].generation} has it, and the "
+            "scheduler ignores older generations)"
+            if older
+            else ""
+        )
+        errors.append(
+            _Ref(
+                pos,
+                path,
+                (
+                    f'Invalid value: "{name}": no slice of {view.label} at generation {view.generation} publishes this '
+                    f"counter set{hint}; the scheduler treats the whole pool as invalid and allocates nothing from it. "
+                    "Publish the counter set in a slice of the same pool and generation, or fix the name"
+                ),
+            )
+        )
+    else:
+        unchecked.append(
+            _Ref(
+                pos,
+                path,
+                (
+                    f'counter set "{name}" is not in the slices of {view.label} in the input: the input holds '
+                    f"{view.present} of {view.expected} slices at generation {view.generation}, so this reference "
+                    "could not be checked (it may be published by a slice that is not in the input)"
+                ),
+            )
+        )
+
+
+def _check_counters(
+    view: PoolView,
+    pos: int,
+    base: Path,
+    device: str,
+    set_name: str,
+    counters: tuple[tuple[str, str], ...],
+    found: tuple[int, int, dict[str, str]],
+    errors: list[_Ref],
+    exceeding: list[_Ref],
+) -> None:
+    defined = found[2]
+    for counter, qty in counters:
+        path = base.child("counters").key(counter)
+        if counter not in defined:
+            known = ", ".join(sorted(defined)) or "none"
+            errors.append(
+                _Ref(
+                    pos,
+                    path,
+                    (
+                        f'Invalid value: "{counter}": counter set "{set_name}" of {view.label} has no such counter '
+                        f"(it defines: {known}); the scheduler treats the whole pool as invalid"
+                    ),
+                )
+            )
+            continue
+        try:
+            need, have = parse_quantity(qty), parse_quantity(defined[counter])
+        except (ValueError, TypeError):
+            continue  # malformed quantities are reported by the single-object rules
+        if need > have:
+            exceeding.append(
+                _Ref(
+                    pos,
+                    path,
+                    (
+                        f'device "{device}" consumes {qty} of counter "{counter}" but counter set "{set_name}" of '
+                        f"{view.label} only has {defined[counter]}: this device can never be allocated"
+                    ),
+                )
+            )
+
+
+def _refs(inventory: Inventory) -> tuple[list[_Ref], list[_Ref], list[_Ref]]:
+    return inventory.memo("pool-refs", _analyse_refs)
+
+
+@inventory_rule(
+    "pool.counter-set-ref",
+    kinds=KINDS,
+    summary="consumesCounters names a counter set or counter that no slice of the same pool (driver + pool, "
+    "highest generation) publishes: the scheduler treats the pool as invalid",
+    field="spec.devices[i].consumesCounters[j].counterSet | spec.devices[i].consumesCounters[j].counters[name]",
+    severity=Severity.ERROR,
+)
+def counter_set_ref(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    for r in _refs(inventory)[0]:
+        yield InventoryFinding(r.pos, r.path, r.message)
+
+
+@inventory_rule(
+    "pool.unchecked",
+    kinds=KINDS,
+    summary="a counter-set reference could not be checked because the input holds only part of the pool",
+    field="spec.devices[i].consumesCounters[j].counterSet",
+    severity=Severity.INFO,
+)
+def unchecked(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    for r in _refs(inventory)[1]:
+        yield InventoryFinding(r.pos, r.path, r.message)
+
+
+@inventory_rule(
+    "pool.counter-exceeds-set",
+    kinds=KINDS,
+    summary="a single device consumes more of a counter than its counter set holds: it can never be allocated",
+    field="spec.devices[i].consumesCounters[j].counters[name]",
+    severity=Severity.WARNING,
+)
+def counter_exceeds_set(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    for r in _refs(inventory)[2]:
+        yield InventoryFinding(r.pos, r.path, r.message)
+
+
+@inventory_rule(
+    "pool.completeness",
+    kinds=KINDS,
+    summary="the slices of a pool's highest generation in the input do not number resourceSliceCount "
+    "(fewer: the rest must exist in the cluster; more: the pool can never be complete)",
+    field="spec.pool.resourceSliceCount",
+    severity=Severity.WARNING,
+)
+def completeness(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    for view in pools(inventory):
+        present, expected = view.present, view.expected
+        if present == expected:
+            continue
+        pos = view.current[0][0]
+        path = Path("spec").child("pool").child("resourceSliceCount")
+        if present < expected:
+            msg = (
+                f"{view.label}: the input holds {present} of {expected} slices at generation {view.generation}; "
+                "the scheduler allocates only from complete pools, so the other slices must exist in the cluster"
+            )
+        else:
+            msg = (
+                f"{view.label} has {present} slices at generation {view.generation} but resourceSliceCount is "
+                f"{expected}: the scheduler treats the pool as incomplete and never allocates from it; publish "
+                "exactly resourceSliceCount slices per generation"
+            )
+        yield InventoryFinding(pos, path, msg)
+
+
+@inventory_rule(
+    "pool.generation",
+    kinds=KINDS,
+    summary="slice of an older pool generation (ignored by the scheduler), or slices of one generation "
+    "that disagree on resourceSliceCount",
+    field="spec.pool.generation | spec.pool.resourceSliceCount",
+    severity=Severity.WARNING,
+)
+def generation(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    for view in pools(inventory):
+        newest = view.current[0][1]
+        for pos, rec in view.older:
+            yield InventoryFinding(
+                pos,
+                Path("spec").child("pool").child("generation"),
+                (
+                    f"generation {rec.generation} is older than generation {view.generation} of slice "
+                    f"{_slice_name(newest)} in {view.label}: the scheduler ignores this slice (drivers replace "
+                    "all slices of a pool when they bump the generation)"
+                ),
+            )
+        counts = Tally(rec.slice_count for _, rec in view.current)
+        if len(counts) < 2:
+            continue
+        usual = max(counts, key=lambda c: (counts[c], -[r.slice_count for _, r in view.current].index(c)))
+        example = next(rec for _, rec in view.current if rec.slice_count == usual)
+        for pos, rec in view.current:
+            if rec.slice_count != usual:
+                yield InventoryFinding(
+                    pos,
+                    Path("spec").child("pool").child("resourceSliceCount"),
+                    (
+                        f"resourceSliceCount {rec.slice_count} differs from {usual} in slice {_slice_name(example)} "
+                        f"of the same generation {view.generation} of {view.label}: all slices of a generation "
+                        "must agree, or the scheduler may treat the pool as incomplete"
+                    ),
+                )
+
+
+@inventory_rule(
+    "pool.duplicate-device",
+    kinds=KINDS,
+    summary="the same device name in two slices of one pool generation: the scheduler marks the pool invalid",
+    field="spec.devices[i].name",
+    severity=Severity.ERROR,
+)
+def duplicate_device(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    for view in pools(inventory):
+        seen: dict[str, SliceRec] = {}
+        for pos, rec in view.current:
+            names_here = set()
+            for i, device in enumerate(rec.devices):
+                if not device.name or device.name in names_here:
+                    continue  # duplicates inside one slice are the API server's (single-object) error
+                names_here.add(device.name)
+                first = seen.setdefault(device.name, rec)
+                if first is not rec and (not rec.name or first.name != rec.name):
+                    yield InventoryFinding(
+                        pos,
+                        Path("spec").child("devices").index(i).child("name"),
+                        (
+                            f'Duplicate value: "{device.name}": slice {_slice_name(first)} of {view.label} at '
+                            f"generation {view.generation} already has a device of this name; the scheduler "
+                            "marks the whole pool invalid"
+                        ),
+                    )
+
+
+@inventory_rule(
+    "pool.duplicate-counter-set",
+    kinds=KINDS,
+    summary="the same counter-set name in two slices of one pool generation: the scheduler marks the pool invalid",
+    field="spec.sharedCounters[j].name",
+    severity=Severity.ERROR,
+)
+def duplicate_counter_set(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    for view in pools(inventory):
+        for pos, rec in view.current:
+            for j, (name, _) in enumerate(rec.counter_sets):
+                first_pos = view.sets.get(name, (pos, j, {}))[0]
+                if not name or first_pos == pos:
+                    continue
+                first = inventory.records[first_pos]
+                if rec.name and first.name == rec.name:
+                    continue  # the same slice twice in the input, not two slices
+                yield InventoryFinding(
+                    pos,
+                    Path("spec").child("sharedCounters").index(j).child("name"),
+                    (
+                        f'Duplicate value: "{name}": slice {_slice_name(first)} of {view.label} at generation '
+                        f"{view.generation} already publishes a counter set of this name; the scheduler marks the "
+                        "whole pool invalid"
+                    ),
+                )
