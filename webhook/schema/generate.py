@@ -181,7 +181,10 @@ class _Builder:
         if m := _LIST.fullmatch(otype):
             return {"type": "array", "items": self.type_schema(m.group(1), model, field, info)}
         if m := _DICT.fullmatch(otype):
-            return {"type": "object", "additionalProperties": self.type_schema(m.group(1), model, field, info)}
+            return {
+                "type": "object",
+                "additionalProperties": self.type_schema(m.group(1), model, field, info),
+            }
         if (model, field) in QUANTITY_FIELDS:
             if otype != "str":
                 raise RuntimeError(f"{model}.{field}: listed as Quantity but typed {otype!r} in the client")

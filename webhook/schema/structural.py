@@ -1,0 +1,311 @@
+"""Fast structural check of one object against the committed `schemas/<Kind>.json`.
+
+Each schema node is compiled once into a tuple `(allowed python types, content checker | None,
+expected type names)`; checkers are closures over dict lookups, so a ResourceSlice with 64 devices
+is checked in well under a millisecond. Semantics are those of `jsonschema.Draft202012Validator`
+on the generated schemas, with Kubernetes' decoding rules on top:
+
+* a property whose value is `null` counts as absent (optional: fine; required: `schema.required`);
+* `null` as a list item or map value is reported as `schema.null` (rules cannot use such an item);
+* a JSON integer must be a Python `int` (not `bool`, not a float such as `1.0`).
+
+Errors are reported at API-server field paths (`spec.devices[0].attributes[model].string`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path as FsPath
+from typing import Any
+
+from webhook.model.violation import Severity, Violation
+from webhook.rules.registry import RULES, declare
+
+SCHEMA_DIR = FsPath(
+    os.environ.get("DRAGUARD_SCHEMAS") or FsPath(__file__).resolve().parent.parent.parent / "schemas"
+)
+
+UNKNOWN = "schema.unknown-field"
+TYPE = "schema.type"
+REQUIRED = "schema.required"
+NULL = "schema.null"
+
+KINDS = (
+    "DeviceClass",
+    "DeviceClassList",
+    "DeviceTaintRule",
+    "DeviceTaintRuleList",
+    "Pod",
+    "PodList",
+    "ResourceClaim",
+    "ResourceClaimList",
+    "ResourceClaimTemplate",
+    "ResourceClaimTemplateList",
+    "ResourceSlice",
+    "ResourceSliceList",
+)
+FATAL_RULES = frozenset((UNKNOWN, TYPE, NULL))
+
+for _id, _summary, _field in (
+    (
+        UNKNOWN,
+        "A field that does not exist in the v1.37 API (strict decoding), with a did-you-mean hint",
+        "<path of the unknown field>",
+    ),
+    (
+        TYPE,
+        "A value of the wrong JSON type (string/integer/boolean/object/array; Quantity = string or number)",
+        "<path of the value>",
+    ),
+    (REQUIRED, "A field the OpenAPI model marks required is missing or null", "<path of the missing field>"),
+    (NULL, "A list item or map value is null", "<path of the item>"),
+):
+    if _id not in RULES:
+        declare(_id, summary=_summary, field=_field, severity=Severity.ERROR, kinds=KINDS, tag="schema")
+
+# A lazy field path: None (root) | (parent, "name") property | (parent, int) index | (parent, "key", None) map key.
+LazyPath = Any
+Errors = list[tuple[Any, ...]]
+Checker = Callable[[Any, LazyPath, Errors], None]
+Spec = tuple[frozenset[type], Checker | None, str]
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+_JSON_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
+
+
+def _format_path(p: LazyPath) -> str:
+    parts: list[str] = []
+    while p is not None:
+        if len(p) == 3:
+            parts.append(f"[{p[1]}]")
+        elif type(p[1]) is int:
+            parts.append(f"[{p[1]}]")
+        else:
+            parts.append(("." if p[0] is not None else "") + p[1])
+        p = p[0]
+    return "".join(reversed(parts))
+
+
+class _Compiler:
+    """Compiles one schema document's nodes into `Spec` tuples (memoised per `$defs` entry)."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.defs: dict[str, Any] = doc.get("$defs", {})
+        self.done: dict[str, Spec] = {}
+        self.busy: dict[str, list[Spec]] = {}
+
+    def compile(self, node: dict[str, Any]) -> Spec:
+        ref = node.get("$ref")
+        if ref is not None:
+            return self._ref(ref)
+        types = node.get("type")
+        names = [types] if isinstance(types, str) else list(types or [])
+        py: tuple[type, ...] = ()
+        for n in names:
+            py += _PY_TYPES[n]
+        shown = [n for n in names if not (n == "integer" and "number" in names)]
+        expected = " or ".join(shown)
+        fn: Checker | None = None
+        if names == ["object"]:
+            if "properties" in node:
+                fn = self._object(node)
+            elif isinstance(node.get("additionalProperties"), dict):
+                fn = self._map(self.compile(node["additionalProperties"]))
+        elif names == ["array"] and isinstance(node.get("items"), dict):
+            fn = self._array(self.compile(node["items"]))
+        return (frozenset(py), fn, expected)
+
+    def _ref(self, ref: str) -> Spec:
+        name = ref.rsplit("/", 1)[-1]
+        if name in self.done:
+            return self.done[name]
+        if name in self.busy:  # a cycle: go through a cell filled in when the definition is done
+            cell = self.busy[name]
+
+            def indirect(v: Any, p: LazyPath, errs: Errors) -> None:
+                fn = cell[0][1]
+                if fn is not None:
+                    fn(v, p, errs)
+
+            return (frozenset((dict,)), indirect, "object")
+        cell_list: list[Spec] = []
+        self.busy[name] = cell_list
+        spec = self.compile(self.defs[name])
+        cell_list.append(spec)
+        del self.busy[name]
+        self.done[name] = spec
+        return spec
+
+    def _object(self, node: dict[str, Any]) -> Checker:
+        props: dict[str, Spec] = {k: self.compile(v) for k, v in node["properties"].items()}
+        required = tuple(node.get("required", ()))
+        closed = node.get("additionalProperties") is False
+        known = tuple(sorted(props))
+
+        get = props.get
+
+        def check_object(v: dict[str, Any], path: LazyPath, errs: Errors) -> None:
+            for k, item in v.items():
+                spec = get(k)
+                if spec is None:
+                    if closed:
+                        errs.append((UNKNOWN, (path, k), known))
+                    continue
+                if item is None:
+                    continue  # null = absent (required-ness is checked below)
+                types, fn, expected = spec
+                if type(item) in types:
+                    if fn is not None:
+                        fn(item, (path, k), errs)
+                else:
+                    errs.append((TYPE, (path, k), expected, item))
+            if required:
+                for r in required:
+                    if v.get(r) is None:
+                        errs.append((REQUIRED, (path, r)))
+
+        return check_object
+
+    def _map(self, spec: Spec) -> Checker:
+        types, fn, expected = spec
+
+        def check_map(v: dict[str, Any], path: LazyPath, errs: Errors) -> None:
+            for k, item in v.items():
+                if type(item) not in types:
+                    if item is None:
+                        errs.append((NULL, (path, k, None), expected))
+                    else:
+                        errs.append((TYPE, (path, k, None), expected, item))
+                elif fn is not None:
+                    fn(item, (path, k, None), errs)
+
+        return check_map
+
+    def _array(self, spec: Spec) -> Checker:
+        types, fn, expected = spec
+
+        def check_array(v: list[Any], path: LazyPath, errs: Errors) -> None:
+            for i, item in enumerate(v):
+                if type(item) not in types:
+                    if item is None:
+                        errs.append((NULL, (path, i), expected))
+                    else:
+                        errs.append((TYPE, (path, i), expected, item))
+                elif fn is not None:
+                    fn(item, (path, i), errs)
+
+        return check_array
+
+
+@cache
+def _root(kind: str) -> Spec:
+    if kind not in KINDS:
+        raise ValueError(f"no schema for kind {kind!r}: known kinds are {', '.join(KINDS)}")
+    doc = json.loads((SCHEMA_DIR / f"{kind}.json").read_text(encoding="utf-8"))
+    return _Compiler(doc).compile(doc)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, dict | list):
+        text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    else:
+        text = json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def _type_hint(expected: str, value: Any) -> str:
+    if expected in ("string", "integer or string") and type(value) is bool:
+        seen = "y, yes, on, true" if value else "n, no, off, false"
+        return (
+            "YAML 1.1 reads unquoted y, n, yes, no, on, off, true, false as booleans: quote the value "
+            f'(it was one of {seen}, e.g. "{"on" if value else "off"}")'
+        )
+    if expected == "string" and type(value) in (int, float):
+        return "quote the value: YAML reads unquoted numbers as numbers (1.10 becomes 1.1, 0755 becomes 493)"
+    if expected == "integer" and type(value) is float:
+        return "use a whole number without a decimal point"
+    if expected == "integer" and type(value) is str and value.strip().lstrip("+-").isdigit():
+        return "remove the quotes"
+    if expected == "boolean" and type(value) is str and value.lower() in ("true", "false"):
+        return "remove the quotes"
+    return ""
+
+
+def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
+    lower = {k.lower(): k for k in known}
+    if name.lower() in lower:
+        return lower[name.lower()]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    for k in known:  # `driverName` -> `driver`, `nodeSelectorTerm` -> `nodeSelectorTerms`
+        if len(k) >= 4 and (name.startswith(k) or k.startswith(name)) and len(name) >= 4:
+            return k
+    return ""
+
+
+def _violation(err: tuple[Any, ...]) -> Violation:
+    rule, lazy = err[0], err[1]
+    path = _format_path(lazy)
+    if rule == UNKNOWN:
+        name = lazy[1]
+        msg = f'unknown field "{path}"'
+        guess = _did_you_mean(name, err[2])
+        if guess:
+            msg += f': did you mean "{guess}"?'
+    elif rule == TYPE:
+        expected, value = err[2], err[3]
+        msg = (
+            f'Invalid value: "{_json_type(value)}": {path or "<object>"} in body must be of type '
+            f"{expected}: {_show(value)}"
+        )
+        hint = _type_hint(expected, value)
+        if hint:
+            msg += f": {hint}"
+    elif rule == REQUIRED:
+        msg = "Required value"
+    else:
+        article = "an" if err[2][:1] in ("a", "i", "o") else "a"
+        msg = f"Invalid value: null: {path} must be {article} {err[2]}, not null: remove the item or give it a value"
+    return Violation(rule, Severity.ERROR, path, msg)
+
+
+def check(obj: Any, kind: str) -> tuple[list[Violation], bool]:
+    """Structural violations of `obj` as a `kind`, and whether they are fatal (type errors, unknown
+    fields, null items: the API server could not decode the object, so semantic rules must not run)."""
+    types, fn, expected = _root(kind)
+    errs: Errors = []
+    if type(obj) not in types:
+        errs.append((TYPE, None, expected, obj))
+    elif fn is not None:
+        fn(obj, None, errs)
+    violations = [_violation(e) for e in errs]
+    return violations, any(e[0] in FATAL_RULES for e in errs)
+
+
+def strip_nulls(obj: Any) -> Any:
+    """A copy of `obj` without null-valued properties (Kubernetes decodes them as absent), so rules
+    may use `d.get("x", [])` safely. Null list items are kept (they are reported as `schema.null`)."""
+    if isinstance(obj, dict):
+        return {k: strip_nulls(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list):
+        return [strip_nulls(v) for v in obj]
+    return obj
