@@ -59,20 +59,38 @@ def generate(slices: int, out_dir: str) -> tuple[int, int]:
     per_pool = 1  # device slices per pool: 64 partitions = 8 GPUs x 8 partitions
     for node in range(slices // per_pool):
         pool = {"name": f"node-{node}", "generation": 1, "resourceSliceCount": per_pool + 1}
-        docs.append({
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": f"node-{node}-counters"},
-            "spec": {"driver": "gpu.example.com", "pool": pool, "nodeName": f"node-{node}",
-                     "sharedCounters": [{"name": f"gpu-{g}", "counters": {"memory": {"value": "80Gi"},
-                                                                         "cores": {"value": "132"}}}
-                                        for g in range(8)]},
-        })
-        docs.append({
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": f"node-{node}-devices"},
-            "spec": {"driver": "gpu.example.com", "pool": pool, "nodeName": f"node-{node}",
-                     "devices": [_device(node, g, p) for g in range(8) for p in range(8)]},
-        })
+        docs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"node-{node}-counters"},
+                "spec": {
+                    "driver": "gpu.example.com",
+                    "pool": pool,
+                    "nodeName": f"node-{node}",
+                    "sharedCounters": [
+                        {
+                            "name": f"gpu-{g}",
+                            "counters": {"memory": {"value": "80Gi"}, "cores": {"value": "132"}},
+                        }
+                        for g in range(8)
+                    ],
+                },
+            }
+        )
+        docs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"node-{node}-devices"},
+                "spec": {
+                    "driver": "gpu.example.com",
+                    "pool": pool,
+                    "nodeName": f"node-{node}",
+                    "devices": [_device(node, g, p) for g in range(8) for p in range(8)],
+                },
+            }
+        )
         objects += 2
         devices += DEVICES_PER_SLICE
         if len(docs) >= SLICES_PER_FILE:
@@ -101,8 +119,10 @@ def main() -> int:
         sys.stderr.write(proc.stderr)
         return 1
     summary = json.loads(proc.stdout)["summary"]
-    print(f"generated {objects} ResourceSlices ({args.slices} with 64 devices, {devices} devices), "
-          f"{size / 1e6:.1f} MB of YAML in {gen:.1f} s")
+    print(
+        f"generated {objects} ResourceSlices ({args.slices} with 64 devices, {devices} devices), "
+        f"{size / 1e6:.1f} MB of YAML in {gen:.1f} s"
+    )
     print(f"draguard validate: {elapsed:.2f} s wall, {os.cpu_count()} cores, exit {proc.returncode}")
     print(f"  {objects / elapsed:,.0f} objects/s, {devices / elapsed:,.0f} devices/s")
     print(f"  summary: {summary}")

@@ -1,10 +1,10 @@
 """Policy files: switch rules off or change their severity.
 
-    # draguard policy
-    rules:
-      pool.completeness: off            # disable
-      slice.driver.uppercase: error      # raise a warning to an error
-      claim.unknown-device-class: {severity: info}
+# draguard policy
+rules:
+  pool.completeness: off            # disable
+  slice.driver.uppercase: error      # raise a warning to an error
+  claim.unknown-device-class: {severity: info}
 """
 
 from __future__ import annotations
@@ -53,17 +53,23 @@ def load_policy(path: str, known_rules: Mapping[str, Any]) -> Policy:
         raise UsageError(f"--policy {path}: not valid YAML: {e}") from e
     rules = data.get("rules") if isinstance(data, dict) else None
     if not isinstance(rules, dict):
-        raise UsageError(f"--policy {path}: expected a mapping `rules: {{<rule id>: off|error|warning|info}}`")
+        raise UsageError(
+            f"--policy {path}: expected a mapping `rules: {{<rule id>: off|error|warning|info}}`"
+        )
     disabled: set[str] = set()
     severity: dict[str, Severity] = {}
     for rule_id, setting in rules.items():
         if rule_id not in known_rules:
-            raise UsageError(f"--policy {path}: unknown rule id {rule_id!r} (list them with `draguard rules`)")
+            raise UsageError(
+                f"--policy {path}: unknown rule id {rule_id!r} (list them with `draguard rules`)"
+            )
         value = setting.get("severity") if isinstance(setting, dict) else setting
         if value is False or (isinstance(value, str) and value.lower() in ("off", "disabled", "false")):
             disabled.add(rule_id)
         elif isinstance(value, str) and value.lower() in _SEVERITIES:
             severity[rule_id] = _SEVERITIES[value.lower()]
         else:
-            raise UsageError(f"--policy {path}: rule {rule_id}: {value!r} is not one of off, error, warning, info")
+            raise UsageError(
+                f"--policy {path}: rule {rule_id}: {value!r} is not one of off, error, warning, info"
+            )
     return Policy(frozenset(disabled), severity)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path as FsPath
+from functools import cache
 
 import yaml
 
+from webhook.data import policies_dir
 from webhook.model.errors import UsageError
 
-PROFILE_DIR = FsPath(__file__).resolve().parent.parent / "policies" / "profiles"
+PROFILE_DIR = policies_dir() / "profiles"
 SUPPORTED_VERSIONS = ("1.35", "1.36", "1.37")
 DEFAULT_VERSION = "1.37"
 
@@ -39,7 +39,7 @@ class Profile:
         return gate in self.gates
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(version: str) -> dict[str, Gate]:
     path = PROFILE_DIR / f"{version}.yaml"
     if version not in SUPPORTED_VERSIONS or not path.is_file():
@@ -77,6 +77,8 @@ def load_profile(version: str = DEFAULT_VERSION, overrides: Mapping[str, bool] |
                 + ", ".join(sorted(gates))
             )
         if g.locked and value != g.default:
-            raise UsageError(f"feature gate {name} is locked to {str(g.default).lower()} in Kubernetes {version}")
+            raise UsageError(
+                f"feature gate {name} is locked to {str(g.default).lower()} in Kubernetes {version}"
+            )
         values[name] = value
     return Profile(version, gates, values)

@@ -54,7 +54,12 @@ class Report:
         return sum(o.warnings for o in self.objects)
 
     def summary(self) -> dict[str, int]:
-        return {"objects": len(self.objects), "errors": self.errors, "warnings": self.warnings, "skipped": self.skipped}
+        return {
+            "objects": len(self.objects),
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "skipped": self.skipped,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"objects": [o.to_dict() for o in self.objects], "summary": self.summary()}

@@ -24,7 +24,8 @@ from webhook.report import ObjectResult, Report
 from webhook.rules import catalog  # noqa: F401  (imports every rule module)
 from webhook.rules.inventory import Inventory, extract_record
 from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
-from webhook.schema.structural import check as structural_check
+from webhook.schema.structural import KINDS as SCHEMA_KINDS
+from webhook.schema.structural import check_nulls, strip_nulls
 from webhook.skew import strip_disabled_fields
 
 RESOURCE_V1 = "resource.k8s.io/v1"
@@ -32,15 +33,32 @@ DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemp
 CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")}
 DEPRECATED_DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
 
-declare("input.parse", summary="file or document cannot be parsed (YAML/JSON syntax, not an object)",
-        field="", tag="input")
-declare("input.duplicate-key", summary="a mapping repeats a key (kubectl's strict decoding rejects it)",
-        field="<path of the key>", tag="input")
+declare(
+    "input.parse",
+    summary="file or document cannot be parsed (YAML/JSON syntax, not an object)",
+    field="",
+    tag="input",
+)
+declare(
+    "input.duplicate-key",
+    summary="a mapping repeats a key (kubectl's strict decoding rejects it)",
+    field="<path of the key>",
+    tag="input",
+)
 declare("input.kind", summary="document has no apiVersion or kind", field="kind", tag="input")
-declare("input.api-version", summary="resource.k8s.io version that Kubernetes 1.37 does not serve "
-        "(error) or that draguard does not check (v1beta1/v1beta2, warning)", field="apiVersion", tag="input")
-declare("internal.rule-crash", summary="a rule failed on this object (a draguard bug: please report it)",
-        field="", tag="input")
+declare(
+    "input.api-version",
+    summary="resource.k8s.io version that Kubernetes 1.37 does not serve "
+    "(error) or that draguard does not check (v1beta1/v1beta2, warning)",
+    field="apiVersion",
+    tag="input",
+)
+declare(
+    "internal.rule-crash",
+    summary="a rule failed on this object (a draguard bug: please report it)",
+    field="",
+    tag="input",
+)
 
 
 def _violation(rule_id: str, field_: str, message: str, severity: Severity | None = None) -> Violation:
@@ -53,10 +71,12 @@ def prepare(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any] | None, l
     Returns (None, violations) when the object cannot be decoded (wrong types, unknown fields)."""
     kind = obj.get("kind", "")
     violations: list[Violation] = []
-    if kind != "Pod":
-        violations, fatal = structural_check(obj, kind)
+    if kind in SCHEMA_KINDS:
+        violations, fatal, saw_null = check_nulls(obj, kind)
         if fatal:
             return None, violations
+        if saw_null:
+            obj = strip_nulls(obj)
     apply_defaults(obj)
     stripped, dropped = strip_disabled_fields(obj, ctx)
     violations.extend(_violation("skew.dropped-field", str(f.field), f.message) for f in dropped)
@@ -73,7 +93,9 @@ def run_object_rules(obj: dict[str, Any], ctx: Context, policy: Policy | None = 
             for f in fn(obj, ctx):
                 out.append(Violation(rule.id, rule.severity, str(f.field), f.message))
         except Exception as e:  # a rule bug must never become a traceback or a dropped object
-            out.append(_violation("internal.rule-crash", "", f"rule {rule.id} failed: {type(e).__name__}: {e}"))
+            out.append(
+                _violation("internal.rule-crash", "", f"rule {rule.id} failed: {type(e).__name__}: {e}")
+            )
     return out
 
 
@@ -83,12 +105,15 @@ def _dedup_required(violations: list[Violation]) -> list[Violation]:
     if not required:
         return violations
     return [
-        v for v in violations
+        v
+        for v in violations
         if v.rule == "schema.required" or not (v.field in required and v.message.startswith("Required value"))
     ]
 
 
-def check_object(obj: dict[str, Any], ctx: Context | None = None, policy: Policy | None = None) -> list[Violation]:
+def check_object(
+    obj: dict[str, Any], ctx: Context | None = None, policy: Policy | None = None
+) -> list[Violation]:
     """All single-object violations for one object (it is defaulted in place)."""
     ctx = ctx or Context()
     stripped, violations = prepare(obj, ctx)
@@ -106,18 +131,31 @@ class FileResult:
     kinds_skipped: dict[str, int] = field(default_factory=dict)
 
 
-def check_document(doc: Document, ctx: Context, policy: Policy | None, skip: frozenset[str]) -> tuple[ObjectResult | None, Any]:
+def check_document(
+    doc: Document, ctx: Context, policy: Policy | None, skip: frozenset[str]
+) -> tuple[ObjectResult | None, Any]:
     """One parsed document → its result and inventory record (None, None when skipped)."""
     obj = doc.obj
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     name = meta.get("name") or meta.get("generateName")
-    result = ObjectResult(doc.source, doc.line, _str(api_version), _str(kind), _str(meta.get("namespace")), _str(name))
+    result = ObjectResult(
+        doc.source, doc.line, _str(api_version), _str(kind), _str(meta.get("namespace")), _str(name)
+    )
     for issue in doc.issues:
-        result.violations.append(_violation("input.duplicate-key", issue.path, f"{issue.message} (line {issue.line})"))
+        result.violations.append(
+            _violation("input.duplicate-key", issue.path, f"{issue.message} (line {issue.line})")
+        )
+    if api_version is None and kind is None:
+        return None, None  # not a Kubernetes object (CI config, Helm values, ...): skipped and counted
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         missing = "apiVersion" if not isinstance(api_version, str) or not api_version else "kind"
-        result.violations.append(_violation("input.kind", missing, "Required value: every Kubernetes object needs apiVersion and kind"))
+        result.violations.append(
+            _violation(
+                "input.kind", missing, "Required value: every Kubernetes object needs apiVersion and kind"
+            )
+        )
         return result, None
     if kind in skip:
         return None, None
@@ -127,8 +165,10 @@ def check_document(doc: Document, ctx: Context, policy: Policy | None, skip: fro
                 msg = f"{api_version} is deprecated; draguard checks {RESOURCE_V1} only: convert this object to {RESOURCE_V1}"
                 result.violations.append(_violation("input.api-version", "apiVersion", msg, Severity.WARNING))
             else:
-                msg = (f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {ctx.profile.version} '
-                       f"serves DRA objects as {RESOURCE_V1}")
+                msg = (
+                    f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {ctx.profile.version} '
+                    f"serves DRA objects as {RESOURCE_V1}"
+                )
                 result.violations.append(_violation("input.api-version", "apiVersion", msg))
             result.violations = policy.apply(result.violations) if policy else result.violations
             return result, None
@@ -148,14 +188,18 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def check_text(text: str, source: str, ctx: Context, policy: Policy | None = None,
-               skip: frozenset[str] = frozenset()) -> FileResult:
+def check_text(
+    text: str, source: str, ctx: Context, policy: Policy | None = None, skip: frozenset[str] = frozenset()
+) -> FileResult:
     """Every document of one file's text."""
     out = FileResult()
     for doc in parse(text, source):
         if isinstance(doc, DocumentError):
-            out.objects.append(ObjectResult(source, doc.line, None, None, None, None,
-                                            [_violation(doc.rule, "", doc.message)]))
+            out.objects.append(
+                ObjectResult(
+                    source, doc.line, None, None, None, None, [_violation(doc.rule, "", doc.message)]
+                )
+            )
             out.records.append(None)
             continue
         result, record = check_document(doc, ctx, policy, skip)
@@ -170,6 +214,7 @@ def check_text(text: str, source: str, ctx: Context, policy: Policy | None = Non
 
 
 # -- whole runs ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -197,8 +242,11 @@ def _check_file(path: str) -> FileResult:
 
 
 def check_files(
-    paths: Iterable[str], options: RunOptions, jobs: int | None = None,
-    progress: Callable[[int, int], None] | None = None, stdin_text: str | None = None,
+    paths: Iterable[str],
+    options: RunOptions,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    stdin_text: str | None = None,
 ) -> Report:
     """Validate files (directories expanded; `-` is stdin) in parallel, then run inventory rules.
 
@@ -223,9 +271,12 @@ def check_files(
     else:
         import multiprocessing as mp
 
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"), initializer=_init_worker,
-                                 initargs=(options,)) as pool:
-            for i, res in zip(on_disk, pool.map(_check_file, [files[i] for i in on_disk], chunksize=1)):
+        with ProcessPoolExecutor(
+            jobs, mp_context=mp.get_context("fork"), initializer=_init_worker, initargs=(options,)
+        ) as pool:
+            for i, res in zip(
+                on_disk, pool.map(_check_file, [files[i] for i in on_disk], chunksize=1), strict=False
+            ):
                 results[i] = res
                 done += 1
                 if progress:
@@ -245,7 +296,9 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
     return report
 
 
-def run_inventory_rules(objects: list[ObjectResult], records: list[Any], ctx: Context, policy: Policy | None) -> None:
+def run_inventory_rules(
+    objects: list[ObjectResult], records: list[Any], ctx: Context, policy: Policy | None
+) -> None:
     """Cross-object rules; their findings are appended to the objects they name."""
     inventory = Inventory(records)
     for rule, fn in INVENTORY_RULES:

@@ -6,7 +6,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webhook.io.yamlload import YAML11_BOOLEANS, RawDocument, YamlError, load_documents
+from webhook.io.yamlload import _FLOAT, YAML11_BOOLEANS, RawDocument, YamlError, load_documents
 
 
 def docs(text: str) -> list[RawDocument | YamlError]:
@@ -14,11 +14,22 @@ def docs(text: str) -> list[RawDocument | YamlError]:
 
 
 def test_yaml11_scalars_like_go_yaml_v2() -> None:
-    (d,) = docs("a: y\nb: n\nc: 'y'\nd: off\ne: 0777\nf: 0x1F\ng: 1.5\nh: 2026-01-01\ni: ~\nj: 10Gi\nk: 1e3\n")
+    (d,) = docs(
+        "a: y\nb: n\nc: 'y'\nd: off\ne: 0777\nf: 0x1F\ng: 1.5\nh: 2026-01-01\ni: ~\nj: 10Gi\nk: 1e3\n"
+    )
     assert isinstance(d, RawDocument)
     assert d.data == {
-        "a": True, "b": False, "c": "y", "d": False, "e": 511, "f": 31, "g": 1.5,
-        "h": "2026-01-01", "i": None, "j": "10Gi", "k": 1000.0,
+        "a": True,
+        "b": False,
+        "c": "y",
+        "d": False,
+        "e": 511,
+        "f": 31,
+        "g": 1.5,
+        "h": "2026-01-01",
+        "i": None,
+        "j": "10Gi",
+        "k": 1000.0,
     }
 
 
@@ -65,11 +76,14 @@ def test_explicit_tags() -> None:
     assert d.data == {"a": "123", "b": 7}
 
 
-# PyYAML does not quote y/n (YAML 1.1 booleans for go-yaml, plain strings for PyYAML): leave them out.
-text = st.text(max_size=12).filter(lambda s: s not in YAML11_BOOLEANS)
+# PyYAML does not quote y/n or 0E0 (a bool and a float for go-yaml, plain strings for PyYAML): this
+# property is about structure, so leave out strings the two resolvers read differently.
+text = st.text(max_size=12).filter(lambda s: s not in YAML11_BOOLEANS and not _FLOAT.fullmatch(s))
 plain = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**62), 2**62) | text,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(text.filter(bool), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(text.filter(bool), children, max_size=4)
+    ),
     max_leaves=20,
 )
 

@@ -23,7 +23,9 @@ def render_text(report: Report, summary: bool = False) -> str:
     for o in report.objects:
         for v in o.violations:
             where = f"{v.field}: " if v.field else ""
-            lines.append(f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {where}{v.message} [{_label(o)}]")
+            lines.append(
+                f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {where}{v.message} [{_label(o)}]"
+            )
     if summary:
         s = report.summary()
         lines.append(
@@ -46,8 +48,15 @@ def render_junit(report: Report) -> str:
     total = failures = 0
     for source, objs in by_file.items():
         failed = sum(1 for o in objs if o.errors)
-        suite = ET.SubElement(suites, "testsuite", name=source, tests=str(len(objs)), failures=str(failed),
-                              errors="0", skipped="0")
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=source,
+            tests=str(len(objs)),
+            failures=str(failed),
+            errors="0",
+            skipped="0",
+        )
         for o in objs:
             case = ET.SubElement(suite, "testcase", classname=source, name=f"{_label(o)} (line {o.line})")
             errs = [v for v in o.violations if v.severity.value == "error"]
@@ -77,35 +86,45 @@ def render_sarif(report: Report) -> str:
     for i, rid in enumerate(used):
         r = RULES.get(rid)
         index[rid] = i
-        rules.append({
-            "id": rid,
-            "shortDescription": {"text": r.summary if r else rid},
-            "defaultConfiguration": {"level": _LEVEL[r.severity.value] if r else "error"},
-            "properties": {"field": r.field if r else "", "tag": r.tag if r else ""},
-        })
+        rules.append(
+            {
+                "id": rid,
+                "shortDescription": {"text": r.summary if r else rid},
+                "defaultConfiguration": {"level": _LEVEL[r.severity.value] if r else "error"},
+                "properties": {"field": r.field if r else "", "tag": r.tag if r else ""},
+            }
+        )
     results = []
     for o in report.objects:
         for v in o.violations:
-            results.append({
-                "ruleId": v.rule,
-                "ruleIndex": index[v.rule],
-                "level": _LEVEL[v.severity.value],
-                "message": {"text": f"{v.field}: {v.message}" if v.field else v.message},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": o.source},
-                        "region": {"startLine": max(1, o.line)},
-                    },
-                    "logicalLocations": [{"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}],
-                }],
-            })
+            results.append(
+                {
+                    "ruleId": v.rule,
+                    "ruleIndex": index[v.rule],
+                    "level": _LEVEL[v.severity.value],
+                    "message": {"text": f"{v.field}: {v.message}" if v.field else v.message},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": o.source},
+                                "region": {"startLine": max(1, o.line)},
+                            },
+                            "logicalLocations": [
+                                {"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}
+                            ],
+                        }
+                    ],
+                }
+            )
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "draguard", "version": __version__, "rules": rules}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {"driver": {"name": "draguard", "version": __version__, "rules": rules}},
+                "results": results,
+            }
+        ],
     }
     return json.dumps(doc, indent=2) + "\n"
 
@@ -124,8 +143,23 @@ def rules_table(fmt: str = "markdown") -> str:
     """The rule reference (README's table is generated from this)."""
     rows = sorted(RULES.values(), key=lambda r: r.id)
     if fmt == "json":
-        return json.dumps([{"id": r.id, "severity": r.severity.value, "tag": r.tag, "kinds": list(r.kinds),
-                            "field": r.field, "summary": r.summary} for r in rows], indent=2) + "\n"
+        return (
+            json.dumps(
+                [
+                    {
+                        "id": r.id,
+                        "severity": r.severity.value,
+                        "tag": r.tag,
+                        "kinds": list(r.kinds),
+                        "field": r.field,
+                        "summary": r.summary,
+                    }
+                    for r in rows
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
     if fmt == "text":
         return "".join(f"{r.id:40} {r.severity.value:8} {r.field}\n    {r.summary}\n" for r in rows)
     out = ["| rule | severity | kind | field | what it checks |", "|---|---|---|---|---|"]

@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import NoReturn
 
 from webhook import __version__
 from webhook.cli.formats import FORMATS, render, rules_table
@@ -19,33 +20,50 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short and clear
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message short and clear
         self.print_usage(sys.stderr)
         sys.stderr.write(f"draguard: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
 
 
 def _add_profile_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--k8s-version", "--kubernetes-version", dest="k8s_version", default=DEFAULT_VERSION,
-                   choices=SUPPORTED_VERSIONS, help=f"target Kubernetes version (default {DEFAULT_VERSION})")
-    p.add_argument("--feature-gates", default="", metavar="Name=true,...",
-                   help="feature gates of the target API server/scheduler, as for kube-apiserver")
+    p.add_argument(
+        "--k8s-version",
+        "--kubernetes-version",
+        dest="k8s_version",
+        default=DEFAULT_VERSION,
+        choices=SUPPORTED_VERSIONS,
+        help=f"target Kubernetes version (default {DEFAULT_VERSION})",
+    )
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="Name=true,...",
+        help="feature gates of the target API server/scheduler, as for kube-apiserver",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="draguard", description="Validate Kubernetes DRA (resource.k8s.io/v1) objects as a "
-                     "v1.37 API server and scheduler would.")
+    parser = _Parser(
+        prog="draguard",
+        description="Validate Kubernetes DRA (resource.k8s.io/v1) objects as a "
+        "v1.37 API server and scheduler would.",
+    )
     parser.add_argument("--version", action="version", version=f"draguard {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    v = sub.add_parser("validate", help="validate manifest files and directories (offline)",
-                       description="Validate manifests: files, directories (recursively), - for stdin.")
+    v = sub.add_parser(
+        "validate",
+        help="validate manifest files and directories (offline)",
+        description="Validate manifests: files, directories (recursively), - for stdin.",
+    )
     v.add_argument("paths", nargs="+", metavar="PATH")
     v.add_argument("-o", "--format", "--output", dest="format", choices=FORMATS, default="text")
     _add_profile_args(v)
     v.add_argument("--policy", metavar="FILE", help="policy file: disable rules or change their severity")
-    v.add_argument("-j", "-n", "--jobs", dest="jobs", type=int, default=0,
-                   help="parallel workers (default: all cores)")
+    v.add_argument(
+        "-j", "-n", "--jobs", dest="jobs", type=int, default=0, help="parallel workers (default: all cores)"
+    )
     v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")

@@ -45,7 +45,7 @@ def discover(paths: Iterable[str]) -> list[str]:
         if p == STDIN:
             out.append(p)
         elif os.path.isdir(p):
-            found = []
+            found: list[str] = []
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 found.extend(os.path.join(root, f) for f in files if f.endswith(MANIFEST_SUFFIXES))
@@ -99,7 +99,9 @@ def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]
         return  # empty document
     if not isinstance(data, dict):
         yield DocumentError(
-            source, raw.line, f"document is a {_jsontype(data)}, not a Kubernetes object (apiVersion, kind, ...)"
+            source,
+            raw.line,
+            f"document is a {_jsontype(data)}, not a Kubernetes object (apiVersion, kind, ...)",
         )
         return
     kind = data.get("kind")

@@ -82,7 +82,9 @@ def _number(text: str) -> Any:
             return text
     if _FLOAT.fullmatch(text):
         f = float(text.replace("_", ""))
-        return int(f) if f.is_integer() and abs(f) < 2**63 and "." not in text and "e" not in text.lower() else f
+        return (
+            int(f) if f.is_integer() and abs(f) < 2**63 and "." not in text and "e" not in text.lower() else f
+        )
     if _INF.fullmatch(text):
         return float("-inf") if text[0] == "-" else float("inf")
     if text in _NAN:
@@ -127,7 +129,9 @@ class _Builder:
                     k = _json_key(k)
                 if k in out:
                     self.issues.append(
-                        YamlIssue(knode.start_mark.line + 1, f"{path}.{k}" if path else k, f'duplicate key "{k}"')
+                        YamlIssue(
+                            knode.start_mark.line + 1, f"{path}.{k}" if path else k, f'duplicate key "{k}"'
+                        )
                     )
                 out[k] = self.build(vnode, f"{path}.{k}" if path else k)
             return out

@@ -1,9 +1,9 @@
 """The exception tree. Expected outcomes (violations, infeasible claims) are values, not exceptions.
 
-    DraguardError                 base of everything draguard raises on purpose
-    ├── InputError                input cannot be read or parsed: carries source file and line
-    ├── UsageError                bad command-line flags, unknown profile or feature gate, bad policy file
-    └── UndecidedError            a search ran out of its step/time budget (engine, later issues)
+DraguardError                 base of everything draguard raises on purpose
+├── InputError                input cannot be read or parsed: carries source file and line
+├── UsageError                bad command-line flags, unknown profile or feature gate, bad policy file
+└── UndecidedError            a search ran out of its step/time budget (engine, later issues)
 """
 
 from __future__ import annotations

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import NamedTuple
 
 from webhook.model.path import Path
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
@@ -33,4 +33,9 @@ class Violation:
     message: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"rule": self.rule, "severity": self.severity.value, "field": self.field, "message": self.message}
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "field": self.field,
+            "message": self.message,
+        }

@@ -96,7 +96,9 @@ def inventory_rule(
     """Decorator: `fn(inventory, ctx)` yields `InventoryFinding(index, field, message)`."""
 
     def register(fn: InventoryRuleFn) -> InventoryRuleFn:
-        r = declare(rule_id, summary=summary, field=field, severity=severity, kinds=kinds, scope="inventory", tag=tag)
+        r = declare(
+            rule_id, summary=summary, field=field, severity=severity, kinds=kinds, scope="inventory", tag=tag
+        )
         INVENTORY_RULES.append((r, fn))
         fn.rule = r  # type: ignore[attr-defined]
         return fn

@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path as FsPath
 from typing import Any
 
+from webhook.data import schema_dir
 from webhook.model.violation import Severity, Violation
 from webhook.rules.registry import RULES, declare
 
-SCHEMA_DIR = FsPath(
-    os.environ.get("DRAGUARD_SCHEMAS") or FsPath(__file__).resolve().parent.parent.parent / "schemas"
-)
+SCHEMA_DIR = schema_dir()
 
+_NULL_SEEN: Any = ("null-seen",)  # marker: a property was null (not an error)
 UNKNOWN = "schema.unknown-field"
 TYPE = "schema.type"
 REQUIRED = "schema.required"
@@ -164,7 +162,8 @@ class _Compiler:
                         errs.append((UNKNOWN, (path, k), known))
                     continue
                 if item is None:
-                    continue  # null = absent (required-ness is checked below)
+                    errs.append(_NULL_SEEN)  # null = absent (required-ness is checked below)
+                    continue
                 types, fn, expected = spec
                 if type(item) in types:
                     if fn is not None:
@@ -291,14 +290,23 @@ def _violation(err: tuple[Any, ...]) -> Violation:
 def check(obj: Any, kind: str) -> tuple[list[Violation], bool]:
     """Structural violations of `obj` as a `kind`, and whether they are fatal (type errors, unknown
     fields, null items: the API server could not decode the object, so semantic rules must not run)."""
+    violations, fatal, _ = check_nulls(obj, kind)
+    return violations, fatal
+
+
+def check_nulls(obj: Any, kind: str) -> tuple[list[Violation], bool, bool]:
+    """`check`, and whether any property was null (then `strip_nulls` before running rules)."""
     types, fn, expected = _root(kind)
     errs: Errors = []
     if type(obj) not in types:
         errs.append((TYPE, None, expected, obj))
     elif fn is not None:
         fn(obj, None, errs)
+    saw_null = _NULL_SEEN in errs
+    if saw_null:
+        errs = [e for e in errs if e is not _NULL_SEEN]
     violations = [_violation(e) for e in errs]
-    return violations, any(e[0] in FATAL_RULES for e in errs)
+    return violations, any(e[0] in FATAL_RULES for e in errs), saw_null
 
 
 def strip_nulls(obj: Any) -> Any:

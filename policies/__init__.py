@@ -1,0 +1,1 @@
+"""Data package: version profiles and policy files (installed as webhook._data.policies)."""

@@ -1,0 +1,1 @@
+"""Data package: generated JSON Schemas (installed as webhook._data.schemas)."""
