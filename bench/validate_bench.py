@@ -52,7 +52,7 @@ def generate(slices: int, out_dir: str) -> tuple[int, int]:
         nonlocal docs, file_no
         if docs:
             with open(os.path.join(out_dir, f"slices-{file_no:05d}.yaml"), "w") as f:
-                yaml.safe_dump_all(docs, f, sort_keys=False)
+                yaml.dump_all(docs, f, Dumper=yaml.CSafeDumper, sort_keys=False)
             file_no += 1
             docs = []
 

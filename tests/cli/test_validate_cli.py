@@ -216,3 +216,21 @@ def test_readme_rule_table_is_generated_from_the_registry() -> None:
     readme = (ROOT / "README.md").read_text()
     body = readme.split("<!-- rules:begin -->\n", 1)[1].split("<!-- rules:end -->", 1)[0]
     assert body == table, "README rule table is stale: run `python -m webhook.cli.readme`"
+
+
+def test_strip_emits_the_stored_object_and_reports_drops() -> None:
+    p = run("strip", "examples/compatibility-groups.yaml")
+    assert p.returncode == 0, p.stderr
+    import yaml
+
+    docs = list(yaml.safe_load_all(p.stdout))
+    devices = docs[1]["spec"]["devices"]
+    assert all("compatibilityGroups" not in c for d in devices for c in d["consumesCounters"])
+    assert "spec.devices[1].consumesCounters[0].compatibilityGroups" in p.stderr
+    kept = run(
+        "strip", "--feature-gates", "DRADeviceCompatibilityGroups=true", "examples/compatibility-groups.yaml"
+    )
+    assert list(yaml.safe_load_all(kept.stdout))[1]["spec"]["devices"][0]["consumesCounters"][0][
+        "compatibilityGroups"
+    ] == ["mig"]
+    assert kept.stderr == ""

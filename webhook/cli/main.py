@@ -68,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
 
+    s = sub.add_parser(
+        "strip",
+        help="print objects as an API server of the target version would store them",
+        description="Drop the fields that the target version/feature gates would silently drop "
+        "(version skew) and print the objects as YAML; each dropped field is reported on stderr.",
+    )
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    _add_profile_args(s)
+
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
     r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")
     return parser
@@ -79,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "validate":
             return _validate(args)
+        if args.command == "strip":
+            return _strip(args)
         if args.command == "rules":
             from webhook.rules import catalog  # noqa: F401
 
@@ -119,6 +130,32 @@ def _validate(args: argparse.Namespace) -> int:
     sys.stdout.write(render(report, args.format, args.summary))
     sys.stdout.flush()
     return EXIT_ERRORS if report.errors else EXIT_OK
+
+
+def _strip(args: argparse.Namespace) -> int:
+    import yaml
+
+    from webhook.context import Context
+    from webhook.io.documents import DocumentError, discover, parse, read_text
+    from webhook.skew import strip_disabled_fields
+
+    ctx = Context(profile=load_profile(args.k8s_version, parse_feature_gates(args.feature_gates)))
+    status = EXIT_OK
+    out = []
+    for path in discover(args.paths):
+        for doc in parse(read_text(path), "<stdin>" if path == "-" else path):
+            if isinstance(doc, DocumentError):
+                sys.stderr.write(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}\n")
+                status = EXIT_ERRORS
+                continue
+            stripped, dropped = strip_disabled_fields(doc.obj, ctx)
+            for f in dropped:
+                sys.stderr.write(
+                    f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}\n"
+                )
+            out.append(stripped)
+    sys.stdout.write(yaml.safe_dump_all(out, sort_keys=False))
+    return status
 
 
 class _Progress:

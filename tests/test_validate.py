@@ -1,0 +1,111 @@
+"""The validation pipeline: input rules, defaulting before validation, stripping, crash containment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from webhook.context import Context
+from webhook.io.documents import Document
+from webhook.model.violation import Finding
+from webhook.profile import load_profile
+from webhook.rules import registry
+from webhook.validate import check_document, check_object, check_text
+
+
+def rules_of(text: str, **ctx_args: Any) -> list[tuple[str, str, str]]:
+    res = check_text(text, "t.yaml", Context(**ctx_args))
+    return [(v.rule, v.severity.value, v.field) for o in res.objects for v in o.violations]
+
+
+def test_duplicate_key_is_an_error_at_its_path() -> None:
+    text = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec:\n  selectors: []\n  selectors: []\n"
+    assert ("input.duplicate-key", "error", "spec.selectors") in rules_of(text)
+
+
+@pytest.mark.parametrize(
+    ("api_version", "severity"),
+    [
+        ("resource.k8s.io/v1alpha3", "error"),
+        ("resource.k8s.io/v1beta1", "warning"),
+        ("resource.k8s.io/v1beta2", "warning"),
+    ],
+)
+def test_other_resource_api_versions(api_version: str, severity: str) -> None:
+    text = f"apiVersion: {api_version}\nkind: DeviceClass\nmetadata: {{name: c}}\nspec: {{}}\n"
+    assert rules_of(text) == [("input.api-version", severity, "apiVersion")]
+
+
+def test_kind_without_api_version_is_an_error_and_plain_yaml_is_skipped() -> None:
+    assert rules_of("kind: DeviceClass\nmetadata: {name: c}\n") == [("input.kind", "error", "apiVersion")]
+    res = check_text("repos:\n- repo: local\n", "t.yaml", Context())
+    assert res.objects == [] and res.skipped == 1
+
+
+def test_not_an_object_is_a_parse_error() -> None:
+    assert rules_of("- a\n- b\n") == [("input.parse", "error", "")]
+
+
+def test_defaulting_runs_before_validation() -> None:
+    # count 0 with ExactCount is defaulted to 1 by the API server, so it is valid
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "n"},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", "count": 0}}]}},
+    }
+    assert check_object(claim) == []
+    assert claim["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "c",
+        "count": 1,
+        "allocationMode": "ExactCount",
+    }
+
+
+def test_disabled_fields_are_reported_and_not_validated() -> None:
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {
+            "driver": "d.example.com",
+            "nodeName": "n",
+            "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+            "skipNodeOperations": ["NodePrepareResources"],
+        },
+    }
+    off = [(v.rule, v.field) for v in check_object(dict(slice_))]
+    assert off == [("skew.dropped-field", "spec.skipNodeOperations")]
+    ctx = Context(profile=load_profile("1.37", {"DRAOptionalNodeOperations": True}))
+    on = [(v.rule, v.field) for v in check_object(dict(slice_), ctx)]
+    assert on == [("slice.skip-node-operations", "spec.skipNodeOperations")]
+
+
+def test_structural_type_error_stops_semantic_rules() -> None:
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "BAD NAME"},
+        "spec": {
+            "driver": "d.example.com",
+            "nodeName": "n",
+            "pool": {"name": "p", "generation": "1", "resourceSliceCount": 1},
+        },
+    }
+    assert [(v.rule, v.field) for v in check_object(slice_)] == [("schema.type", "spec.pool.generation")]
+
+
+def test_a_crashing_rule_becomes_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(obj: dict[str, Any], ctx: Any) -> list[Finding]:
+        raise KeyError("oops")
+
+    rule = registry.Rule("test.boom", "boom", "", registry.Severity.ERROR, ("DeviceClass",), "object", "api")
+    monkeypatch.setitem(
+        registry.OBJECT_RULES, "DeviceClass", [*registry.OBJECT_RULES["DeviceClass"], (rule, boom)]
+    )
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"}, "spec": {}}
+    result, _ = check_document(Document("f.yaml", 3, obj), Context(), None, frozenset())
+    assert result is not None
+    (v,) = result.violations
+    assert v.rule == "internal.rule-crash" and "test.boom" in v.message and "KeyError" in v.message
