@@ -229,12 +229,6 @@ CASES = [
         'Required value: exactly one of "matchAttribute" or "distinctAttribute" is required',
     ),
     (
-        claim.check_constraints,
-        "constraints: [{distinctAttribute: a.io/b/c}]",
-        ".constraints[0].distinctAttribute",
-        "must not contain more than one slash",
-    ),
-    (
         claim.check_config,
         "requests: [{name: gpu, exactly: {deviceClassName: c}}]\nconfig: [{requests: [tpu], opaque: {driver: d.io, parameters: {}}}]",
         ".config[0].requests[0]",
@@ -349,3 +343,14 @@ def test_template_metadata() -> None:
             "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
         ),
     ]
+
+
+def test_constraint_attribute_with_two_slashes_is_accepted_like_upstream() -> None:
+    # validateFullyQualifiedName has an upstream TODO: "a/b/c" is not rejected by v1.37
+    obj = make(
+        "ResourceClaim",
+        req(
+            "requests: [{name: gpu, exactly: {deviceClassName: c}}]\nconstraints: [{distinctAttribute: a.io/b/c}]"
+        ),
+    )
+    assert run(claim.check_constraints, obj) == []

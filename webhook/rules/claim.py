@@ -119,13 +119,7 @@ def request_refs(refs: list[Any], path: Path, known: dict[str, set[str] | None])
 
 
 def fully_qualified_name(value: str, path: Path) -> Iterator[Finding]:
-    if value.count("/") > 1:
-        yield Finding(path, names.render(value, "must not contain more than one slash"))
-        yield Finding(
-            path,
-            names.render(value, "a fully qualified name must be a domain and a name separated by a slash"),
-        )
-        return
+    # Like upstream validateFullyQualifiedName, more than one "/" is accepted (an upstream TODO).
     yield from invalid(path, value, names.attribute_key(value, fully_qualified=True))
 
 
