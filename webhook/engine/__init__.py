@@ -1,0 +1,6 @@
+"""Embedded allocation engine: decides as the v1.37 scheduler's structured allocator does."""
+
+from webhook.engine.allocate import allocate
+from webhook.engine.outcome import Budget, ClaimResult, DeviceResult, Outcome
+
+__all__ = ["Budget", "ClaimResult", "DeviceResult", "Outcome", "allocate"]

@@ -1,0 +1,73 @@
+"""What `allocate()` returns: per-device results, per-claim allocations, the overall outcome, budgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Budget:
+    steps: int = 200_000  # allocator search steps (device placement attempts)
+    seconds: float = 2.0  # wall-clock limit for one allocate() call
+
+
+@dataclass
+class DeviceResult:
+    """One entry of status.allocation.devices.results."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+    consumed_capacity: dict[str, str] | None = None  # quantities as canonical strings
+    share_id: str | None = None
+    tolerations: list[dict[str, Any]] | None = None
+    binding_conditions: list[str] | None = None
+    binding_failure_conditions: list[str] | None = None
+    skip_node_operations: list[str] | None = None
+
+    def to_api(self) -> dict[str, Any]:
+        """The result as the API server stores it (unset fields omitted)."""
+        out: dict[str, Any] = {
+            "request": self.request,
+            "driver": self.driver,
+            "pool": self.pool,
+            "device": self.device,
+        }
+        if self.admin_access is not None:
+            out["adminAccess"] = self.admin_access
+        if self.tolerations:
+            out["tolerations"] = self.tolerations
+        if self.binding_conditions:
+            out["bindingConditions"] = self.binding_conditions
+        if self.binding_failure_conditions:
+            out["bindingFailureConditions"] = self.binding_failure_conditions
+        if self.share_id is not None:
+            out["shareID"] = self.share_id
+        if self.consumed_capacity is not None:
+            out["consumedCapacity"] = self.consumed_capacity
+        if self.skip_node_operations:
+            out["skipNodeOperations"] = self.skip_node_operations
+        return out
+
+
+@dataclass
+class ClaimResult:
+    namespace: str | None
+    name: str | None
+    results: list[DeviceResult]
+    allocation: dict[str, Any]  # status.allocation: devices.results, devices.config, nodeSelector
+
+
+@dataclass
+class Outcome:
+    feasible: bool | None  # None = undecided (budget ran out): never a wrong False
+    node: str | None
+    claims: list[ClaimResult]
+    reason: str
+    explanation: list[dict[str, Any]]
+    nodes_tried: int = 0
+    steps: int = 0
+    error: str | None = None

@@ -1,0 +1,341 @@
+"""Depth-first allocation of several claims on one node (upstream allocateOne / allocateDevice).
+
+Claims in order → requests in spec order → devices in pool/slice/device order, only in increasing
+position within one request; `firstAvailable` subrequests in list order with full backtracking; "All"
+requests take their pre-collected devices in full. Every placement records exactly what it reserved
+(counters, groups, constraint values, marks, capacity, result) and undoes exactly that (#140436).
+Admin access neither needs nor consumes counters nor joins compatibility groups (#140729, as PR #140806
+intends; the July 2026 snapshot still reserved counters).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from webhook.engine import capacity as cap
+from webhook.engine.constraints import Constraint
+from webhook.engine.requests import MAX_RESULTS, Alt, EngineError, Features, PreparedClaim, blocking_taint
+from webhook.engine.selectors import Candidate, candidates
+from webhook.model.quantity import Quantity
+from webhook.state.cluster import ClusterState
+from webhook.state.nodes import NodeInfo
+from webhook.state.pools import GroupState, Pool, add_group, group_admits
+
+FAIL, OK, EXCEEDED = 0, 1, 2
+
+
+class OutOfBudget(Exception):
+    """The step or time budget ran out: the answer is undecided."""
+
+
+@dataclass
+class Steps:
+    left: int
+    deadline: float
+    used: int = 0
+
+    def take(self) -> None:
+        self.used += 1
+        self.left -= 1
+        if self.left < 0 or (self.used & 127 == 0 and time.monotonic() > self.deadline):
+            raise OutOfBudget()
+
+
+@dataclass(slots=True)
+class Picked:
+    alt: Alt
+    cand: Candidate
+    share_id: str | None
+    consumed: dict[str, Quantity] | None
+
+
+class NodeSearch:
+    """One allocation attempt for all claims on one node."""
+
+    def __init__(
+        self,
+        state: ClusterState,
+        claims: list[PreparedClaim],
+        node: NodeInfo,
+        pools: list[Pool],
+        features: Features,
+        steps: Steps,
+    ) -> None:
+        self.state = state
+        self.claims = claims
+        self.node = node
+        self.pools = pools
+        self.f = features
+        self.steps = steps
+        self.exclusive = state.allocated.exclusive
+        self.agg_capacity = state.allocated.capacity
+        self.allocating: dict[tuple[str, str, str], set[int]] = {}
+        self.allocating_cap: dict[tuple[str, str, str], dict[str, int]] = {}
+        self.consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self.groups: dict[tuple[tuple[str, str], str], GroupState] = {}
+        self.constraints = [
+            [Constraint(c, features.list_attributes) for c in pc.constraints] for pc in claims
+        ]
+        self.results: list[list[Picked]] = [[] for _ in claims]
+        self.selected: dict[tuple[int, int], int] = {}
+        self.cands: dict[int, list[Candidate]] = {}
+        self.all_devices: dict[int, list[Candidate]] = {}
+        self.num: dict[int, int] = {}
+
+    # --- preparation -----------------------------------------------------------------------------
+    def cands_of(self, alt: Alt) -> list[Candidate]:
+        got = self.cands.get(id(alt))
+        if got is None:
+            got = candidates(self.state, alt, self.pools, self.node, self.f)
+            self.cands[id(alt)] = got
+        return got
+
+    def prepare(self) -> None:
+        """Per-node part of upstream's request validation: "All" pre-collection and the 32-results cap."""
+        for pc in self.claims:
+            minimum = 0
+            for req in pc.requests:
+                lows = []
+                for alt in req.alts:
+                    if alt.all_mode:
+                        self.all_devices[id(alt)] = self._collect_all(pc, alt)
+                        self.num[id(alt)] = len(self.all_devices[id(alt)])
+                    else:
+                        self.num[id(alt)] = alt.count
+                    lows.append(self.num[id(alt)])
+                minimum += min(lows)
+            if minimum > MAX_RESULTS:
+                raise EngineError(
+                    f"claim {pc.label}: number of requested devices {minimum} exceeds the claim limit of {MAX_RESULTS}"
+                )
+
+    def _collect_all(self, pc: PreparedClaim, alt: Alt) -> list[Candidate]:
+        for p in self.pools:
+            if p.incomplete:
+                raise EngineError(
+                    f"claim {pc.label}, request {alt.ref}: asks for all devices, but resource pool "
+                    f"{p.id[0]}/{p.id[1]} is currently being updated"
+                )
+            if p.invalid:
+                raise EngineError(
+                    f"claim {pc.label}, request {alt.ref}: asks for all devices, but resource pool "
+                    f"{p.id[0]}/{p.id[1]} is currently invalid"
+                )
+        out = []
+        for c in self.cands_of(alt):
+            c.raise_error(pc, alt)
+            if self.f.consumable_capacity:
+                use = cap.consumed(alt.capacity, c.dev)
+                if not cap.fits(use, c.dev, self.agg_capacity.get(c.dev.id), None):
+                    continue
+            out.append(c)
+        return out
+
+    # --- search ----------------------------------------------------------------------------------
+    def run(self) -> bool:
+        self.prepare()
+        return self.one(0, 0, 0, 0, False, 0) == OK
+
+    def one(self, ci: int, ri: int, si: int, di: int, sub_mode: bool, start: int) -> int:
+        if ci >= len(self.claims):
+            return OK
+        pc = self.claims[ci]
+        if ri >= len(pc.requests):
+            r = self.one(ci + 1, 0, 0, 0, False, 0)
+            return FAIL if r == EXCEEDED else r
+        req = pc.requests[ri]
+        if req.is_parent and not sub_mode:
+            all_exceeded = True
+            for s in range(len(req.alts)):
+                r = self.one(ci, ri, s, 0, True, 0)
+                if r == EXCEEDED:
+                    continue
+                all_exceeded = False
+                if r == OK:
+                    self.selected[(ci, ri)] = s
+                    return OK
+            return EXCEEDED if all_exceeded else FAIL
+        alt = req.alts[si]
+        num = self.num[id(alt)]
+        if alt.all_mode and num == 0:
+            return FAIL
+        if di >= num:
+            return self.one(ci, ri + 1, 0, 0, False, 0)
+        if len(self.results[ci]) + num - di > MAX_RESULTS:
+            return EXCEEDED
+        if alt.all_mode:
+            c = self.all_devices[id(alt)][di]
+            undo = self.place(ci, alt, c, True)
+            if undo is None:
+                return FAIL
+            r = self.one(ci, ri, si, di + 1, sub_mode, 0)
+            if r != OK:
+                undo()
+            return r
+        cands = self.cands_of(alt)
+        admin = alt.admin
+        for k in range(start, len(cands)):
+            c = cands[k]
+            dev = c.dev
+            if admin:
+                holders = self.allocating.get(dev.id)
+                if holders and ci in holders:
+                    continue
+            elif dev.id in self.exclusive or self.allocating.get(dev.id):
+                continue
+            c.raise_error(pc, alt)
+            use = None
+            if self.f.consumable_capacity:
+                use = cap.consumed(alt.capacity, dev)
+                if not cap.fits(use, dev, self.agg_capacity.get(dev.id), self.allocating_cap.get(dev.id)):
+                    continue
+            undo = self.place(ci, alt, c, False, use)
+            if undo is None:
+                continue
+            r = self.one(ci, ri, si, di + 1, sub_mode, k + 1)
+            if r == OK:
+                return OK
+            undo()
+            if r == EXCEEDED:
+                return EXCEEDED
+        return FAIL
+
+    def place(self, ci: int, alt: Alt, c: Candidate, must: bool, use: Any = None) -> Any:
+        """allocateDevice: returns an undo function, or None when the device cannot be used."""
+        self.steps.take()
+        dev = c.dev
+        f = self.f
+        multi = f.consumable_capacity and dev.allow_multi
+        admin = alt.admin
+        if not multi and admin:
+            holders = self.allocating.get(dev.id)
+            if holders and ci in holders:
+                return None
+        if not admin and (dev.id in self.exclusive or self.allocating.get(dev.id)):
+            return None
+        if dev.consumes and not f.partitionable:
+            return None
+        pool = c.pool
+        skip_counters = admin or (multi and (dev.id in self.agg_capacity or dev.id in self.allocating_cap))
+        reserved = False
+        pushed_groups: list[tuple[tuple[tuple[str, str], str], GroupState | None]] = []
+        if not skip_counters and dev.consumes:
+            if not self._reserve(pool, dev.consumes):
+                return None
+            reserved = True
+            if f.groups:
+                for cons in dev.consumes:
+                    key = (pool.id, cons.counter_set)
+                    before = self.groups.get(key)
+                    g = before if before is not None else pool.groups.get(cons.counter_set)
+                    if not group_admits(g, cons.groups):
+                        self._restore_groups(pushed_groups)
+                        self._release(pool, dev.consumes)
+                        return None
+                    pushed_groups.append((key, before))
+                    self.groups[key] = add_group(g or GroupState(), cons.groups)
+        if f.taints and blocking_taint(self.state.device_taints(dev), alt.tolerations) is not None:
+            self._rollback(pool, dev, reserved, pushed_groups, ci, alt, 0)
+            return None
+        added = 0
+        base, ref = alt.base, alt.ref
+        for con in self.constraints[ci]:
+            if not con.add(base, ref, dev):
+                self._rollback(pool, dev, reserved, pushed_groups, ci, alt, added)
+                if must:
+                    raise EngineError(
+                        f"claim {self.claims[ci].label}, request {alt.ref}: cannot add device "
+                        f"{'/'.join(dev.id)} because a claim constraint would not be satisfied"
+                    )
+                return None
+            added += 1
+        marked = False
+        if not multi:
+            self.allocating.setdefault(dev.id, set()).add(ci)
+            marked = True
+        share_id = None
+        consumed_now = None
+        cap_inserted = False
+        if f.consumable_capacity:
+            if use is None:
+                use = cap.consumed(alt.capacity, dev)
+            if not cap.fits(use, dev, self.agg_capacity.get(dev.id), self.allocating_cap.get(dev.id)):
+                if marked:
+                    self.allocating[dev.id].discard(ci)
+                self._rollback(pool, dev, reserved, pushed_groups, ci, alt, added)
+                return None
+            if multi:
+                consumed_now = use
+                share_id = str(uuid.uuid4())
+                entry = self.allocating_cap.setdefault(dev.id, {})
+                for name, q in use.items():
+                    entry[name] = entry.get(name, 0) + cap.nano(q)
+                cap_inserted = True
+        results = self.results[ci]
+        results.append(Picked(alt, c, share_id, consumed_now))
+
+        def undo() -> None:
+            results.pop()
+            if cap_inserted and consumed_now is not None:
+                entry = self.allocating_cap[dev.id]
+                for name, q in consumed_now.items():
+                    entry[name] -= cap.nano(q)
+                # The entry stays (possibly all zeros) while another share holds it, like upstream.
+                if not any(p.cand.dev is dev and p.share_id for r in self.results for p in r):
+                    del self.allocating_cap[dev.id]
+            if marked:
+                self.allocating[dev.id].discard(ci)
+            self._rollback(pool, dev, reserved, pushed_groups, ci, alt, added)
+
+        return undo
+
+    def _rollback(
+        self, pool: Pool, dev: Any, reserved: bool, pushed: list[Any], ci: int, alt: Alt, added: int
+    ) -> None:
+        cons = self.constraints[ci]
+        for i in range(added - 1, -1, -1):
+            cons[i].remove(alt.base, alt.ref)
+        self._restore_groups(pushed)
+        if reserved:
+            self._release(pool, dev.consumes)
+
+    def _restore_groups(self, pushed: list[Any]) -> None:
+        for key, before in reversed(pushed):
+            if before is None:
+                self.groups.pop(key, None)
+            else:
+                self.groups[key] = before
+        pushed.clear()
+
+    def _reserve(self, pool: Pool, consumes: Any) -> bool:
+        """Add the device's consumption; keep it only if no counter of the pool goes over."""
+        used = self.consumed.setdefault(pool.id, {})
+        for c in consumes:
+            sets = used.setdefault(c.counter_set, {})
+            for counter, v in c.counters:
+                sets[counter] = sets.get(counter, 0) + v
+        ok = not pool.over_committed
+        if ok:
+            avail = pool.available
+            for c in consumes:
+                have = avail.get(c.counter_set, {})
+                sets = used[c.counter_set]
+                for counter, _ in c.counters:
+                    if counter in have and sets[counter] > have[counter]:
+                        ok = False
+                        break
+                if not ok:
+                    break
+        if not ok:
+            self._release(pool, consumes)
+        return ok
+
+    def _release(self, pool: Pool, consumes: Any) -> None:
+        used = self.consumed[pool.id]
+        for c in consumes:
+            sets = used[c.counter_set]
+            for counter, v in c.counters:
+                sets[counter] -= v
