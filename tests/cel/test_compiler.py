@@ -113,7 +113,7 @@ def test_includes_needs_list_attributes() -> None:
 
 
 def test_unimplemented_library_is_accepted_unchecked() -> None:
-    r = compile_('ip("10.0.0.1").family() == 4')
+    r = compile_('url("https://example.com").getScheme() == "https"')
     assert isinstance(r, Compiled) and r.unchecked
 
 

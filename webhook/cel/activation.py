@@ -1,15 +1,18 @@
-"""Turn a device into CEL input: API slice device -> normalised dict -> engine data (tagged values)."""
+"""Turn a device into CEL input: API slice device -> engine data (semver/quantity as one-entry maps)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from webhook.cel.k8slib import TAG_PREFIX, quantity_tag, semver_tag
+from webhook.cel.k8slib import quantity_tag, semver_tag
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.semver import Semver, parse_semver
 
 if TYPE_CHECKING:
     from webhook.cel.compiler import Compiled
+
+MAX_LIST_VALUES = 48  # ResourceSliceMaxAttributeValuesPerDevice
 
 
 class EvaluationError(Exception):
@@ -59,8 +62,6 @@ def _value(v: Any, list_attributes: bool, where: str) -> Any:
         return semver_tag(v)
     if isinstance(v, Quantity):
         return quantity_tag(v)
-    if isinstance(v, str) and v.startswith(TAG_PREFIX):
-        raise EvaluationError(f"{where}: string values must not start with a \\x01 byte")
     if isinstance(v, list):
         if not list_attributes:
             raise EvaluationError(f"{where}: unsupported attribute value")
@@ -84,4 +85,78 @@ def to_cel(device: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
     out: dict[str, Any] = {"driver": device.get("driver", ""), "attributes": attrs, "capacity": caps}
     if compiled.consumable_capacity:
         out["allowMultipleAllocations"] = bool(device.get("allowMultipleAllocations", False))
+    return out
+
+
+# ---- the runtime's one-pass conversion (API device -> engine data) ---------------------------------
+
+
+@lru_cache(maxsize=8192)
+def _version(text: str) -> dict[str, str]:
+    try:
+        return semver_tag(parse_semver(text))
+    except ValueError as e:
+        raise EvaluationError(f"parse semantic version: {e}") from None
+
+
+@lru_cache(maxsize=8192)
+def _capacity(raw: str | int | float) -> dict[str, str]:
+    return quantity_tag(parse_quantity(raw))
+
+
+_SCALARS = ("int", "bool", "string")
+_LISTS = ("ints", "bools", "strings")
+
+
+def _api_attr_value(name: str, attr: dict[str, Any], list_attributes: bool) -> Any:
+    """Like upstream getAttributeValue: lists only with DRAListTypeAttributes, else an error."""
+    try:
+        if list_attributes:
+            for key in _LISTS:
+                values = attr.get(key)
+                if values is not None:
+                    if len(values) > MAX_LIST_VALUES:
+                        raise EvaluationError(
+                            f"list attribute has {len(values)} values, more than {MAX_LIST_VALUES}"
+                        )
+                    return list(values)
+            versions = attr.get("versions")
+            if versions is not None:
+                if len(versions) > MAX_LIST_VALUES:
+                    raise EvaluationError(
+                        f"list attribute has {len(versions)} values, more than {MAX_LIST_VALUES}"
+                    )
+                return [_version(v) for v in versions]
+        for key in _SCALARS:
+            value = attr.get(key)
+            if value is not None:
+                return value
+        version = attr.get("version")
+        if version is not None:
+            return _version(version)
+    except EvaluationError as e:
+        raise EvaluationError(f"attribute {name}: {e}") from None
+    raise EvaluationError(f"attribute {name}: unsupported attribute value")
+
+
+def device_input(
+    device: dict[str, Any], driver: str, *, list_attributes: bool, consumable_capacity: bool
+) -> dict[str, Any]:
+    """The `device` variable for one API device of a slice of `driver` (upstream `DeviceMatches` input):
+    attribute/capacity names split into domain and id, bare ids under the driver's domain. Raises
+    EvaluationError for values upstream refuses (list attributes without DRAListTypeAttributes)."""
+    attrs: dict[str, dict[str, Any]] = {}
+    for name, attr in (device.get("attributes") or {}).items():
+        domain, ident = _split(name, driver)
+        attrs.setdefault(domain, {})[ident] = _api_attr_value(name, attr or {}, list_attributes)
+    caps: dict[str, dict[str, Any]] = {}
+    for name, cap in (device.get("capacity") or {}).items():
+        domain, ident = _split(name, driver)
+        try:
+            caps.setdefault(domain, {})[ident] = _capacity((cap or {}).get("value", 0))
+        except ValueError as e:
+            raise EvaluationError(f"capacity {name}: {e}") from None
+    out: dict[str, Any] = {"driver": driver, "attributes": attrs, "capacity": caps}
+    if consumable_capacity:
+        out["allowMultipleAllocations"] = bool(device.get("allowMultipleAllocations") or False)
     return out

@@ -15,6 +15,7 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
+from webhook.cel import netlib, pystrings
 from webhook.cel.checked import Checked, Node, parse_checked
 from webhook.cel.cost import estimate_cost
 from webhook.cel.k8slib import K8sLibrary
@@ -26,10 +27,6 @@ MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
 # because it calls one of them is accepted unchecked (we must not reject what the API server accepts).
 UNIMPLEMENTED_FUNCTIONS = frozenset(
     {
-        "ip",
-        "isIP",
-        "cidr",
-        "isCIDR",
         "url",
         "isURL",
         "image",
@@ -84,6 +81,7 @@ class Compiled:
     capacity_domains: frozenset[str] = frozenset()
     unchecked: bool = False
     _env: Any = field(default=None, repr=False)
+    checked: Checked | None = field(default=None, repr=False, compare=False)
 
     def evaluate(self, device: dict[str, Any]) -> bool:
         """Evaluate against a normalised device (see `webhook.cel.activation`). Raises `EvaluationError`."""
@@ -111,16 +109,84 @@ def _clean(msg: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def _env(list_attributes: bool) -> Any:
+def _env(list_attributes: bool, python_strings: bool = False) -> Any:
+    """The DRA environment. `python_strings`: the strings extension in Python plus the list
+    `indexOf`/`lastIndexOf` (the native strings extension owns those names; see pystrings)."""
+    if python_strings:
+        lib = K8sLibrary(list_attributes, netlib.FUNCTIONS + pystrings.FUNCTIONS, "_pystrings")
+        return cel.NewEnv(
+            variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
+            extensions=[lib, ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
+        )
     return cel.NewEnv(
         variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
         extensions=[
-            K8sLibrary(list_attributes),
+            K8sLibrary(list_attributes, netlib.FUNCTIONS),
             ext_optional.ExtOptional(),
             ext_strings.ExtStrings(),
             ext_bindings.ExtBindings(),
         ],
     )
+
+
+_LIST_INDEX = re.compile(r"found no matching overload for '(?:last)?[iI]ndexOf' applied to '\((?:list|dyn)")
+_ORDERING = {"_<_", "_<=_", "_>_", "_>=_", "_+_", "_-_", "_*_", "_/_", "_%_", "-_"}
+_STATIC_KINDS = {
+    "semver": "kubernetes.Semver",
+    "quantity": "kubernetes.Quantity",
+    "add": "kubernetes.Quantity",
+    "sub": "kubernetes.Quantity",
+    "ip": "net.IP",
+    "cidr": "net.CIDR",
+    "masked": "net.CIDR",
+}
+
+
+def _static_kind(n: Node) -> str:
+    """kubernetes.Semver/Quantity, net.IP/CIDR when the API server's checker knows it statically."""
+    if n.kind == "call" and n.value in _STATIC_KINDS:
+        if n.value in ("add", "sub", "masked") and n.target is None:
+            return ""
+        if n.value == "ip" and n.target is not None:
+            return "net.IP"
+        return _STATIC_KINDS[n.value]
+    if n.kind == "select" and not n.test_only and n.target is not None:
+        if _device_map(n.target, frozenset()) == "" and _capacity_domain(n.target):
+            return "kubernetes.Quantity"
+    if n.kind == "call" and n.value == "_[_]" and len(n.args) == 2 and _capacity_domain(n.args[0]):
+        return "kubernetes.Quantity"
+    return ""
+
+
+def _capacity_domain(n: Node) -> bool:
+    """`device.capacity[<domain>]` (any index expression)."""
+    if n.kind == "call" and n.value == "_[_]" and len(n.args) == 2:
+        return _device_map(n.args[0], frozenset()) == "capacity"
+    if n.kind == "select" and not n.test_only and n.target is not None:
+        return _device_map(n.target, frozenset()) == "capacity"
+    return False
+
+
+def _operator_errors(checked: Checked, expression: str) -> list[str]:
+    """Ordering/arithmetic operators on values the API server types as Semver/Quantity/IP/CIDR find no
+    overload at compile time there (our `device` is map(string, dyn), so the checker cannot see it)."""
+    errors: list[str] = []
+
+    def visit(n: Node) -> None:
+        if n.kind == "call" and n.value in _ORDERING and n.target is None:
+            kinds = [_static_kind(a) for a in n.args]
+            if any(kinds):
+                names = ", ".join(k or a.type for k, a in zip(kinds, n.args, strict=True))
+                line, col = checked.location(n.id)
+                errors.append(
+                    f"ERROR: <input>:{line}:{col}: found no matching overload for '{n.value}' applied to "
+                    f"'({names})'" + _snippet(expression, line, col)
+                )
+        for c in n.children():
+            visit(c)
+
+    visit(checked.root)
+    return errors
 
 
 def _snippet(expression: str, line: int, col: int) -> str:
@@ -222,16 +288,29 @@ def _result_type(root: Node) -> str:
     return root.type
 
 
+def _compile_program(expression: str, list_attributes: bool) -> Any:
+    """The engine program; list `indexOf`/`lastIndexOf` need the Python-strings environment."""
+    try:
+        return _env(list_attributes).compile(expression)
+    except RuntimeError as e:
+        if not _LIST_INDEX.search(str(e)):
+            raise
+        try:
+            return _env(list_attributes, True).compile(expression)
+        except RuntimeError:
+            raise e from None
+
+
 @lru_cache(maxsize=4096)
 def compile_selector(
-    expression: str, *, list_attributes: bool, consumable_capacity: bool
+    expression: str, *, list_attributes: bool, consumable_capacity: bool, check_cost: bool = True
 ) -> Compiled | CompileError:
-    """Compile one selector expression in the DRA environment (see module docstring)."""
+    """Compile one selector expression in the DRA environment (see module docstring).
+    `check_cost=False`: no estimated-cost limit, as when the scheduler compiles stored expressions."""
     if len(expression.encode()) > MAX_EXPRESSION_BYTES:
         return CompileError("TooLong", f"must have at most {MAX_EXPRESSION_BYTES} bytes")
-    env = _env(list_attributes)
     try:
-        program = env.compile(expression)
+        program = _compile_program(expression, list_attributes)
     except RuntimeError as e:
         msg = _clean(str(e))
         names = set(_UNDECLARED.findall(msg))
@@ -240,13 +319,14 @@ def compile_selector(
         return CompileError("Invalid", "compilation failed: " + msg)
     checked = parse_checked(program.serialize())
     errors, attr_domains, cap_domains = _walk_device(checked, expression, _device_fields(consumable_capacity))
+    errors += _operator_errors(checked, expression)
     if errors:
         return CompileError("Invalid", "compilation failed: " + "\n".join(errors))
     result = _result_type(checked.root)
     if result not in ("bool", "dyn", "any"):
         return CompileError("Invalid", f"must evaluate to bool or the unknown type, not {result}")
     cost = estimate_cost(checked.root)
-    if cost > MAX_COST:
+    if check_cost and cost > MAX_COST:
         return CompileError("Forbidden", "too complex, exceeds cost limit")
     return Compiled(
         expression,
@@ -256,4 +336,5 @@ def compile_selector(
         program,
         frozenset(attr_domains),
         frozenset(cap_domains),
+        checked=checked,
     )

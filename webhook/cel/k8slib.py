@@ -1,9 +1,10 @@
 """The Kubernetes CEL library functions DRA selectors may call, for cel-expr-python.
 
-cel-expr-python cannot carry custom value types, so semver and quantity values travel through CEL as
-tagged strings (`\\x01v:1.2.3`, `\\x01q:1536`); the tag keeps the exact value, so `==` between two
-quantities or two versions compares values as Kubernetes does (`1Gi == 1024Mi`). The parsing and
-arithmetic live in `webhook.model.semver` / `webhook.model.quantity`.
+cel-expr-python cannot carry custom value types, so semver, quantity, IP and CIDR values travel through
+CEL as one-entry maps (`{"\\x01v": "1.2.3"}`, `{"\\x01q": "1536"}`): the entry keeps the exact value, so
+`==` compares values as Kubernetes does (`1Gi == 1024Mi`), and, as in Kubernetes, `<`, `+`, `string()`
+or string methods on them find no overload. The parsing and arithmetic live in
+`webhook.model.semver` / `webhook.model.quantity`.
 """
 
 from __future__ import annotations
@@ -19,9 +20,16 @@ from cel_expr_python import cel
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.semver import Semver, parse_semver
 
-SEMVER_TAG = "\x01v:"
-QUANTITY_TAG = "\x01q:"
-TAG_PREFIX = "\x01"  # API strings starting with this are refused by the converter (no spoofing)
+SEMVER_KEY = "\x01v"  # the key of the one-entry map that stands for a kubernetes.Semver
+QUANTITY_KEY = "\x01q"  # ... for a kubernetes.Quantity
+IP_KEY = "\x01ip"  # ... for a net.IP (see webhook.cel.netlib)
+CIDR_KEY = "\x01cidr"  # ... for a net.CIDR
+TYPE_NAMES = {
+    SEMVER_KEY: "kubernetes.Semver",
+    QUANTITY_KEY: "kubernetes.Quantity",
+    IP_KEY: "net.IP",
+    CIDR_KEY: "net.CIDR",
+}
 MAX_INT64 = (1 << 63) - 1
 _LIST_INCLUDES_MAX = 48  # ResourceSliceMaxAttributeValuesPerDevice: `includes` looks at no more
 
@@ -43,79 +51,119 @@ def _decimal(v: Fraction) -> str:
 
 
 @lru_cache(maxsize=8192)
-def semver_tag(v: Semver) -> str:
-    """The CEL representation of a version: build metadata dropped (it does not take part in ==)."""
-    return SEMVER_TAG + str(v).partition("+")[0]
+def semver_tag(v: Semver) -> dict[str, str]:
+    """The CEL value of a version: build metadata dropped (it does not take part in ==)."""
+    return {SEMVER_KEY: str(v).partition("+")[0]}
 
 
 @lru_cache(maxsize=8192)
-def quantity_tag(q: Quantity) -> str:
+def quantity_tag(q: Quantity) -> dict[str, str]:
+    """The CEL value of a quantity: its exact decimal value (equal quantities are equal maps)."""
     try:
-        return QUANTITY_TAG + _decimal(q.value)
+        return {QUANTITY_KEY: _decimal(q.value)}
     except OverflowError:  # absurd exponents: the canonical form is still exact enough to compare
-        return QUANTITY_TAG + q.canonical()
+        return {QUANTITY_KEY: q.canonical()}
+
+
+def tag_of(x: Any) -> str:
+    """The tag key if `x` is one of our encoded values, else ""."""
+    if type(x) is dict and len(x) == 1:
+        key = next(iter(x))
+        if key in TYPE_NAMES and isinstance(x[key], str):
+            return str(key)
+    return ""
 
 
 @lru_cache(maxsize=8192)
-def _semver_of(tag: str) -> Semver:
-    return parse_semver(tag[len(SEMVER_TAG) :])
+def _semver_of(text: str) -> Semver:
+    return parse_semver(text)
 
 
 @lru_cache(maxsize=8192)
-def _quantity_of(tag: str) -> Quantity:
-    return parse_quantity(tag[len(QUANTITY_TAG) :])
+def _quantity_of(text: str) -> Quantity:
+    return parse_quantity(text)
 
 
 def _obj(x: Any) -> Semver | Quantity:
-    if isinstance(x, str):
-        if x.startswith(SEMVER_TAG):
-            return _semver_of(x)
-        if x.startswith(QUANTITY_TAG):
-            return _quantity_of(x)
-    raise TypeError(f"no such overload: expected a semver or quantity, got {_kind(x)}")
+    tag = tag_of(x)
+    if tag == SEMVER_KEY:
+        return _semver_of(x[tag])
+    if tag == QUANTITY_KEY:
+        return _quantity_of(x[tag])
+    raise TypeError(f"no such overload: expected a semver or quantity, got {kind(x)}")
 
 
-def _kind(x: Any) -> str:
+def kind(x: Any) -> str:
+    """The CEL type name of a value as Kubernetes would print it."""
+    tag = tag_of(x)
+    if tag:
+        return TYPE_NAMES[tag]
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, int):
+        return "int"
+    if isinstance(x, float):
+        return "double"
     if isinstance(x, str):
-        return (
-            "semver" if x.startswith(SEMVER_TAG) else "quantity" if x.startswith(QUANTITY_TAG) else "string"
-        )
-    return type(x).__name__
+        return "string"
+    if isinstance(x, bytes):
+        return "bytes"
+    if isinstance(x, list | tuple):
+        return "list"
+    if isinstance(x, dict):
+        return "map"
+    return "null_type" if x is None else type(x).__name__
 
 
 def _quantity(x: Any) -> Quantity:
-    if isinstance(x, str) and x.startswith(QUANTITY_TAG):
-        return _quantity_of(x)
-    raise TypeError(f"no such overload: expected a quantity, got {_kind(x)}")
+    if tag_of(x) == QUANTITY_KEY:
+        return _quantity_of(x[QUANTITY_KEY])
+    raise TypeError(f"no such overload: expected a kubernetes.Quantity, got {kind(x)}")
 
 
 def _semver(x: Any) -> Semver:
-    if isinstance(x, str) and x.startswith(SEMVER_TAG):
-        return _semver_of(x)
-    raise TypeError(f"no such overload: expected a semver, got {_kind(x)}")
+    if tag_of(x) == SEMVER_KEY:
+        return _semver_of(x[SEMVER_KEY])
+    raise TypeError(f"no such overload: expected a kubernetes.Semver, got {kind(x)}")
+
+
+def cel_equal(a: Any, b: Any) -> bool:
+    """CEL equality on plain values: bool is not a number; encoded values compare by their entry."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 # ---- semver (Kubernetes semver library, version 1) ---------------------------------------------------
 
 
 def normalize_semver(s: str) -> str:
-    """`semver(s, true)`: drop a leading `v`, fill in missing minor/patch, drop leading zeros."""
+    """`semver(s, true)`: drop one leading `v`, drop leading zeros of each of the (at most three)
+    dot-separated parts, and fill a short `1` / `1.2` up to three parts (which then must not carry
+    pre-release or build data). Raises ValueError for the latter."""
     if s.startswith("v"):
         s = s[1:]
-    m = re.search(r"[-+]", s)
-    core, rest = (s[: m.start()], s[m.start() :]) if m else (s, "")
-    parts = core.split(".")
-    while len(parts) < 3:
-        parts.append("0")
-    parts = [(p.lstrip("0") or "0") if p.isdigit() else p for p in parts]
-    return ".".join(parts) + rest
+    parts = s.split(".", 2)
+    for i, p in enumerate(parts):
+        if len(p) > 1:
+            p = p.lstrip("0")
+            if not p or not p[0].isdigit() or not p[0].isascii():
+                p = "0" + p
+            parts[i] = p
+    if len(parts) < 3:
+        if "+" in parts[-1] or "-" in parts[-1]:
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
 
 
-def k8s_semver(s: str, normalize: bool = False) -> str:
+def k8s_semver(s: str, normalize: bool = False) -> dict[str, str]:
     try:
         return semver_tag(parse_semver(normalize_semver(s) if normalize else s))
     except ValueError as e:
-        raise ValueError(f"string is not a valid SemVer: {e}") from None
+        raise ValueError(str(e)) from None
 
 
 def k8s_is_semver(s: str, normalize: bool = False) -> bool:
@@ -126,11 +174,11 @@ def k8s_is_semver(s: str, normalize: bool = False) -> bool:
         return False
 
 
-def k8s_quantity(s: str) -> str:
+def k8s_quantity(s: str) -> dict[str, str]:
     try:
         return quantity_tag(parse_quantity(s))
     except ValueError as e:
-        raise ValueError(f"quantities must match the regular expression: {e}") from None
+        raise ValueError(str(e)) from None
 
 
 def k8s_is_quantity(s: str) -> bool:
@@ -144,17 +192,17 @@ def k8s_is_quantity(s: str) -> bool:
 def compare_to(a: Any, b: Any) -> int:
     x, y = _obj(a), _obj(b)
     if type(x) is not type(y):
-        raise TypeError(f"no such overload: compareTo({_kind(a)}, {_kind(b)})")
+        raise TypeError(f"no such overload: compareTo({kind(a)}, {kind(b)})")
     return (x > y) - (x < y)  # type: ignore[operator]
 
 
-def q_add(a: Any, b: Any) -> str:
+def q_add(a: Any, b: Any) -> dict[str, str]:
     q = _quantity(a)
     other = parse_quantity(b) if isinstance(b, int) and not isinstance(b, bool) else _quantity(b)
     return quantity_tag(q + other)
 
 
-def q_sub(a: Any, b: Any) -> str:
+def q_sub(a: Any, b: Any) -> dict[str, str]:
     q = _quantity(a)
     other = parse_quantity(b) if isinstance(b, int) and not isinstance(b, bool) else _quantity(b)
     return quantity_tag(q - other)
@@ -177,12 +225,12 @@ def q_sign(a: Any) -> int:
 
 def _items(xs: Any) -> list[Any]:
     if not isinstance(xs, list | tuple):
-        raise TypeError(f"no such overload: expected a list, got {_kind(xs)}")
+        raise TypeError(f"no such overload: expected a list, got {kind(xs)}")
     return list(xs)
 
 
 def _key(x: Any) -> Any:
-    return _obj(x) if isinstance(x, str) and x.startswith(TAG_PREFIX) else x
+    return _obj(x) if tag_of(x) else x
 
 
 def l_is_sorted(xs: Any) -> bool:
@@ -192,7 +240,7 @@ def l_is_sorted(xs: Any) -> bool:
 
 def l_sum(xs: Any) -> Any:
     items = _items(xs)
-    if items and all(isinstance(x, str) and x.startswith(QUANTITY_TAG) for x in items):
+    if items and all(tag_of(x) == QUANTITY_KEY for x in items):
         total = _quantity(items[0])
         for x in items[1:]:
             total = total + _quantity(x)
@@ -215,13 +263,13 @@ def l_max(xs: Any) -> Any:
 
 
 def l_index_of(xs: Any, v: Any) -> int:
-    items = _items(xs)
-    return items.index(v) if v in items else -1
+    """Kubernetes lists `indexOf`: the first index of an equal element, or -1."""
+    return next((i for i, x in enumerate(_items(xs)) if cel_equal(x, v)), -1)
 
 
 def l_last_index_of(xs: Any, v: Any) -> int:
     items = _items(xs)
-    return len(items) - 1 - items[::-1].index(v) if v in items else -1
+    return next((i for i in range(len(items) - 1, -1, -1) if cel_equal(items[i], v)), -1)
 
 
 @lru_cache(maxsize=1024)
@@ -241,7 +289,7 @@ def r_find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
 
 def s_contains(a: Any, b: Any) -> bool:
     xs = _items(a)
-    return all(y in xs for y in _items(b))
+    return all(any(cel_equal(x, y) for x in xs) for y in _items(b))
 
 
 def s_equivalent(a: Any, b: Any) -> bool:
@@ -250,14 +298,14 @@ def s_equivalent(a: Any, b: Any) -> bool:
 
 def s_intersects(a: Any, b: Any) -> bool:
     xs = _items(a)
-    return any(y in xs for y in _items(b))
+    return any(any(cel_equal(x, y) for x in xs) for y in _items(b))
 
 
 def includes(target: Any, arg: Any) -> bool:
     """DRA `includes()`: membership in a list attribute (first 48 values), equality for a scalar."""
     if isinstance(target, list | tuple):
-        return any(x == arg for x in list(target)[:_LIST_INCLUDES_MAX])
-    return bool(target == arg)
+        return any(cel_equal(x, arg) for x in list(target)[:_LIST_INCLUDES_MAX])
+    return cel_equal(target, arg)
 
 
 # ---- declarations -----------------------------------------------------------------------------------
@@ -332,8 +380,30 @@ def declarations(list_attributes: bool) -> list[Any]:
     return decls
 
 
-class K8sLibrary(cel.CelExtension):  # type: ignore[misc]
-    """The extension object handed to `cel.NewEnv`."""
+# One overload of a function table (netlib, pystrings): name, overload id, parameter kinds, result kind,
+# implementation, member. Kinds: string, int, bool, dyn, list.
+FunctionRow = tuple[str, str, list[str], str, Callable[..., Any], bool]
 
-    def __init__(self, list_attributes: bool) -> None:
-        super().__init__("k8s_dra" + ("_lists" if list_attributes else ""), declarations(list_attributes))
+
+def _kind_type(k: str) -> Any:
+    return {"string": T.STRING, "int": T.INT, "bool": T.BOOL, "dyn": T.DYN, "list": T.List(T.DYN)}[k]
+
+
+def table_declarations(rows: Sequence[FunctionRow]) -> list[Any]:
+    """FunctionDecls for a table of overloads, one declaration per function name."""
+    by_name: dict[str, list[tuple[str, list[Any], Any, Callable[..., Any], bool]]] = {}
+    for name, oid, params, ret, fn, member in rows:
+        by_name.setdefault(name, []).append(
+            (oid, [_kind_type(p) for p in params], _kind_type(ret), fn, member)
+        )
+    return [_decl(name, overloads) for name, overloads in by_name.items()]
+
+
+class K8sLibrary(cel.CelExtension):  # type: ignore[misc]
+    """The extension object handed to `cel.NewEnv`; `extra` adds function tables (IP/CIDR, strings)."""
+
+    def __init__(self, list_attributes: bool, extra: Sequence[FunctionRow] = (), name: str = "") -> None:
+        super().__init__(
+            "k8s_dra" + ("_lists" if list_attributes else "") + name,
+            declarations(list_attributes) + table_declarations(extra),
+        )
