@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.engine import capacity as cap
+from webhook.engine.eligibility import alt_key, blocker
 from webhook.engine.explain import explain
 from webhook.engine.outcome import Budget, Outcome
-from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, blocking_taint, prepare
+from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, prepare
 from webhook.engine.result import claim_results
 from webhook.engine.search import NodeSearch, OutOfBudget, Steps
 from webhook.engine.selectors import selectable
@@ -27,52 +27,64 @@ from webhook.state.pools import Pool
 @dataclass(eq=False)
 class NodePlan:
     node: NodeInfo
-    pools: list[Pool]
+    state: ClusterState
     promise: float = 0.0
     feasible_bound: bool = True
     failure: str = ""
+    _pools: list[Pool] | None = None
+
+    @property
+    def pools(self) -> list[Pool]:
+        if self._pools is None:
+            self._pools = self.state.pools_for(self.node)
+        return self._pools
 
 
-def _count(state: ClusterState, alt: Alt, plan: NodePlan, f: Features, limit: int) -> int:
-    """Devices that could serve `alt` on the node on their own (an upper bound), counted up to `limit`."""
-    n = 0
-    exclusive = state.allocated.exclusive
-    agg = state.allocated.capacity
-    for _p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
-        if not alt.admin and d.id in exclusive:
+def _counts(
+    state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features, limit: int
+) -> dict[str | None, int]:
+    """Per node: devices that could serve `alt` on their own (an upper bound), counted up to `limit`.
+    Kept per state version, so repeated requests of the same shape cost one lookup per node."""
+    memo = state.memo()
+    key = ("counts", alt_key(alt), limit)
+    counts: dict[str | None, int] = memo.setdefault(key, {})
+    for plan in plans:
+        name = plan.node.name
+        if name in counts:
             continue
-        if d.consumes and not f.partitionable:
-            continue
-        if f.taints and (d.taints or state.taint_rules):
-            if blocking_taint(state.device_taints(d), alt.tolerations) is not None:
-                continue
-        if f.consumable_capacity and (d.capacity or alt.capacity):
-            if not cap.fits(cap.consumed(alt.capacity, d), d, agg.get(d.id), None):
-                continue
-        n += 1
-        if n >= limit:
-            break
-    return n
+        n = 0
+        for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
+            if blocker(state, alt, p, d, f) is None:
+                n += 1
+                if n >= limit:
+                    break
+        counts[name] = n
+    return counts
 
 
-def _bound(state: ClusterState, claims: list[PreparedClaim], plan: NodePlan, f: Features) -> None:
-    score = 0.0
+def _bound(state: ClusterState, claims: list[PreparedClaim], plans: list[NodePlan], f: Features) -> None:
+    """Prune nodes where some request has too few candidates; score the rest (0..1, higher = roomier)."""
     parts = 0
     for pc in claims:
         for req in pc.requests:
-            best = 0.0
+            best: dict[str | None, float] = {}
             for alt in req.alts:
                 need = max(alt.count, 1)
-                have = _count(state, alt, plan, f, 2 * need)
-                if have >= need:
-                    best = max(best, have / (2 * need))
-            if best == 0.0:
-                plan.feasible_bound = False
-                plan.failure = f"claim {pc.label}, request {req.name}"
-                return
-            score += best
+                for name, have in _counts(state, alt, plans, f, 2 * need).items():
+                    if have >= need and have / (2 * need) > best.get(name, 0.0):
+                        best[name] = have / (2 * need)
             parts += 1
-    plan.promise = score / parts if parts else 1.0
+            for plan in plans:
+                if not plan.feasible_bound:
+                    continue
+                b = best.get(plan.node.name, 0.0)
+                if b == 0.0:
+                    plan.feasible_bound = False
+                    plan.failure = f"claim {pc.label}, request {req.name}"
+                else:
+                    plan.promise += b
+    for plan in plans:
+        plan.promise = plan.promise / parts if parts else 1.0
 
 
 def _nodes(state: ClusterState, pod: dict[str, Any] | None, node: str | None) -> list[NodeInfo]:
@@ -110,16 +122,14 @@ def allocate(
             False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []
         )
     has_all = any(a.all_mode for pc in prepared for r in pc.requests for a in r.alts)
-    plans = []
+    plans = [NodePlan(n, state) for n in nodes]
     try:
-        for n in nodes:
-            plan = NodePlan(n, state.pools_for(n))
-            if has_all:
-                NodeSearch(state, prepared, n, plan.pools, f, steps).prepare()
-            _bound(state, prepared, plan, f)
-            plans.append(plan)
+        if has_all:
+            for plan in plans:
+                NodeSearch(state, prepared, plan.node, plan.pools, f, steps).prepare()
+        _bound(state, prepared, plans, f)
     except EngineError as e:
-        return Outcome(False, None, [], str(e), [], nodes_tried=len(plans), error=str(e))
+        return Outcome(False, None, [], str(e), [], error=str(e))
     candidates = sorted(
         (p for p in plans if p.feasible_bound),
         key=lambda p: (-p.promise, p.node.name is None, p.node.name or ""),

@@ -11,86 +11,79 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from webhook.engine import capacity as cap
+from webhook.engine.eligibility import (
+    CAPACITY,
+    COUNTERS,
+    GATED,
+    GROUPS,
+    IN_USE,
+    TAINTED,
+    alt_key,
+    blocker,
+    counter_block,
+)
 from webhook.engine.requests import Alt, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import selectable
 from webhook.state.cluster import ClusterState
-from webhook.state.pools import Pool, group_admits
-from webhook.state.records import DeviceRec
 
 if TYPE_CHECKING:
     from webhook.engine.allocate import NodePlan
 
 
-def _counter_block(pool: Pool, d: DeviceRec) -> str | None:
-    """The counter set this device alone would overdraw (given what is allocated), if any."""
-    if pool.over_committed:
-        for name, counters in pool.available.items():
-            if any(v < 0 for v in counters.values()):
-                return name
-    for c in d.consumes:
-        have = pool.available.get(c.counter_set, {})
-        for counter, v in c.counters:
-            if counter in have and v > have[counter]:
-                return c.counter_set
-    return None
+_LABELS = {
+    IN_USE: "not allocated to other claims",
+    GATED: "not partitionable (DRAPartitionableDevices off)",
+    CAPACITY: "enough capacity",
+    GROUPS: "compatible with the groups in use",
+}
 
 
 def _funnel(state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features) -> list[list[Any]]:
-    seen_class: set[tuple[str, int, int]] = set()
+    memo = state.memo()
+    key = ("funnel", alt_key(alt), alt.class_name, tuple(p.node.name for p in plans))
+    hit = memo.get(key)
+    if hit is not None:
+        return [list(r) for r in hit]
+    in_class: set[tuple[str, int, int]] = set()
     for plan in plans:
         for _p, d, _e in selectable(state, alt, plan.pools, plan.node, f, (alt.class_selectors, ())):
-            seen_class.add(d.key)
-    rows: list[list[Any]] = [[f"devices in class {alt.class_name}", len(seen_class)]]
-    survivors: dict[tuple[str, int, int], tuple[Pool, DeviceRec]] = {}
+            in_class.add(d.key)
+    seen: set[tuple[str, int, int]] = set()
+    why: Counter[str] = Counter()
+    effects: Counter[str] = Counter()
+    sets: Counter[str] = Counter()
     for plan in plans:
         for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
-            survivors.setdefault(d.key, (p, d))
+            if d.key in seen:
+                continue
+            seen.add(d.key)
+            b = blocker(state, alt, p, d, f)
+            if b is None:
+                continue
+            why[b] += 1
+            if b == TAINTED:
+                effects[
+                    str((blocking_taint(state.device_taints(d), alt.tolerations) or {}).get("effect"))
+                ] += 1
+            elif b == COUNTERS:
+                sets[counter_block(p, d) or "?"] += 1
+    rows: list[list[Any]] = [[f"devices in class {alt.class_name}", len(in_class)]]
+    left = len(seen)
     if alt.selectors:
-        rows.append(["match the selector" + ("s" if len(alt.selectors) > 1 else ""), len(survivors)])
-    exclusive = state.allocated.exclusive
-    agg = state.allocated.capacity
-
-    def stage(label: str, keep: Any) -> None:
-        nonlocal survivors
-        before = len(survivors)
-        survivors = {k: v for k, v in survivors.items() if keep(*v)}
-        if len(survivors) != before:
-            rows.append([label, len(survivors)])
-
-    if not alt.admin:
-        stage("not allocated to other claims", lambda p, d: d.id not in exclusive)
-    if not f.partitionable:
-        stage("not partitionable (DRAPartitionableDevices off)", lambda p, d: not d.consumes)
-    if f.taints:
-        effects = Counter(
-            str((blocking_taint(state.device_taints(d), alt.tolerations) or {}).get("effect"))
-            for p, d in survivors.values()
-        )
-        effects.pop("None", None)
-        label = "not tainted " + "/".join(sorted(effects)) if effects else "not tainted"
-        stage(label, lambda p, d: blocking_taint(state.device_taints(d), alt.tolerations) is None)
-    if f.consumable_capacity:
-        stage(
-            "enough capacity",
-            lambda p, d: (
-                not (d.capacity or alt.capacity)
-                or cap.fits(cap.consumed(alt.capacity, d), d, agg.get(d.id), None)
-            ),
-        )
-    if f.partitionable:
-        blocked = Counter(
-            s for p, d in survivors.values() if not alt.admin and (s := _counter_block(p, d)) is not None
-        )
-        if blocked:
-            names = ", ".join(n for n, _ in blocked.most_common(3))
-            stage(f"free counters in {names}", lambda p, d: alt.admin or _counter_block(p, d) is None)
-    if f.groups and not alt.admin:
-        stage(
-            "compatible with the groups in use",
-            lambda p, d: all(group_admits(p.groups.get(c.counter_set), c.groups) for c in d.consumes),
-        )
-    rows.append(["left", len(survivors)])
+        rows.append(["match the selector" + ("s" if len(alt.selectors) > 1 else ""), left])
+    for b in (IN_USE, GATED, TAINTED, CAPACITY, COUNTERS, GROUPS):
+        if not why[b]:
+            continue
+        left -= why[b]
+        if b == TAINTED:
+            label = "not tainted " + "/".join(sorted(effects))
+        elif b == COUNTERS:
+            label = "free counters in " + ", ".join(n for n, _ in sets.most_common(3))
+        else:
+            label = _LABELS[b]
+        rows.append([label, left])
+    rows.append(["left", left])
+    memo[key] = [tuple(r) for r in rows]
     return rows
 
 

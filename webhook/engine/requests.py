@@ -206,6 +206,11 @@ def prepare(state: ClusterState, claims: list[dict[str, Any]], f: Features) -> l
                     f"claim {pc.label}, constraint #{i}: empty constraint (unsupported constraint type?)"
                 )
         pc.config = [c for c in (devices.get("config") or []) if isinstance(c, dict)]
+        low = sum(min(a.count for a in r.alts) for r in pc.requests)  # "All" counts 0 here, per node later
+        if low > MAX_RESULTS:
+            raise EngineError(
+                f"claim {pc.label}: number of requested devices {low} exceeds the claim limit of {MAX_RESULTS}"
+            )
         out.append(pc)
     return out
 

@@ -52,6 +52,8 @@ class ClusterState:
         self.match_cache: dict[tuple[Hashable, int], Any] = {}
         self._match_keys: dict[int, list[tuple[Hashable, int]]] = {}
         self._evaluator: Any = None
+        self._memo: dict[Hashable, Any] = {}
+        self._memo_version = -1
 
     # --- construction and updates ----------------------------------------------------------------
     @classmethod
@@ -170,6 +172,14 @@ class ClusterState:
         self._evaluator = value
         self.match_cache.clear()
         self._match_keys.clear()
+        self._memo.clear()
+
+    def memo(self) -> dict[Hashable, Any]:
+        """A scratch cache for derived results, emptied whenever the state changes (`version`)."""
+        if self._memo_version != self.version:
+            self._memo.clear()
+            self._memo_version = self.version
+        return self._memo
 
     def remember_match(self, key: tuple[Hashable, int], value: Any) -> None:
         self.match_cache[key] = value
@@ -212,7 +222,8 @@ class ClusterState:
             }
             - {n.name for n in named}
         )
-        return named + [NodeInfo(n) for n in per_device] + [NodeInfo(None)]
+        anonymous = [NodeInfo(None)] if self.shared_slices or not named else []
+        return named + [NodeInfo(n) for n in per_device] + anonymous
 
     def node(self, name: str) -> NodeInfo:
         return self.nodes.get(name) or (NodeInfo(name) if not self.nodes else NodeInfo(name, known=True))
