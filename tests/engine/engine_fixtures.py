@@ -24,7 +24,9 @@ def state_of(text: str, gates: dict[str, bool] | None = None) -> ClusterState:
 def run(text: str, gates: dict[str, bool] | None = None, **kw: Any) -> Outcome:
     """Objects without status.allocation among the ResourceClaims are the claims to allocate."""
     objs = docs(text)
-    pending = [o for o in objs if o["kind"] == "ResourceClaim" and not (o.get("status") or {}).get("allocation")]
+    pending = [
+        o for o in objs if o["kind"] == "ResourceClaim" and not (o.get("status") or {}).get("allocation")
+    ]
     rest = [o for o in objs if o not in pending]
     state = ClusterState.from_objects(rest, load_profile("1.37", gates or {}))
     kw.setdefault("budget", Budget(steps=100_000, seconds=20.0))
@@ -47,7 +49,7 @@ def gpu_class(name: str = "gpu", expr: str | None = None, extra: str = "") -> st
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata: {{name: {name}}}
-spec:{sel or ('' if extra else ' {}')}{extra}
+spec:{sel or ("" if extra else " {}")}{extra}
 """
 
 
@@ -64,12 +66,14 @@ spec:
 """
 
 
-def node_slice(node: str, devices: str, name: str | None = None, pool: str | None = None, extra: str = "") -> str:
+def node_slice(
+    node: str, devices: str, name: str | None = None, pool: str | None = None, extra: str = ""
+) -> str:
     return f"""
 ---
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
-metadata: {{name: {name or node + '-slice'}}}
+metadata: {{name: {name or node + "-slice"}}}
 spec:
   driver: {DRIVER}
   nodeName: {node}

@@ -17,7 +17,7 @@ GPUS = """
   - name: g3
     attributes: {model: {string: h100}, numa: {int: 1}, color: {string: green}}
 """
-H100 = "{cel: {expression: 'device.attributes[\"gpu.example.com\"].model == \"h100\"'}}"
+H100 = '{cel: {expression: \'device.attributes["gpu.example.com"].model == "h100"\'}}'
 
 
 def req(name: str = "gpu", body: str = "deviceClassName: gpu") -> str:
@@ -25,7 +25,9 @@ def req(name: str = "gpu", body: str = "deviceClassName: gpu") -> str:
 
 
 def test_first_fit_by_request_selector() -> None:
-    out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{H100}]")))
+    out = run(
+        gpu_class() + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{H100}]"))
+    )
     assert out.feasible is True and out.node == "n1"
     assert picked(out) == [[("gpu", "g1")]]
     sel = out.claims[0].allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]
@@ -34,12 +36,18 @@ def test_first_fit_by_request_selector() -> None:
 
 def test_class_and_request_selectors_are_anded() -> None:
     cls = gpu_class(expr='device.attributes["gpu.example.com"].numa == 1')
-    out = run(cls + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{H100}], count: 2")))
+    out = run(
+        cls + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{H100}], count: 2"))
+    )
     assert devices(out) == ["g2", "g3"]
 
 
 def test_count_too_large_is_infeasible_with_explanation() -> None:
-    out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{H100}], count: 4")))
+    out = run(
+        gpu_class()
+        + node_slice("n1", GPUS)
+        + claim(req(body=f"deviceClassName: gpu, selectors: [{H100}], count: 4"))
+    )
     assert out.feasible is False and out.error is None
     assert "request gpu: 4 devices in class gpu; 3 match the selector; 3 left" in out.reason
     stages = out.explanation[0]["stages"]
@@ -49,19 +57,26 @@ def test_count_too_large_is_infeasible_with_explanation() -> None:
 def test_unknown_class_is_an_error() -> None:
     out = run(node_slice("n1", GPUS) + claim(req(body="deviceClassName: nope")))
     assert out.feasible is False
-    assert out.error and 'could not retrieve device class nope: deviceclass.resource.k8s.io "nope" not found' in out.error
+    assert (
+        out.error
+        and 'could not retrieve device class nope: deviceclass.resource.k8s.io "nope" not found' in out.error
+    )
 
 
 def test_cel_runtime_error_aborts() -> None:
     bad = "{cel: {expression: 'device.attributes[\"gpu.example.com\"].missing == 1'}}"
-    out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{bad}]")))
+    out = run(
+        gpu_class() + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{bad}]"))
+    )
     assert out.feasible is False and out.error
     assert "claim ns/c: selector #0 on device gpu.example.com/n1/g0: CEL runtime error" in out.error
 
 
 def test_match_attribute_backtracks() -> None:
     cons = "\n    constraints:\n    - {matchAttribute: gpu.example.com/numa}"
-    out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 2"), extra=cons))
+    out = run(
+        gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 2"), extra=cons)
+    )
     assert devices(out) == ["g0", "g1"]
     cons3 = "\n    constraints:\n    - {matchAttribute: gpu.example.com/numa, requests: [a, b]}"
     two = req("a", f"deviceClassName: gpu, selectors: [{H100}]") + req("b", "deviceClassName: gpu")
@@ -72,17 +87,26 @@ def test_match_attribute_backtracks() -> None:
 
 def test_match_attribute_infeasible() -> None:
     cons = "\n    constraints:\n    - {matchAttribute: gpu.example.com/numa}"
-    out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 3"), extra=cons))
+    out = run(
+        gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 3"), extra=cons)
+    )
     assert out.feasible is False
-    assert "no combination satisfies them together (constraints: matchAttribute gpu.example.com/numa)" in out.reason
+    assert (
+        "no combination satisfies them together (constraints: matchAttribute gpu.example.com/numa)"
+        in out.reason
+    )
 
 
 def test_distinct_attribute_compares_every_device_140438() -> None:
     cons = "\n    constraints:\n    - {distinctAttribute: gpu.example.com/color}"
-    out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 3"), extra=cons))
+    out = run(
+        gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 3"), extra=cons)
+    )
     # red, blue, then g2 (red again) must be rejected although it is compared with the first device only.
     assert devices(out) == ["g0", "g1", "g3"]
-    out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 4"), extra=cons))
+    out = run(
+        gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 4"), extra=cons)
+    )
     assert out.feasible is False
 
 
@@ -130,7 +154,11 @@ status:
 def test_all_on_incomplete_pool_is_an_error() -> None:
     text = gpu_class() + node_slice("n1", GPUS).replace("resourceSliceCount: 1", "resourceSliceCount: 2")
     out = run(text + claim(req(body="deviceClassName: gpu, allocationMode: All")))
-    assert out.error and "asks for all devices, but resource pool gpu.example.com/n1 is currently being updated" in out.error
+    assert (
+        out.error
+        and "asks for all devices, but resource pool gpu.example.com/n1 is currently being updated"
+        in out.error
+    )
     out = run(text + claim(req()))
     assert out.feasible is False and out.error is None
     assert "incomplete resource pools skipped: gpu.example.com/n1" in out.reason
@@ -155,7 +183,12 @@ status:
 """
     out = run(gpu_class() + node_slice("n1", GPUS) + used + claim(req()))
     assert devices(out) == ["g1"]
-    out = run(gpu_class() + node_slice("n1", GPUS) + used + claim(req(body="deviceClassName: gpu, adminAccess: true")))
+    out = run(
+        gpu_class()
+        + node_slice("n1", GPUS)
+        + used
+        + claim(req(body="deviceClassName: gpu, adminAccess: true"))
+    )
     assert devices(out) == ["g0"] and out.claims[0].results[0].admin_access is True
     admin_used = used.replace("device: g0}", "device: g0, adminAccess: true}")
     out = run(gpu_class() + node_slice("n1", GPUS) + admin_used + claim(req()))
@@ -175,7 +208,10 @@ def test_taints_and_tolerations() -> None:
     assert out.claims[0].results[0].tolerations == [{"key": "broken", "operator": "Exists"}]
     out = run(gpu_class() + node_slice("n1", tainted) + claim(req(body=body + ", count: 3")))
     assert out.feasible is False
-    assert "request gpu: 4 devices in class gpu; 3 match the selector; 1 tainted NoSchedule; 2 left" in out.reason
+    assert (
+        "request gpu: 4 devices in class gpu; 3 match the selector; 1 tainted NoSchedule; 2 left"
+        in out.reason
+    )
 
 
 def test_device_taint_rules() -> None:
@@ -194,7 +230,10 @@ spec:
     no_selector = rule.replace("  deviceSelector: {driver: gpu.example.com, device: g1}\n", "")
     out = run(gpu_class() + node_slice("n1", GPUS) + no_selector + claim(req(body=body)))
     assert devices(out) == ["g1"]
-    out = run(gpu_class() + node_slice("n1", GPUS) + rule + claim(req(body=body)), gates={"DRADeviceTaintRules": False})
+    out = run(
+        gpu_class() + node_slice("n1", GPUS) + rule + claim(req(body=body)),
+        gates={"DRADeviceTaintRules": False},
+    )
     assert devices(out) == ["g1"]
 
 
@@ -258,7 +297,10 @@ status:
     tolerant = "deviceClassName: gpu, count: 2, tolerations: [{operator: Exists}]"
     out = run(gpu_class() + PARTITIONS + big + claim(req(body=tolerant)))
     assert out.feasible is False
-    assert "3 devices in class gpu; 1 allocated to other claims; 1 lack free counters in gpu-0-memory; 1 left" in out.reason
+    assert (
+        "3 devices in class gpu; 1 allocated to other claims; 1 lack free counters in gpu-0-memory; 1 left"
+        in out.reason
+    )
 
 
 def test_admin_access_does_not_reserve_counters_140729() -> None:
@@ -273,7 +315,10 @@ status:
     devices:
       results: [{request: r, driver: gpu.example.com, pool: n1, device: p-b}]
 """
-    two = req("admin", "deviceClassName: gpu, adminAccess: true, selectors: [{cel: {expression: 'device.attributes.size() >= 0'}}]")
+    two = req(
+        "admin",
+        "deviceClassName: gpu, adminAccess: true, selectors: [{cel: {expression: 'device.attributes.size() >= 0'}}]",
+    )
     # The admin request monitors p-b (no counters needed); a normal request still gets p-c.
     text = gpu_class() + PARTITIONS.replace("taints: [{key: bad, effect: NoSchedule}]", "taints: []") + used
     body = req("admin", "deviceClassName: gpu, adminAccess: true") + req("normal", "deviceClassName: gpu")
@@ -283,7 +328,9 @@ status:
 
 
 def test_two_drivers_same_pool_and_counter_set_names_140434() -> None:
-    other = PARTITIONS.replace("gpu.example.com", "npu.example.com").replace("name: counters", "name: n-counters")
+    other = PARTITIONS.replace("gpu.example.com", "npu.example.com").replace(
+        "name: counters", "name: n-counters"
+    )
     other = other.replace("name: parts", "name: n-parts")
     used = """
 ---
@@ -381,7 +428,11 @@ def test_consumable_capacity_rounding_and_shares() -> None:
     out = run(text + claim(req("a", body) + req("b", body) + req("c", "deviceClassName: gpu")))
     res = out.claims[0].results
     assert [r.device for r in res] == ["nic", "nic", "nic"]
-    assert [r.consumed_capacity for r in res] == [{"bandwidth": "2Gi"}, {"bandwidth": "2Gi"}, {"bandwidth": "1Gi"}]
+    assert [r.consumed_capacity for r in res] == [
+        {"bandwidth": "2Gi"},
+        {"bandwidth": "2Gi"},
+        {"bandwidth": "1Gi"},
+    ]
     assert all(r.share_id and len(r.share_id) == 36 for r in res) and len({r.share_id for r in res}) == 3
     too_much = "deviceClassName: gpu, capacity: {requests: {bandwidth: 6Gi}}"
     out = run(text + claim(req("a", too_much) + req("b", too_much)))
@@ -434,14 +485,19 @@ def test_binding_conditions_and_pool_order() -> None:
 
 
 def test_skip_node_operations_copied_and_node_feature_required() -> None:
-    s = node_slice("n1", "  - name: d0\n", extra="\n  skipNodeOperations: [NodePrepareResources, NodeUnprepareResources]")
+    s = node_slice(
+        "n1", "  - name: d0\n", extra="\n  skipNodeOperations: [NodePrepareResources, NodeUnprepareResources]"
+    )
     gates = {"DRAOptionalNodeOperations": True}
     out = run(gpu_class() + s + claim(req()), gates=gates)
     assert out.claims[0].results[0].skip_node_operations == ["NodePrepareResources", "NodeUnprepareResources"]
     node = "\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
     out = run(gpu_class() + s + node + claim(req()), gates=gates)
     assert out.feasible is False
-    out = run(gpu_class() + s + node + "status: {declaredFeatures: [DRAOptionalNodeOperations]}\n" + claim(req()), gates=gates)
+    out = run(
+        gpu_class() + s + node + "status: {declaredFeatures: [DRAOptionalNodeOperations]}\n" + claim(req()),
+        gates=gates,
+    )
     assert out.feasible is True
 
 
@@ -506,7 +562,9 @@ spec:
 """
     out = run(gpu_class() + s + claim(req()), node="n2")
     assert devices(out) == ["d2"]
-    assert out.claims[0].allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == ["n2"]
+    assert out.claims[0].allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [
+        "n2"
+    ]
 
 
 def test_class_config_from_class_then_claim() -> None:
@@ -528,8 +586,12 @@ def test_pool_generation_and_completeness() -> None:
     old = node_slice("n1", "  - name: old0\n", name="s-old")
     new = node_slice("n1", "  - name: new0\n", name="s-new").replace("generation: 1", "generation: 2")
     assert devices(run(gpu_class() + old + new + claim(req()))) == ["new0"]
-    dup = node_slice("n1", "  - name: x\n", name="s1").replace("resourceSliceCount: 1", "resourceSliceCount: 2")
-    dup += node_slice("n1", "  - name: x\n", name="s2").replace("resourceSliceCount: 1", "resourceSliceCount: 2")
+    dup = node_slice("n1", "  - name: x\n", name="s1").replace(
+        "resourceSliceCount: 1", "resourceSliceCount: 2"
+    )
+    dup += node_slice("n1", "  - name: x\n", name="s2").replace(
+        "resourceSliceCount: 1", "resourceSliceCount: 2"
+    )
     out = run(gpu_class() + dup + claim(req()))
     assert out.feasible is False and "invalid resource pools were encountered" in out.reason
 
@@ -548,7 +610,9 @@ def test_multi_node_prunes_and_picks_first_feasible() -> None:
 def test_budget_exhaustion_is_undecided_not_infeasible() -> None:
     many = "".join(f"  - name: d{i}\n    attributes: {{numa: {{int: {i % 2}}}}}\n" for i in range(24))
     cons = "\n    constraints:\n    - {distinctAttribute: gpu.example.com/numa}"
-    text = gpu_class() + node_slice("n1", many) + claim(req(body="deviceClassName: gpu, count: 3"), extra=cons)
+    text = (
+        gpu_class() + node_slice("n1", many) + claim(req(body="deviceClassName: gpu, count: 3"), extra=cons)
+    )
     out = run(text, budget=Budget(steps=50, seconds=10))
     assert out.feasible is None and out.reason.startswith("undecided")
     assert run(text, budget=Budget(steps=100_000, seconds=10)).feasible is False

@@ -1,0 +1,160 @@
+"""ClusterState: incremental updates, pool gathering (generation, completeness, validity), allocated
+state, taint rules, nodes and extended-resource classes."""
+
+from __future__ import annotations
+
+import yaml
+
+from webhook.profile import load_profile
+from webhook.state import ClusterState, NodeInfo
+
+
+def slice_(
+    name: str,
+    node: str | None,
+    devices: list[str],
+    gen: int = 1,
+    count: int = 1,
+    pool: str = "p",
+    **spec: object,
+) -> dict:
+    s: dict = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": "d.example.com",
+            "pool": {"name": pool, "generation": gen, "resourceSliceCount": count},
+            "devices": [{"name": d} for d in devices],
+            **spec,
+        },
+    }
+    if node:
+        s["spec"]["nodeName"] = node
+    elif not spec:
+        s["spec"]["allNodes"] = True
+    return s
+
+
+def state(*objs: dict, gates: dict[str, bool] | None = None) -> ClusterState:
+    return ClusterState.from_objects(objs, load_profile("1.37", gates or {}))
+
+
+def names(st: ClusterState, node: str | None) -> list[tuple[str, bool, str, list[str]]]:
+    info = st.node(node) if node else NodeInfo(None)
+    return [
+        (p.id[1], p.incomplete, p.invalid, [d.name for s in p.slices for d in s.devices])
+        for p in st.pools_for(info)
+    ]
+
+
+def test_highest_generation_wins_and_completeness() -> None:
+    st = state(slice_("a", "n1", ["x"], gen=1), slice_("b", "n1", ["y"], gen=2))
+    assert names(st, "n1") == [("p", False, "", ["y"])]
+    st.apply(slice_("c", "n1", ["z"], gen=2, count=2))
+    # the first slice by name ("b", count 1) decides the expected count: 2 slices != 1 => incomplete
+    assert names(st, "n1") == [("p", True, "", ["y", "z"])]
+    st = state(slice_("a", "n1", ["x"], count=2))
+    assert names(st, "n1") == [("p", True, "", ["x"])]
+    st.apply(slice_("b", None, ["y"], count=2, perDeviceNodeSelection=True))
+    # the second slice of the pool does not target n1 (no device matches) but completes the pool
+    assert names(st, "n1") == [("p", False, "", ["x"])]
+
+
+def test_obsolete_generation_elsewhere_hides_the_pool() -> None:
+    st = state(slice_("a", "n1", ["x"], count=2), slice_("b", "n2", ["y"], gen=2, count=2))
+    assert names(st, "n1") == []
+
+
+def test_invalid_pools() -> None:
+    st = state(slice_("a", "n1", ["x"], count=2), slice_("b", "n1", ["x"], count=2))
+    assert names(st, "n1")[0][2] == "duplicate device name x"
+    bad = slice_("c", "n1", [])
+    bad["spec"]["devices"] = [
+        {"name": "d", "consumesCounters": [{"counterSet": "nope", "counters": {"m": {"value": "1"}}}]}
+    ]
+    assert "unknown counter set nope" in names(state(bad), "n1")[0][2]
+
+
+def test_incremental_updates_bump_version_and_refresh_caches() -> None:
+    st = state(slice_("a", "n1", ["x"]))
+    v = st.version
+    assert names(st, "n1")[0][3] == ["x"]
+    st.apply(slice_("a", "n1", ["x", "y"]))
+    assert st.version == v + 1 and names(st, "n1")[0][3] == ["x", "y"]
+    st.delete("ResourceSlice", None, "a")
+    assert names(st, "n1") == [] and st.version == v + 2
+    st.apply(slice_("s", None, ["shared"]))
+    assert names(st, "n1")[0][3] == ["shared"]
+
+
+def test_device_keys_change_with_the_slice() -> None:
+    st = state(slice_("a", "n1", ["x"]))
+    k1 = st.slices["a"].devices[0].key
+    st.apply(slice_("a", "n1", ["x"]))
+    assert st.slices["a"].devices[0].key != k1
+
+
+def test_allocated_state() -> None:
+    claim = yaml.safe_load(
+        """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: ns}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: r, driver: d.example.com, pool: p, device: x}
+      - {request: r, driver: d.example.com, pool: p, device: y, adminAccess: true}
+      - {request: r, driver: d.example.com, pool: p, device: z, shareID: 11111111-2222-4333-8444-555555555555,
+         consumedCapacity: {bw: 1Gi}}
+"""
+    )
+    st = state(claim)
+    a = st.allocated
+    assert ("d.example.com", "p", "x") in a.exclusive
+    assert not a.is_allocated(("d.example.com", "p", "y"))
+    assert a.is_allocated(("d.example.com", "p", "z")) and a.capacity[("d.example.com", "p", "z")] == {
+        "bw": 2**30 * 10**9
+    }
+    st.delete("ResourceClaim", "ns", "c")
+    assert not a.exclusive and not a.capacity and not a.shared
+
+
+def test_taint_rules_and_nodes() -> None:
+    rule = {
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "r"},
+        "spec": {"deviceSelector": {"pool": "p"}, "taint": {"key": "k", "effect": "NoSchedule"}},
+    }
+    st = state(slice_("a", "n1", ["x"]), rule)
+    dev = st.slices["a"].devices[0]
+    assert st.device_taints(dev) == ({"key": "k", "effect": "NoSchedule"},)
+    st.delete("DeviceTaintRule", None, "r")
+    assert st.device_taints(dev) == ()
+    st.apply({"kind": "Node", "metadata": {"name": "n1", "labels": {"a": "b"}}})
+    assert [n.name for n in st.candidate_nodes()] == ["n1"] and st.nodes["n1"].labels["a"] == "b"
+
+
+def test_candidate_nodes_without_node_objects() -> None:
+    st = state(slice_("a", "n1", ["x"]), slice_("b", "n2", ["y"], pool="q"))
+    assert [n.name for n in st.candidate_nodes()] == ["n1", "n2"]
+    st.apply(slice_("s", None, ["z"], pool="shared"))
+    assert [n.name for n in st.candidate_nodes()] == ["n1", "n2", None]
+
+
+def test_extended_resource_class_resolution() -> None:
+    def cls(name: str, created: str) -> dict:
+        return {
+            "kind": "DeviceClass",
+            "metadata": {"name": name, "creationTimestamp": created},
+            "spec": {"extendedResourceName": "example.com/gpu"},
+        }
+
+    st = state(
+        cls("b", "2026-01-01T00:00:00Z"), cls("a", "2026-01-01T00:00:00Z"), cls("old", "2025-01-01T00:00:00Z")
+    )
+    assert st.class_for_extended_resource("example.com/gpu") == "a"
+    assert st.class_for_extended_resource("deviceclass.resource.kubernetes.io/old") == "old"
+    assert st.class_for_extended_resource("example.com/none") is None
