@@ -1,5 +1,6 @@
 """`draguard` entry point: argument parsing, exit codes, output. Exit codes of `validate`:
-0 clean (warnings allowed), 1 any error, 2 usage error or unreadable input."""
+0 clean (warnings allowed), 1 any error, 2 usage error or unreadable input; of `simulate`: 0 all
+feasible, 1 any infeasible (or invalid input), 3 any undecided, 2 usage."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from webhook import __version__
 from webhook.cli.formats import FORMATS, render, rules_table
@@ -43,6 +44,31 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_budget_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--budget-steps",
+        type=int,
+        default=200_000,
+        metavar="N",
+        help="allocator search steps per Pod before the answer is undecided (default 200000)",
+    )
+    p.add_argument(
+        "--budget-seconds",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="allocator wall-clock limit per Pod before the answer is undecided (default 2)",
+    )
+
+
+def _budget(args: argparse.Namespace) -> Any:
+    from webhook.engine import Budget
+
+    if args.budget_steps < 0 or args.budget_seconds < 0:
+        raise UsageError("--budget-steps and --budget-seconds must not be negative")
+    return Budget(steps=args.budget_steps, seconds=args.budget_seconds)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="draguard",
@@ -67,6 +93,35 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
+    v.add_argument(
+        "--feasibility",
+        action="store_true",
+        help="also allocate the input's claims/Pods against the input's cluster objects "
+        "(as `draguard simulate`): infeasible ones are errors, undecided ones warnings",
+    )
+    _add_budget_args(v)
+
+    m = sub.add_parser(
+        "simulate",
+        help="allocate the input's Pods/claims against the input's cluster objects",
+        description="Load manifests: ResourceSlices, DeviceClasses, DeviceTaintRules, Nodes and allocated "
+        "ResourceClaims form the cluster; each Pod (in file order) is scheduled with the claims it "
+        "references, or, without Pods, all unallocated claims are allocated together. Objects with "
+        "validation errors are reported and left out.",
+    )
+    m.add_argument("paths", nargs="+", metavar="PATH")
+    m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
+    _add_profile_args(m)
+    m.add_argument(
+        "-j",
+        "-n",
+        "--jobs",
+        dest="jobs",
+        type=int,
+        default=0,
+        help="parallel workers for loading (default: all cores)",
+    )
+    _add_budget_args(m)
 
     s = sub.add_parser(
         "strip",
@@ -90,7 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args)
         if args.command == "strip":
             return _strip(args)
+        if args.command == "simulate":
+            return _simulate(args)
         if args.command == "rules":
+            from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
             from webhook.rules import catalog  # noqa: F401
 
             sys.stdout.write(rules_table(args.format))
@@ -116,6 +174,8 @@ def _validate(args: argparse.Namespace) -> int:
 
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates)  # usage errors before any work
+    if args.policy or args.feasibility:
+        from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
     if args.jobs < 0:
         raise UsageError("-j/--jobs must be a positive number")
@@ -124,12 +184,74 @@ def _validate(args: argparse.Namespace) -> int:
     progress = None
     if not args.no_progress and sys.stderr.isatty():
         progress = _Progress()
-    report = check_files(args.paths, options, jobs=args.jobs or os.cpu_count(), progress=progress)
+    stdin_text = None
+    if args.feasibility and "-" in args.paths:
+        from webhook.io.documents import read_text
+
+        stdin_text = read_text("-")  # read once: validation and simulation both need it
+    report = check_files(
+        args.paths, options, jobs=args.jobs or os.cpu_count(), progress=progress, stdin_text=stdin_text
+    )
     if progress:
         progress.finish()
+    if args.feasibility:
+        _add_feasibility(args, report, gates, policy, stdin_text)
     sys.stdout.write(render(report, args.format, args.summary))
     sys.stdout.flush()
     return EXIT_ERRORS if report.errors else EXIT_OK
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from webhook.simulate import SimulateOptions, simulate
+    from webhook.simulate.render import render_text
+
+    gates = parse_feature_gates(args.feature_gates)
+    load_profile(args.k8s_version, gates)
+    if args.jobs < 0:
+        raise UsageError("-j/--jobs must be a positive number")
+    options = SimulateOptions(
+        args.k8s_version,
+        tuple(sorted(gates.items())),
+        budget=_budget(args),
+        jobs=args.jobs or os.cpu_count() or 1,
+    )
+    report = simulate(args.paths, options)
+    if args.format == "json":
+        import json
+
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    sys.stdout.flush()
+    return report.exit_code
+
+
+def _add_feasibility(
+    args: argparse.Namespace, report: Any, gates: dict[str, bool], policy: Any, stdin_text: str | None
+) -> None:
+    """Simulate the same input and add `feasibility.*` violations to the objects they concern."""
+    from webhook.simulate import SimulateOptions, feasibility_violations, simulate
+
+    options = SimulateOptions(
+        args.k8s_version,
+        tuple(sorted(gates.items())),
+        policy,
+        budget=_budget(args),
+        jobs=args.jobs or os.cpu_count() or 1,
+        stdin_text=stdin_text,
+    )
+    sim = simulate(args.paths, options)
+    index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
+    for pod in sim.pods:
+        for subject, violation in feasibility_violations(pod):
+            if policy is not None and not policy.enabled(violation.rule):
+                continue
+            target = index.get(
+                (subject.source, subject.line, subject.kind, subject.namespace or "default", subject.name)
+            )
+            if target is None:
+                continue
+            target.violations.extend(policy.apply([violation]) if policy else [violation])
 
 
 def _strip(args: argparse.Namespace) -> int:

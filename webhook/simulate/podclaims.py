@@ -1,0 +1,194 @@
+"""The ResourceClaims a Pod uses: named claims, claims the resource claim controller generates from
+templates (`<pod>-<claim>-xxxxx`, annotation `resource.kubernetes.io/pod-claim-name`), and node
+constraints of claims that are already allocated."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from webhook.model.path import Path
+from webhook.simulate.extended import controlled_by, owner_reference
+
+POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+CONTROLLER_BASE_MAX = 57  # the controller leaves room for "-" and 5 random characters
+APISERVER_BASE_MAX = 58  # the API server truncates generateName to 63 - 5 characters
+RANDOM_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def namespace_of(obj: dict[str, Any]) -> str:
+    """metadata.namespace, `default` when unset (as kubectl applies it)."""
+    ns = _dict(obj.get("metadata")).get("namespace")
+    return ns if isinstance(ns, str) and ns else "default"
+
+
+def name_of(obj: dict[str, Any]) -> str:
+    name = _dict(obj.get("metadata")).get("name")
+    return name if isinstance(name, str) else ""
+
+
+def key_of(obj: dict[str, Any]) -> tuple[str, str]:
+    return namespace_of(obj), name_of(obj)
+
+
+def generated_name(base: str, seed: str) -> str:
+    """What the API server makes of `generateName: base`: base (at most 58 characters) + 5 characters.
+    The suffix is derived from `seed`, so simulations are reproducible."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    suffix = "".join(RANDOM_ALPHABET[b % len(RANDOM_ALPHABET)] for b in digest[:5])
+    return base[:APISERVER_BASE_MAX] + suffix
+
+
+def template_generate_name(pod_name: str, claim_name: str) -> str:
+    """The controller's generateName `<pod>-<claim>-`; when longer than 57, both parts are cut in
+    proportion to their length (and the trailing hyphen is lost, as upstream)."""
+    base = f"{pod_name}-{claim_name}-"
+    if len(base) > CONTROLLER_BASE_MAX:
+        n = len(base)
+        base = (
+            pod_name[: len(pod_name) * CONTROLLER_BASE_MAX // n]
+            + "-"
+            + claim_name[: len(claim_name) * CONTROLLER_BASE_MAX // n]
+        )
+    return base
+
+
+def claim_from_template(pod: dict[str, Any], pod_claim: str, template: dict[str, Any]) -> dict[str, Any]:
+    """The ResourceClaim the resource claim controller creates for `pod_claim` from `template`."""
+    tspec = _dict(template.get("spec"))
+    tmeta = _dict(tspec.get("metadata"))
+    annotations = dict(_dict(tmeta.get("annotations")))
+    annotations[POD_CLAIM_ANNOTATION] = pod_claim
+    ns, pod_name = namespace_of(pod), name_of(pod)
+    base = template_generate_name(pod_name, pod_claim)
+    meta: dict[str, Any] = {
+        "name": generated_name(base, f"{ns}/{pod_name}/{pod_claim}"),
+        "generateName": base,
+        "namespace": ns,
+        "ownerReferences": [owner_reference(pod, block=True)],
+        "annotations": annotations,
+    }
+    if _dict(tmeta.get("labels")):
+        meta["labels"] = dict(tmeta["labels"])
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": copy.deepcopy(_dict(tspec.get("spec"))),
+    }
+
+
+def find_generated_claim(
+    pod: dict[str, Any], pod_claim: str, claims: dict[tuple[str, str], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """A claim the controller already created for this Pod claim (annotation + controller owner)."""
+    ns, pod_meta = namespace_of(pod), _dict(pod.get("metadata"))
+    for (cns, _), claim in claims.items():
+        if cns != ns:
+            continue
+        cmeta = _dict(claim.get("metadata"))
+        if _dict(cmeta.get("annotations")).get(POD_CLAIM_ANNOTATION) != pod_claim:
+            continue
+        if controlled_by(cmeta, pod_meta):
+            return claim
+    return None
+
+
+@dataclass
+class PodClaim:
+    """One entry of `spec.resourceClaims`: where it is, and the claim it resolves to (or why not)."""
+
+    index: int
+    name: str
+    path: Path
+    claim: dict[str, Any] | None = None
+    generated: bool = False
+    problem: str = ""
+
+
+def resolve_pod_claims(
+    pod: dict[str, Any],
+    claims: dict[tuple[str, str], dict[str, Any]],
+    templates: dict[tuple[str, str], dict[str, Any]],
+    invalid: dict[tuple[str, str], str],
+) -> list[PodClaim]:
+    """Resolve every `spec.resourceClaims[i]` to a claim: by name, by `status.resourceClaimStatuses`,
+    by an earlier generated claim, or by generating one from its template.
+
+    `invalid` maps (kind/namespace, name) keys of objects left out for validation errors to a
+    description, so a Pod naming one gets a precise reason."""
+    ns, pod_name = namespace_of(pod), name_of(pod)
+    statuses = {
+        _dict(s).get("name"): _dict(s).get("resourceClaimName")
+        for s in _list(_dict(pod.get("status")).get("resourceClaimStatuses"))
+    }
+    out: list[PodClaim] = []
+    for i, entry in enumerate(_list(_dict(pod.get("spec")).get("resourceClaims"))):
+        entry = _dict(entry)
+        pc = PodClaim(i, str(entry.get("name", "")), Path("spec").child("resourceClaims").index(i))
+        claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
+        if isinstance(claim_name, str):
+            pc.claim = claims.get((ns, claim_name))
+            if pc.claim is None:
+                pc.problem = _missing("ResourceClaim", ns, claim_name, invalid)
+        elif isinstance(template_name, str):
+            status_name = statuses.get(pc.name)
+            if isinstance(status_name, str) and (ns, status_name) in claims:
+                pc.claim = claims[(ns, status_name)]
+            else:
+                pc.claim = find_generated_claim(pod, pc.name, claims)
+            if pc.claim is None:
+                template = templates.get((ns, template_name))
+                if template is None:
+                    pc.problem = _missing("ResourceClaimTemplate", ns, template_name, invalid)
+                else:
+                    pc.claim = claim_from_template(pod, pc.name, template)
+                    pc.generated = True
+        else:
+            pc.problem = f"pod {ns}/{pod_name}: spec.resourceClaims[{i}] names neither a claim nor a template"
+        out.append(pc)
+    return out
+
+
+def _missing(kind: str, ns: str, name: str, invalid: dict[tuple[str, str], str]) -> str:
+    why = invalid.get((f"{kind}/{ns}", name))
+    if why:
+        return f'{kind} "{ns}/{name}" was left out of the simulation: {why}'
+    return f'{kind} "{ns}/{name}" not found in the input'
+
+
+def merge_node_selector(pod: dict[str, Any], selector: dict[str, Any] | None) -> dict[str, Any]:
+    """The Pod with a claim's allocation `nodeSelector` ANDed into its required node affinity
+    (terms are ORed, so the result is every pod term combined with every claim term)."""
+    terms = [_dict(t) for t in _list(_dict(selector).get("nodeSelectorTerms"))]
+    if not terms:
+        return pod
+    out = copy.deepcopy(pod)
+    spec = out.setdefault("spec", {})
+    affinity = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+    required = affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    existing = [_dict(t) for t in _list(required.get("nodeSelectorTerms"))]
+    if not existing:
+        combined = [copy.deepcopy(t) for t in terms]
+    else:
+        combined = []
+        for a in existing:
+            for b in terms:
+                term: dict[str, Any] = {}
+                for part in ("matchExpressions", "matchFields"):
+                    items = _list(a.get(part)) + _list(b.get(part))
+                    if items:
+                        term[part] = copy.deepcopy(items)
+                combined.append(term)
+    required["nodeSelectorTerms"] = combined
+    return out

@@ -1,0 +1,61 @@
+"""Text rendering of a simulation: validation errors of objects left out, then one block per Pod."""
+
+from __future__ import annotations
+
+from webhook.simulate import PodSimulation, SimulationReport
+
+
+def _result_line(r: object) -> str:
+    request = getattr(r, "request", "")
+    where = f"{getattr(r, 'driver', '')}/{getattr(r, 'pool', '')}/{getattr(r, 'device', '')}"
+    extras = []
+    if getattr(r, "admin_access", None):
+        extras.append("adminAccess")
+    capacity = getattr(r, "consumed_capacity", None)
+    if capacity:
+        extras.append("consumedCapacity " + ", ".join(f"{k}={v}" for k, v in sorted(capacity.items())))
+    share = getattr(r, "share_id", None)
+    if share:
+        extras.append(f"shareID {share}")
+    tail = f" ({'; '.join(extras)})" if extras else ""
+    return f"    {request}: {where}{tail}"
+
+
+def render_pod(sim: PodSimulation) -> list[str]:
+    title = f"Pod {sim.pod}" if sim.pod else "Claims (allocated together for one Pod)"
+    if sim.feasible:
+        on = f" on node {sim.node}" if sim.node else " (on any node)"
+        lines = [f"{title}: feasible{on}"]
+        if not sim.claims:
+            lines.append("  nothing to allocate through DRA")
+        for c in sim.claims:
+            ns = f"{c.namespace}/" if c.namespace else ""
+            lines.append(f"  claim {ns}{c.name}")
+            lines.extend(_result_line(r) for r in c.results)
+        return lines
+    verdict = "infeasible" if sim.feasible is False else "undecided (allocator budget exhausted)"
+    lines = [f"{title}: {verdict}"]
+    if sim.reason:
+        lines.append(f"  {sim.reason}")
+    return lines
+
+
+def render_text(report: SimulationReport) -> str:
+    lines: list[str] = []
+    invalid = [o for o in report.validation.objects if o.errors]
+    for o in invalid:
+        ns = f"{o.namespace}/" if o.namespace else ""
+        label = f"{o.kind or '?'} {ns}{o.name or '?'}"
+        for v in o.violations:
+            if v.severity.value != "error":
+                continue
+            where = f"{v.field}: " if v.field else ""
+            lines.append(f"{o.source}:{o.line}: error {v.rule}: {where}{v.message} [{label}]")
+    if invalid:
+        lines.append(f"{len(invalid)} object(s) with validation errors were left out of the simulation")
+        lines.append("")
+    if not report.pods:
+        lines.append("nothing to simulate: the input has no Pods and no unallocated ResourceClaims")
+    for sim in report.pods:
+        lines.extend(render_pod(sim))
+    return "\n".join(lines) + "\n"
