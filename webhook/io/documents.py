@@ -10,7 +10,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.io.yamlload import RawDocument, YamlError, YamlIssue, load_documents
+from webhook.io.fastyaml import load_documents
+from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"

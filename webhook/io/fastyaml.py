@@ -1,0 +1,437 @@
+"""A fast, line-oriented reader for the block-style YAML that kubectl, PyYAML and Helm write.
+
+`load_documents` yields exactly what `yamlload.load_documents` yields (data, document lines, item
+lines, issues, errors). Each distinct line is parsed once by one regular expression (and cached), each
+document is built by one loop over an indentation stack; a document outside the subset (flow collections with content,
+anchors, tags, block scalars, multi-line scalars, duplicate keys, tabs, ...) raises `Fallback` and is
+read by the libyaml path, so errors and rare constructs behave exactly as before.
+
+Subset: block mappings and sequences (indentless sequences under a key, `- key: value` compact
+mappings, `- - x` compact sequences), single-line plain, single- and double-quoted scalars, `[]` and
+`{}`, comments, `---` and `...` markers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from webhook.io.yamlload import RawDocument, YamlError, _json_key, _plain_scalar
+from webhook.io.yamlload import load_documents as libyaml_documents
+
+__all__ = ["Fallback", "fast_document", "libyaml_documents", "load_documents"]
+
+
+class Fallback(Exception):
+    """The document is outside the fast subset (or not certainly valid): libyaml reads it."""
+
+
+# -- one line -------------------------------------------------------------------------------------
+# A plain scalar on one line, block context: it does not start with an indicator (`-`, `?`, `:` only
+# when a non-space follows), never holds `: ` or ` #`, never ends with `:`. Runs of spaces must be
+# followed by an ordinary character, so trailing spaces are not part of it. Only ' ' and '\n' are
+# whitespace here: tabs send the document to libyaml before this is used.
+_PLAIN = r"""(?:[^ \n\-?:,\[\]{}#&*!|>'"%@`]|[-?:](?=[^ \n]))(?:[^ \n:]|:(?=[^ \n])| +[^ \n#:])*"""
+_SINGLE = r"'(?:[^'\n]|'')*'"
+_DOUBLE = r'"(?:[^"\\\n]|\\[^\n])*"'
+_KEY = rf"{_PLAIN}|{_SINGLE}|{_DOUBLE}"
+_VALUE = rf"{_PLAIN}|{_SINGLE}|{_DOUBLE}|\[\]|\{{\}}"
+_BLANK_OR_COMMENT = re.compile(r"(?: *(?:(?<![^ \n])#[^\n]*)?\n)* *(?:(?<![^ \n])#[^\n]*)?")
+_MARKER_REST = re.compile(r" *(?:(?<= )#[^\n]*)?")
+# Characters libyaml rejects (reader errors quote stream positions: the whole text goes to libyaml)
+# and line breaks other than \n and \r\n (NEL, LS, PS) and the BOM, which the fast path does not handle.
+_UNSAFE = re.compile(
+    "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+class _Unsafe(Fallback):
+    """A character libyaml's reader rejects: the whole stream goes to libyaml (its error quotes a
+    position in the stream)."""
+
+
+_MISS = object()
+_CACHE_LIMIT = 100_000
+_values: dict[str, Any] = {}  # raw scalar text (quotes included) -> value; immutable values only
+_keys: dict[str, str] = {}  # raw key text -> the JSON key
+
+_ESCAPES = {
+    "0": "\x00",
+    "a": "\x07",
+    "b": "\x08",
+    "t": "\t",
+    "n": "\n",
+    "v": "\x0b",
+    "f": "\x0c",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
+_HEX_LEN = {"x": 2, "u": 4, "U": 8}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _unescape(body: str) -> str:
+    """The value of a one-line double-quoted scalar (libyaml's escapes); Fallback on anything else."""
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        j = body.find("\\", i)
+        if j < 0:
+            out.append(body[i:])
+            break
+        out.append(body[i:j])
+        ch = body[j + 1]  # the row pattern guarantees a character after every backslash
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+            i = j + 2
+            continue
+        width = _HEX_LEN.get(ch)
+        digits = body[j + 2 : j + 2 + width] if width else ""
+        if not width or len(digits) != width or not set(digits) <= _HEX:
+            raise Fallback("escape")
+        code = int(digits, 16)
+        if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+            raise Fallback("escape")
+        out.append(chr(code))
+        i = j + 2 + width
+    return "".join(out)
+
+
+def _value(raw: str) -> Any:
+    """The value of a scalar, `[]` or `{}` as written on a line (the cache-miss path)."""
+    first = raw[0]
+    if first == "'":
+        v: Any = raw[1:-1].replace("''", "'")
+    elif first == '"':
+        v = _unescape(raw[1:-1])
+    elif raw == "[]":
+        return []
+    elif raw == "{}":
+        return {}
+    else:
+        v = _plain_scalar(raw)
+    if len(_values) < _CACHE_LIMIT:
+        _values[raw] = v
+    return v
+
+
+def _key(raw: str) -> str:
+    """The mapping key for a raw key (the cache-miss path); merge keys and overlong keys fall back."""
+    if len(raw) > 1000:  # libyaml's simple keys end within 1024 characters
+        raise Fallback("long key")
+    first = raw[0]
+    if first == "'" or first == '"':
+        k = _value(raw)
+    elif raw == "<<":
+        raise Fallback("merge key")
+    else:
+        v = _plain_scalar(raw)
+        k = v if isinstance(v, str) else _json_key(v)
+    if len(_keys) < _CACHE_LIMIT:
+        _keys[raw] = k
+    return k
+
+
+# -- one document ---------------------------------------------------------------------------------
+# A line is parsed once (then found in `_lines`) into (sig, key, value, column, op, dash):
+# sig = column * 8 + op lets the loop recognise the two commonest rows with one comparison.
+_BLANK, _KV, _K, _KNEW, _DASH, _SCALAR = 0, 1, 2, 3, 4, 5
+_PENDING = object()  # `key:` / `-` with nothing after it: the value is on the next lines (or null)
+_NEW_LIST = object()  # `[]`
+_NEW_DICT = object()  # `{}`
+_BLANK_LINE = (-1, None, None, 0, _BLANK, "")
+_lines: dict[str, tuple[int, Any, Any, int, int, str]] = {}
+_LINE = re.compile(rf"( *)((?:-(?: +|$))*)(?:({_KEY}):(?: +|$))?({_VALUE})? *(?:(?<![^ \n])#[^\n]*)?")
+
+
+def _scalar(raw: str) -> Any:
+    if raw == "[]":
+        return _NEW_LIST
+    if raw == "{}":
+        return _NEW_DICT
+    v = _values.get(raw, _MISS)
+    return _value(raw) if v is _MISS else v
+
+
+def _parse_line(line: str) -> tuple[int, Any, Any, int, int, str]:
+    """The parsed form of one line (the cache-miss path); Fallback if it is outside the subset."""
+    m = _LINE.fullmatch(line)
+    if m is None:
+        raise Fallback("line outside the subset")
+    ind, dash, key, val = m.groups()
+    c = len(ind)
+    p: tuple[int, Any, Any, int, int, str]
+    if not dash and key is None:
+        p = _BLANK_LINE if val is None else (-1, None, _scalar(val), c, _SCALAR, "")
+    else:
+        k = None if key is None else _keys.get(key) or _key(key)
+        v = _PENDING if val is None else _scalar(val)
+        if dash:
+            op = _DASH
+        elif v is _PENDING:
+            op = _K
+        elif v is _NEW_LIST or v is _NEW_DICT:
+            op = _KNEW
+        else:
+            op = _KV
+        p = (c * 8 + op if op != _DASH else -1, k, v, c, op, dash)
+    if _UNSAFE.search(line):
+        raise _Unsafe
+    if len(_lines) >= _CACHE_LIMIT:
+        _lines.clear()
+    _lines[line] = p
+    return p
+
+
+def _build(lines: list[str]) -> tuple[Any, int, list[int] | None]:
+    """(data, index of the root node's line, item line indexes) of one document's lines.
+
+    Raises Fallback for anything outside the subset; returns index -1 when there is no node."""
+    get, parse, pending, new_list, new_dict = _lines.get, _parse_line, _PENDING, _NEW_LIST, _NEW_DICT
+    root: Any = None
+    cont: Any = None  # the open collection
+    col = -1  # its column
+    islist = False
+    indentless = False  # a sequence at the column of the key that holds it
+    stack: list[tuple[Any, int, bool, bool]] = []
+    want_kv = want_k = -100  # sig of `key: value` / `key:` rows that continue the open mapping
+    pend = 0  # 1: the value of `pkey` in cont follows; 2: the next item of list cont follows
+    pkey: Any = None
+    pline = 0
+    doc_row = -1
+    items: list[Any] | None = None  # the root mapping's `items` sequence
+    item_rows: list[int] | None = None
+    for i, line in enumerate(lines):
+        p = get(line)
+        if p is None:
+            p = parse(line)
+        sig, k, v, c, op, dash = p
+        if sig == want_kv:
+            if k in cont:
+                raise Fallback("duplicate key")  # libyaml's builder reports it with its path
+            cont[k] = v
+            continue
+        if sig == want_k:
+            if k in cont:
+                raise Fallback("duplicate key")
+            pend, pkey, want_kv, want_k = 1, k, -100, -100
+            continue
+        if op == _BLANK:
+            continue
+        if op == _SCALAR:
+            if root is None and (v is new_list or v is new_dict):
+                root = [] if v is new_list else {}
+                doc_row, cont, col = i, None, 1 << 30  # nothing may follow
+                continue
+            raise Fallback("scalar line")
+        if root is None:
+            root = cont = [] if dash else {}
+            col, islist, doc_row = c, bool(dash), i
+        elif pend:
+            if c > col or (dash and c == col and not islist):  # the pending node is a collection
+                new: Any = [] if dash else {}
+                if pend == 1:
+                    cont[pkey] = new
+                    if dash and cont is root and pkey == "items":
+                        items, item_rows = new, []
+                else:
+                    cont.append(new)
+                    if cont is items:
+                        item_rows.append(i)  # type: ignore[union-attr]
+                stack.append((cont, col, islist, indentless))
+                indentless = c == col
+                cont, col, islist = new, c, bool(dash)
+            elif pend == 1:
+                cont[pkey] = None
+            else:
+                cont.append(None)
+                if cont is items:
+                    item_rows.append(pline)  # type: ignore[union-attr]
+            pend = 0
+        if dash:
+            if c != col or not islist:
+                while c < col and stack:
+                    cont, col, islist, indentless = stack.pop()
+                if c != col or not islist:
+                    raise Fallback("indentation")
+            if dash != "- ":
+                # `-` alone, `-   x`, `- - x`: one nested sequence per further dash
+                d = dash.find("-", 1)
+                while d > 0:
+                    new = []
+                    cont.append(new)
+                    if cont is items:
+                        item_rows.append(i)  # type: ignore[union-attr]
+                    stack.append((cont, col, True, indentless))
+                    cont, col, indentless = new, c + d, False
+                    d = dash.find("-", d + 1)
+            if k is not None:  # `- key: ...`: a mapping at the column of the key
+                new = {}
+                cont.append(new)
+                if cont is items:
+                    item_rows.append(i)  # type: ignore[union-attr]
+                stack.append((cont, col, True, indentless))
+                cont, col, islist, indentless = new, c + len(dash), False, False
+            elif v is pending:
+                pend, pline, want_kv, want_k = 2, i, -100, -100
+                continue
+            else:
+                cont.append([] if v is new_list else {} if v is new_dict else v)
+                if cont is items:
+                    item_rows.append(i)  # type: ignore[union-attr]
+                want_kv = want_k = -100
+                continue
+        elif c != col or islist:
+            while c < col and stack:
+                cont, col, islist, indentless = stack.pop()
+            if c == col and islist and indentless:
+                cont, col, islist, indentless = stack.pop()
+            if c != col or islist:
+                raise Fallback("indentation")
+        if k in cont:
+            raise Fallback("duplicate key")
+        if v is pending:
+            pend, pkey, want_kv, want_k = 1, k, -100, -100
+            continue
+        if v is new_list:
+            v = []
+            if cont is root and k == "items":
+                items, item_rows = None, []
+        elif v is new_dict:
+            v = {}
+        cont[k] = v
+        want_kv, want_k = col * 8 + _KV, col * 8 + _K
+    if pend == 1:
+        cont[pkey] = None
+    elif pend == 2:
+        cont.append(None)
+        if cont is items:
+            item_rows.append(pline)  # type: ignore[union-attr]
+    return root, doc_row, item_rows
+
+
+def fast_document(text: str) -> tuple[Any, int, list[int] | None]:
+    """(data, 0-based line of the root node, item lines) of one document without markers.
+
+    Raises Fallback outside the subset; line -1: no node."""
+    if "\t" in text:
+        raise Fallback("tab")
+    return _build(text.split("\n"))
+
+
+# -- a stream -------------------------------------------------------------------------------------
+
+
+def load_documents(text: str) -> Iterator[RawDocument | YamlError]:
+    """Every document of a YAML stream, as `yamlload.load_documents` reads it, but faster."""
+    try:
+        found = _read_stream(text)
+    except _Unsafe:
+        found = libyaml_documents(text)  # type: ignore[assignment]
+    yield from found
+
+
+def _read_stream(original: str) -> list[RawDocument | YamlError]:
+    text = original
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")  # libyaml reads CR LF as one line break
+        if "\r" in text:
+            raise _Unsafe  # a lone CR is a line break too: not worth a fast path
+    out: list[RawDocument | YamlError] = []
+    # Chunks: the text before the first `---` line, then one per `---` line (up to the next one).
+    starts = [0]
+    dots: list[int | None] = [None]  # start of the `...` line in the chunk
+    for pos, kind in _markers(text):
+        if kind == "-":
+            starts.append(pos)
+            dots.append(None)
+        elif dots[-1] is None:
+            dots[-1] = pos
+        else:
+            dots[-1] = -1  # two `...` lines: libyaml's business
+    starts.append(len(text))
+    line = 1  # 1-based line of the chunk's start
+    for n in range(len(starts) - 1):
+        start, stop = starts[n], starts[n + 1]
+        try:
+            doc = _fast_chunk(text, start, stop, dots[n], n > 0, line)
+            if doc is not None:
+                out.append(doc)
+        except Fallback:
+            if _UNSAFE.search(text, start):
+                raise _Unsafe from None
+            found = [_shift(d, line - 1) for d in libyaml_documents(text[start:stop])]
+            if any(isinstance(d, YamlError) for d in found):
+                # an error: read the rest as the libyaml path would have, from this `---` on
+                out.extend(_shift(d, line - 1) for d in libyaml_documents(text[start:]))
+                return out
+            out.extend(found)
+        line += text.count("\n", start, stop)
+    return out
+
+
+def _markers(text: str) -> list[tuple[int, str]]:
+    """(position, "-" or ".") of the `---` and `...` lines: at the start of a line, then a blank."""
+    found = []
+    for mark in ("---", "..."):
+        pos = 0 if text.startswith(mark) else text.find("\n" + mark) + 1 or -1
+        while pos >= 0:
+            if text[pos + 3 : pos + 4] in ("", " ", "\t", "\n"):
+                found.append((pos, mark[0]))
+            pos = text.find("\n" + mark, pos) + 1 or -1
+    found.sort()
+    return found
+
+
+def _fast_chunk(
+    text: str, start: int, stop: int, dots: int | None, explicit: bool, line: int
+) -> RawDocument | None:
+    content = start
+    if explicit:  # the `---` line: nothing but a comment may follow the marker
+        eol = text.find("\n", start, stop)
+        eol = stop if eol < 0 else eol
+        if not _MARKER_REST.fullmatch(text, start + 3, eol) or _UNSAFE.search(text, start, eol):
+            raise Fallback("content on the --- line")
+        if eol == stop:
+            raise Fallback("empty document")
+        content, line = eol + 1, line + 1
+    end = stop
+    if dots is not None:
+        if (
+            dots < 0
+            or not _BLANK_OR_COMMENT.fullmatch(text, dots + 3, stop)
+            or _UNSAFE.search(text, dots, stop)
+        ):
+            raise Fallback("content after ...")
+        end = dots
+    if text.find("\t", content, end) >= 0:
+        raise Fallback("tab")
+    data, row, item_rows = _build(text[content:end].split("\n"))
+    if row < 0:
+        if explicit or dots is not None:
+            raise Fallback("empty document")
+        return None  # only comments before the first `---`
+    item_lines = None if item_rows is None else [line + r for r in item_rows]
+    return RawDocument(line + row, data, [], item_lines)
+
+
+def _shift(d: RawDocument | YamlError, lines: int) -> RawDocument | YamlError:
+    """A result of reading a chunk on its own, with lines counted from the start of the stream."""
+    d.line += lines
+    if isinstance(d, RawDocument):
+        for issue in d.issues:
+            issue.line += lines
+        if d.item_lines is not None:
+            d.item_lines = [x + lines for x in d.item_lines]
+    return d
