@@ -82,6 +82,14 @@ def _as_int64(value: Any) -> int | None:
     return q.int_value()
 
 
+def _whole(value: Any) -> int:
+    """A node's scalar resource as the scheduler reads it (Go `Value()`: whole units, rounded up)."""
+    try:
+        return parse_quantity(value).int_value()
+    except (ValueError, TypeError, OverflowError):
+        return 0
+
+
 def all_containers(pod: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """`initContainers ++ containers` and the number of init containers."""
     spec = _dict(pod.get("spec"))
@@ -136,7 +144,7 @@ def node_variant(
     dra: set[str] = set()
     for r in sorted(pod_resources):
         present = r in allocatable
-        amount = _as_int64(allocatable[r]) if present else 0
+        amount = _whole(allocatable[r]) if present else 0
         if r in mapping and not amount:
             dra.add(r)
         elif not present:
