@@ -13,7 +13,6 @@ from functools import lru_cache
 from typing import Any
 
 from webhook.model import names
-from webhook.rules import fielderr
 
 KIND = ("ResourceSlice",)
 
