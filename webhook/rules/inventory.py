@@ -10,22 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Consumption:
-    """One `consumesCounters[j]` entry of a device: the set, its counters (quantity strings), groups."""
+class Consumption(NamedTuple):
+    """One `consumesCounters[j]` entry of a device: the set, its counters (quantity strings), groups.
+
+    Device and consumption records are tuples: a slice holds many, and they cross the process
+    boundary (tuples pickle several times faster than slotted dataclasses)."""
 
     counter_set: str
     counters: tuple[tuple[str, str], ...]
     groups: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceRec:
+class DeviceRec(NamedTuple):
     name: str
     consumes: tuple[Consumption, ...]
 
@@ -119,6 +120,7 @@ def _slice_record(obj: dict[str, Any], index: int) -> SliceRec | None:
         for cs in map(_dict, _list(spec.get("sharedCounters")))
     )
     devices = []
+    seen: dict[Any, Any] = {}  # equal consumption lists of the slice's devices: one shared tuple
     for d in map(_dict, _list(spec.get("devices"))):
         consumes = tuple(
             Consumption(
@@ -128,7 +130,7 @@ def _slice_record(obj: dict[str, Any], index: int) -> SliceRec | None:
             )
             for c in map(_dict, _list(d.get("consumesCounters")))
         )
-        devices.append(DeviceRec(_s(d.get("name")), consumes))
+        devices.append(DeviceRec(_s(d.get("name")), seen.setdefault(consumes, consumes)))
     return SliceRec(
         index,
         _s(_dict(obj.get("metadata")).get("name")),
