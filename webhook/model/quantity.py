@@ -61,8 +61,12 @@ def _normalize(mant: int, exp: int) -> tuple[int, int]:
     return mant, exp
 
 
+_NDIGITS_EXACT = 10**4000  # below this, count digits exactly (computed once: it is a 13,000-bit number)
+
+
 def _ndigits(n: int) -> int:
-    return len(str(abs(n))) if abs(n) < 10**4000 else n.bit_length() * 30103 // 100000 + 1
+    n = abs(n)
+    return len(str(n)) if n < _NDIGITS_EXACT else n.bit_length() * 30103 // 100000 + 1
 
 
 @total_ordering
@@ -157,6 +161,11 @@ class Quantity:
             return -1 if sa < sb else 1
         if sa == 0:
             return 0
+        ea, eb = self._exp, other._exp
+        if -64 < ea < 64 and -64 < eb < 64:  # the usual case: align exactly and compare integers
+            e = min(ea, eb)
+            a, b = self._mant * 10 ** (ea - e), other._mant * 10 ** (eb - e)
+            return (a > b) - (a < b)
         # Same sign, both non-zero: compare magnitudes by order of magnitude, then digits.
         ma, mb = abs(self._mant), abs(other._mant)
         la, lb = _ndigits(ma), _ndigits(mb)
