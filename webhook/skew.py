@@ -99,8 +99,12 @@ SPEC: Location = ("spec",)
 
 
 def _device_fields(*names: str) -> LocationsFn:
+    wanted = frozenset(names)
+
     def locations(obj: dict[str, Any]) -> Iterator[Location]:
         for i, d in _items(obj, "spec", "devices"):
+            if wanted.isdisjoint(d):  # the usual case: one cheap set test per device
+                continue
             for n in names:
                 if _has(d, n):
                     yield ("spec", "devices", i, n)
@@ -147,17 +151,28 @@ def _partitionable_in_use(obj: dict[str, Any]) -> bool:
 
 def _request_policies(obj: dict[str, Any]) -> Iterator[Location]:
     for i, d in _items(obj, "spec", "devices"):
-        for k, cap in _entries(d, "capacity"):
-            if _has(cap, "requestPolicy"):
-                yield ("spec", "devices", i, "capacity", Key(k), "requestPolicy")
+        caps = d.get("capacity")
+        if not caps or not isinstance(caps, dict):
+            continue
+        for k, cap in caps.items():
+            if type(cap) is dict and "requestPolicy" in cap:
+                yield ("spec", "devices", i, "capacity", Key(str(k)), "requestPolicy")
+
+
+_LIST_ATTR_SET = frozenset(_LIST_ATTRS)
 
 
 def _list_attributes(obj: dict[str, Any]) -> Iterator[Location]:
     for i, d in _items(obj, "spec", "devices"):
-        for k, attr in _entries(d, "attributes"):
+        attrs = d.get("attributes")
+        if not isinstance(attrs, dict):
+            continue
+        for k, attr in attrs.items():
+            if type(attr) is not dict or _LIST_ATTR_SET.isdisjoint(attr):  # scalars: one set test
+                continue
             for n in _LIST_ATTRS:
                 if _has(attr, n):
-                    yield ("spec", "devices", i, "attributes", Key(k), n)
+                    yield ("spec", "devices", i, "attributes", Key(str(k)), n)
 
 
 def _compat_groups(obj: dict[str, Any]) -> Iterator[Location]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter as Tally
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from webhook.model.path import Path
@@ -108,13 +109,23 @@ def _analyse_refs(inventory: Inventory) -> tuple[list[_Ref], list[_Ref], list[_R
         for pos, rec in view.current:
             for i, device in enumerate(rec.devices):
                 for j, use in enumerate(device.consumes):
-                    base = _consumption_path(i, j)
                     found = view.sets.get(use.counter_set)
                     if found is None:
-                        _missing_set(view, pos, base, use.counter_set, errors, unchecked)
+                        _missing_set(view, pos, _consumption_path(i, j), use.counter_set, errors, unchecked)
                         continue
+                    defined = found[2]
+                    if all(c in defined and not _exceeds(q, defined[c]) for c, q in use.counters):
+                        continue  # the usual case: nothing to report, no paths built
                     _check_counters(
-                        view, pos, base, device.name, use.counter_set, use.counters, found, errors, exceeding
+                        view,
+                        pos,
+                        _consumption_path(i, j),
+                        device.name,
+                        use.counter_set,
+                        use.counters,
+                        found,
+                        errors,
+                        exceeding,
                     )
     return errors, unchecked, exceeding
 
@@ -156,6 +167,15 @@ def _missing_set(
         )
 
 
+@lru_cache(maxsize=4096)
+def _exceeds(need: str, have: str) -> bool:
+    """Whether quantity `need` is more than `have` (malformed quantities: False, reported elsewhere)."""
+    try:
+        return parse_quantity(need) > parse_quantity(have)
+    except (ValueError, TypeError):
+        return False
+
+
 def _check_counters(
     view: PoolView,
     pos: int,
@@ -183,11 +203,7 @@ def _check_counters(
                 )
             )
             continue
-        try:
-            need, have = parse_quantity(qty), parse_quantity(defined[counter])
-        except (ValueError, TypeError):
-            continue  # malformed quantities are reported by the single-object rules
-        if need > have:
+        if _exceeds(qty, defined[counter]):
             exceeding.append(
                 _Ref(
                     pos,
