@@ -24,7 +24,9 @@ from webhook.engine.eligibility import (
 )
 from webhook.engine.requests import Alt, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import selectable
+from webhook.model.quantity import parse_quantity
 from webhook.state.cluster import ClusterState
+from webhook.state.pools import Pool
 
 if TYPE_CHECKING:
     from webhook.engine.allocate import NodePlan
@@ -109,6 +111,46 @@ def _sentence(alt: Alt, rows: list[list[Any]]) -> str:
     return f"request {alt.ref}: " + "; ".join(parts)
 
 
+def _nano(n: int) -> str:
+    """A nano-unit counter value as a short quantity string: binary suffix when exact (8Gi), else decimal."""
+    if n % 10**9 == 0:
+        units = n // 10**9
+        for suffix, power in (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
+            if units and units % (1 << power) == 0:
+                return f"{units >> power}{suffix}"
+        return str(units)
+    return parse_quantity(f"{n}n").canonical()
+
+
+def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Features) -> str:
+    """When every candidate of a request draws on one counter set, whether that set can hold `count`
+    of them at all (the smallest consumptions summed): a proof of why counters block the request."""
+    need = alt.count
+    if alt.all_mode or alt.admin or need < 2:
+        return ""
+    where: tuple[Pool, str] | None = None
+    uses: list[dict[str, int]] = []
+    for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
+        if blocker(state, alt, p, d, f) is not None:
+            continue
+        if len(d.consumes) != 1 or (where is not None and where != (p, d.consumes[0].counter_set)):
+            return ""  # candidates on several sets: no single-set argument
+        where = (p, d.consumes[0].counter_set)
+        uses.append(dict(d.consumes[0].counters))
+    if where is None or len(uses) < need:
+        return ""
+    pool, set_name = where
+    for counter, free in sorted(pool.available.get(set_name, {}).items()):
+        smallest = sum(sorted(u.get(counter, 0) for u in uses)[:need])
+        if smallest > free:
+            return (
+                f"request {alt.ref}: all {len(uses)} candidate devices draw on counter set {set_name} of pool "
+                f"{pool.id[0]}/{pool.id[1]}, whose counter {counter} has {_nano(free)} free, but any {need} of "
+                f"them need at least {_nano(smallest)}"
+            )
+    return ""
+
+
 def explain(
     state: ClusterState,
     claims: list[PreparedClaim],
@@ -143,6 +185,15 @@ def explain(
     if emptied:
         reasons.append("; ".join(emptied) if len(emptied) == 1 else " | ".join(emptied))
     else:
+        contention = [
+            m
+            for pc in claims
+            for req in pc.requests
+            for alt in req.alts
+            if (m := _counter_contention(state, alt, best, f))
+        ]
+        if contention:
+            reasons.append(" | ".join(contention))
         cons = [f"{c.kind}Attribute {c.attribute}" for pc in claims for c in pc.constraints]
         reasons.append(
             "every request has enough devices on its own, but no combination satisfies them together"
