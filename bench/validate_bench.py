@@ -24,7 +24,10 @@ DEVICES_PER_SLICE = 64
 SLICES_PER_FILE = 50
 
 
-def _device(node: int, gpu: int, part: int) -> dict:
+_NODE = "NODEIDX"  # placeholder replaced per node in the dumped text (generation speed)
+
+
+def _device(gpu: int, part: int) -> dict:
     return {
         "name": f"gpu-{gpu}-part-{part}",
         "attributes": {
@@ -32,7 +35,7 @@ def _device(node: int, gpu: int, part: int) -> dict:
             "index": {"int": gpu},
             "partition": {"int": part},
             "driverVersion": {"version": "1.2.3"},
-            "uuid": {"string": f"GPU-{node:05d}-{gpu}-{part}"},
+            "uuid": {"string": f"GPU-{_NODE}-{gpu}-{part}"},
             "resource.kubernetes.io/pcieRoot": {"string": f"pci0000:{gpu // 4:02d}"},
         },
         "capacity": {"memory": {"value": "10Gi"}, "cores": {"value": 16}},
@@ -42,61 +45,46 @@ def _device(node: int, gpu: int, part: int) -> dict:
     }
 
 
+def _node_template() -> str:
+    """Both slices of one node's pool (a counter slice and a slice of 64 partitions) as YAML text."""
+    pool = {"name": f"node-{_NODE}", "generation": 1, "resourceSliceCount": 2}
+    counters = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"node-{_NODE}-counters"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "pool": pool,
+            "nodeName": f"node-{_NODE}",
+            "sharedCounters": [
+                {"name": f"gpu-{g}", "counters": {"memory": {"value": "80Gi"}, "cores": {"value": "132"}}}
+                for g in range(8)
+            ],
+        },
+    }
+    devices = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"node-{_NODE}-devices"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "pool": pool,
+            "nodeName": f"node-{_NODE}",
+            "devices": [_device(g, p) for g in range(8) for p in range(8)],
+        },
+    }
+    return yaml.dump_all([counters, devices], Dumper=yaml.CSafeDumper, sort_keys=False, explicit_start=True)
+
+
 def generate(slices: int, out_dir: str) -> tuple[int, int]:
     """Write `slices` device slices (+ one counter slice per pool); return (objects, devices)."""
-    docs: list[dict] = []
-    objects = devices = 0
-    file_no = 0
-
-    def flush() -> None:
-        nonlocal docs, file_no
-        if docs:
-            with open(os.path.join(out_dir, f"slices-{file_no:05d}.yaml"), "w") as f:
-                yaml.dump_all(docs, f, Dumper=yaml.CSafeDumper, sort_keys=False)
-            file_no += 1
-            docs = []
-
-    per_pool = 1  # device slices per pool: 64 partitions = 8 GPUs x 8 partitions
-    for node in range(slices // per_pool):
-        pool = {"name": f"node-{node}", "generation": 1, "resourceSliceCount": per_pool + 1}
-        docs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"node-{node}-counters"},
-                "spec": {
-                    "driver": "gpu.example.com",
-                    "pool": pool,
-                    "nodeName": f"node-{node}",
-                    "sharedCounters": [
-                        {
-                            "name": f"gpu-{g}",
-                            "counters": {"memory": {"value": "80Gi"}, "cores": {"value": "132"}},
-                        }
-                        for g in range(8)
-                    ],
-                },
-            }
-        )
-        docs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"node-{node}-devices"},
-                "spec": {
-                    "driver": "gpu.example.com",
-                    "pool": pool,
-                    "nodeName": f"node-{node}",
-                    "devices": [_device(node, g, p) for g in range(8) for p in range(8)],
-                },
-            }
-        )
-        objects += 2
-        devices += DEVICES_PER_SLICE
-        if len(docs) >= SLICES_PER_FILE:
-            flush()
-    flush()
-    return objects, devices
+    template = _node_template()
+    per_file = SLICES_PER_FILE // 2
+    for first in range(0, slices, per_file):
+        nodes = range(first, min(slices, first + per_file))
+        with open(os.path.join(out_dir, f"slices-{first // per_file:05d}.yaml"), "w") as f:
+            f.write("".join(template.replace(_NODE, f"{n:05d}") for n in nodes))
+    return 2 * slices, DEVICES_PER_SLICE * slices
 
 
 def main() -> int:
