@@ -1,5 +1,5 @@
 """`devices[].nodeAllocatableResources` (I-22, DRANodeAllocatableResources, alpha): node resources a
-device's allocation adds to or takes from the node (`cpu`, `memory`, `ephemeral-storage`, `hugepages-*`).
+device's allocation adds to or takes from the node (`cpu`, `memory`, `hugepages-*`; not `ephemeral-storage`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from webhook.rules import fielderr
 from webhook.rules.registry import object_rule
 from webhook.rules.slice_devices import KIND, checked_devices
 
-_NODE_ALLOCATABLE = ("cpu", "memory", "ephemeral-storage")
+_NODE_ALLOCATABLE = ("cpu", "memory")  # upstream rejects ephemeral-storage here
 _UNION = "`capacityKey`, `deviceMultiplier`"
 
 
 def is_node_allocatable_resource(name: str) -> bool:
-    """cpu, memory, ephemeral-storage or a hugepages-<size> resource (never an extended resource)."""
+    """cpu, memory or a hugepages-<size> resource (upstream `IsNodeAllocatableResourceName`: never
+    ephemeral-storage, never an extended resource)."""
     return name in _NODE_ALLOCATABLE or name.startswith("hugepages-")
 
 
