@@ -147,6 +147,13 @@ def test_pods_are_placed_in_file_order_and_fill_the_state(
         }
         for i in range(2)
     ]
+    # the whole allocation, as stored in status.allocation: node-local devices pin the node
+    assert claim["allocation"]["nodeSelector"] == {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}
+        ]
+    }
+    assert [r["device"] for r in claim["allocation"]["devices"]["results"]] == ["gpu-0", "gpu-1"]
     assert second["pod"] == "team/trainer-2" and second["feasible"] is False and second["claims"] == []
     assert "request gpus" in second["reason"] and "allocated" in second["reason"]
 
@@ -288,6 +295,7 @@ def test_text_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     text = capsys.readouterr().out
     assert "Pod team/trainer: feasible on node node-a\n  claim team/trainer-gpus-" in text
     assert "    gpus: gpu.example.com/node-a/gpu-0\n" in text
+    assert "    node selector: metadata.name In ['node-a']\n" in text
     assert "Pod team/trainer-2: infeasible\n  request gpus:" in text
 
 

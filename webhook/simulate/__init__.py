@@ -104,6 +104,8 @@ class PodSimulation:
                         }
                         for r in c.results
                     ],
+                    # the whole status.allocation as an API server would store it (incl. nodeSelector)
+                    "allocation": c.allocation,
                 }
                 for c in self.claims
             ],

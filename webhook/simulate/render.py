@@ -21,6 +21,17 @@ def _result_line(r: object) -> str:
     return f"    {request}: {where}{tail}"
 
 
+def _node_selector(sel: object) -> str:
+    """`metadata.name In [n1]; gpu=a100` from an allocation's nodeSelector (none: usable on every node)."""
+    if not isinstance(sel, dict) or not sel.get("nodeSelectorTerms"):
+        return "none (the allocation can be used on every node)"
+    terms = []
+    for term in sel["nodeSelectorTerms"]:
+        reqs = [*(term.get("matchFields") or []), *(term.get("matchExpressions") or [])]
+        terms.append(", ".join(f"{r.get('key')} {r.get('operator')} {r.get('values') or []}" for r in reqs))
+    return " OR ".join(terms)
+
+
 def render_pod(sim: PodSimulation) -> list[str]:
     title = f"Pod {sim.pod}" if sim.pod else "Claims (allocated together for one Pod)"
     if sim.feasible:
@@ -32,6 +43,8 @@ def render_pod(sim: PodSimulation) -> list[str]:
             ns = f"{c.namespace}/" if c.namespace else ""
             lines.append(f"  claim {ns}{c.name}")
             lines.extend(_result_line(r) for r in c.results)
+            selector = _node_selector(c.allocation.get("nodeSelector"))
+            lines.append(f"    node selector: {selector}")
         return lines
     verdict = "infeasible" if sim.feasible is False else "undecided (allocator budget exhausted)"
     lines = [f"{title}: {verdict}"]
