@@ -237,3 +237,56 @@ def test_upstream_calculate_consumed_capacity(
 )
 def test_upstream_violates_policy(requested: str, policy: dict[str, Any] | None, violates: bool) -> None:
     assert _violates(parse_quantity(requested), _capacity("4", policy)) is violates
+
+
+# --- TestAllocator "interrupt": a cancelled/timed-out allocation is never a wrong answer -----------
+
+INTERRUPT = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: class-a}
+spec: {selectors: [{cel: {expression: device.driver == "driver-a"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: slice-1}
+spec:
+  driver: driver-a
+  nodeName: node-1
+  pool: {name: pool-1, generation: 1, resourceSliceCount: 1}
+  devices: [{name: device-1}, {name: device-2}, {name: device-3}, {name: device-4}, {name: device-5}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {region: region-1}}
+"""
+SIX = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaim",
+    "metadata": {"name": "claim-0"},
+    "spec": {
+        "devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 6}}]}
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("count", "budget", "feasible"),
+    [
+        pytest.param(6, Budget(), False, id="off"),
+        # 6 of 5 is proven impossible by counting, before any search: no budget needed.
+        pytest.param(6, Budget(steps=0, seconds=0.0), False, id="cancel-proven"),
+        pytest.param(5, Budget(), True, id="off-fits"),
+        pytest.param(5, Budget(steps=200_000, seconds=0.0), {True, None}, id="deadline"),
+        pytest.param(5, Budget(steps=0, seconds=10.0), {None}, id="cancel"),
+    ],
+)
+def test_upstream_interrupt(count: int, budget: Budget, feasible: bool | set[bool | None]) -> None:
+    # Upstream: without interruption no error and no result; interrupted, the context's error. Ours:
+    # the answer, or undecided (None) when the budget is gone; never a wrong "infeasible".
+    state = ClusterState.from_objects(list(yaml.safe_load_all(INTERRUPT)), load_profile("1.37"))
+    claim = copy.deepcopy(SIX)
+    claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = count
+    out = allocate(state, [claim], node="node-1", budget=budget)
+    assert out.error is None
+    assert out.feasible in feasible if isinstance(feasible, set) else out.feasible is feasible
