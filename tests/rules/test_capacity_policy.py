@@ -166,3 +166,34 @@ def test_unchanged_capacity_is_not_revalidated_on_update() -> None:
         operation="UPDATE",
     )
     assert only(run(bad, context, direct=True), "device.request-policy") == []
+
+
+def test_absurd_exponent_is_a_finding_not_a_crash() -> None:
+    from webhook.context import Context
+    from webhook.validate import check_object
+
+    obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {
+            "driver": "d.example.com",
+            "nodeName": "n",
+            "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": "eth1",
+                    "allowMultipleAllocations": True,
+                    "capacity": {
+                        "bw": {
+                            "value": "10G",
+                            "requestPolicy": {"default": "1M", "validRange": {"min": "1e99999", "step": "8"}},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    rules = {(v.rule, v.field) for v in check_object(obj, Context())}
+    assert ("internal.rule-crash", "") not in rules
+    assert ("device.request-policy", "spec.devices[0].capacity[bw].requestPolicy.validRange.min") in rules

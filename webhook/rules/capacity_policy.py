@@ -112,7 +112,17 @@ def request_policy_findings(
         return out
     default = _q(default_raw)
     if default is not None:
-        _valid_range(default, max_cap, valid_range or {}, path + ".validRange", fractional_gate, out)
+        try:
+            _valid_range(default, max_cap, valid_range or {}, path + ".validRange", fractional_gate, out)
+        except OverflowError:
+            # e.g. `min: 1e99999`: Go's inf.Dec computes it; exact arithmetic here would be unbounded
+            out.append(
+                Finding(
+                    path + ".validRange",
+                    "Invalid value: a quantity's magnitude is too extreme to check the range exactly "
+                    "(decimal exponent beyond ±10000): use quantities within the int64 range",
+                )
+            )
     return out
 
 
