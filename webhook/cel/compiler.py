@@ -220,6 +220,13 @@ def _walk_device(
         if n.kind == "call" and n.value in ("_[_]", "_[?_]") and len(n.args) == 2:
             which = _device_map(n.args[0], bound)
             key = n.args[1]
+            map_type = _MAP_TYPES.get(which) or _inner_map_type(n.args[0], bound)
+            if map_type and key.kind == "const" and key.type in _NON_STRING_KEYS:
+                line, col = checked.location(n.id)
+                errors.append(
+                    f"ERROR: <input>:{line}:{col}: found no matching overload for '{n.value}' applied to "
+                    f"'({map_type}, {key.type})'" + _snippet(expression, line, col)
+                )
             if which and key.kind == "const" and isinstance(key.value, str):
                 (attr_domains if which == "attributes" else cap_domains).add(key.value)
         if n.kind == "select" and n.target is not None and not n.test_only:
@@ -240,6 +247,24 @@ def _walk_device(
 
     visit(checked.root, frozenset())
     return errors, attr_domains, cap_domains
+
+
+# The declared types of `device.attributes` / `device.capacity` (cel-go names them in overload errors).
+_MAP_TYPES = {
+    "attributes": "map(string, map(string, any))",
+    "capacity": "map(string, map(string, kubernetes.Quantity))",
+}
+_INNER_MAP_TYPES = {"attributes": "map(string, any)", "capacity": "map(string, kubernetes.Quantity)"}
+_NON_STRING_KEYS = frozenset({"bool", "int", "uint", "double", "bytes", "null_type"})
+
+
+def _inner_map_type(n: Node, bound: frozenset[str]) -> str:
+    """The type of `device.attributes[<domain>]` / `device.capacity[<domain>]` (a map keyed by string)."""
+    if n.kind == "call" and n.value in ("_[_]", "_[?_]") and len(n.args) == 2:
+        return _INNER_MAP_TYPES.get(_device_map(n.args[0], bound), "")
+    if n.kind == "select" and not n.test_only and n.target is not None:
+        return _INNER_MAP_TYPES.get(_device_map(n.target, bound), "")
+    return ""
 
 
 def _is_device_field(n: Node | None, bound: frozenset[str]) -> bool:
