@@ -107,3 +107,68 @@ def cluster_scoped_namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Find
             _META.child("namespace"),
             f"{obj.get('kind')} is cluster-scoped: namespace {fe.render(value)} is ignored; remove it",
         )
+
+
+_MAX_ANNOTATIONS_BYTES = 256 * 1024
+
+
+@object_rule(
+    "meta.labels",
+    kinds=ALL_KINDS,
+    summary="metadata.labels keys must be qualified names and values label values",
+    field="metadata.labels",
+)
+def label_pairs(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    items = _meta(obj).get("labels")
+    if not isinstance(items, dict):
+        return
+    path = _META.child("labels")
+    for key, value in items.items():
+        for msg in fe.label_name_errors(str(key)):
+            yield Finding(path, msg)
+        if isinstance(value, str):
+            for msg in fe.label_value_errors(value):
+                yield Finding(path, msg)
+
+
+@object_rule(
+    "meta.annotations",
+    kinds=ALL_KINDS,
+    summary="metadata.annotations keys must be qualified names (checked lower-cased); all together ≤256 KiB",
+    field="metadata.annotations",
+)
+def annotation_keys(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    items = _meta(obj).get("annotations")
+    if not isinstance(items, dict):
+        return
+    path = _META.child("annotations")
+    total = 0
+    for key, value in items.items():
+        key = str(key)
+        for msg in names.label_key(key.lower()):
+            yield Finding(path, fe.invalid(key, msg))
+        total += fe.byte_len(key) + (fe.byte_len(value) if isinstance(value, str) else 0)
+    if total > _MAX_ANNOTATIONS_BYTES:
+        yield Finding(path, f"Too long: may not be more than {_MAX_ANNOTATIONS_BYTES} bytes")
+
+
+_IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp")
+
+
+@object_rule(
+    "meta.immutable",
+    kinds=ALL_KINDS,
+    summary="on update: metadata.name, namespace, uid and creationTimestamp cannot change",
+    field="metadata.name|namespace|uid|creationTimestamp",
+)
+def immutable(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    if ctx.old is None:
+        return
+    new, old = _meta(obj), _meta(ctx.old)
+    for key in _IMMUTABLE_META:
+        if key == "namespace" and obj.get("kind") in CLUSTER_SCOPED:
+            continue
+        if key in ("uid", "creationTimestamp") and not new.get(key):
+            continue  # not sent by the client: the server keeps the stored value
+        if (new.get(key) or "") != (old.get(key) or ""):
+            yield Finding(_META.child(key), fe.invalid(new.get(key) or "", "field is immutable"))

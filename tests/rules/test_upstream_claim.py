@@ -1,0 +1,460 @@
+"""ResourceClaim / ResourceClaimTemplate cases ported from upstream's unit tests.
+
+Source: kubernetes/kubernetes `pkg/apis/resource/validation/validation_resourceclaim_test.go` (TestValidateClaim,
+TestValidateClaimUpdate, TestValidateClaimStatusUpdate; version 045b4933) and
+`validation_resourceclaimtemplate_test.go` (030880a5). Expected outcomes are upstream's, adjusted where the
+v1.37 validation code (`validation.go` 009801d9) differs from those older test files:
+- duplicates are reported at the list index (`requests[5]`), not at `.name` / `.uid` / `.deviceID`;
+- a too-long list short-circuits (no item errors next to `Too many`);
+- a constraint with neither matchAttribute nor distinctAttribute is `Required` at the constraint
+  (DRAConsumableCapacity is on in 1.37);
+- v1 defaulting runs before validation (an unset allocationMode is ExactCount, count 1);
+- a driver name "" is only `Required`; raw JSON that is not JSON cannot be written in a manifest (left out).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.rules.upstream_util import errors, want
+
+GOOD, GOOD2, BAD, NS = "foo", "bar", "!@#$%^", "ns"
+BAD_SUB = "&^%$"
+REQ = "spec.devices.requests"
+CONS = "spec.devices.constraints"
+CONF = "spec.devices.config"
+RES = "status.allocation.devices.results"
+ACONF = "status.allocation.devices.config"
+DEV = "status.devices"
+OPAQUE = {"driver": "dra.example.com", "parameters": {"kind": "foo", "apiVersion": "dra.example.com/v1"}}
+COST = (
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, [1, 2, 3, 4, 5, 6, 7, 8, 9, "
+    "10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z3, [1, 2, 3, 4, 5, "
+    "6, 7, 8, 9, 10].all(z4, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z5, int('1'.find('[0-9]*')) < 100)))))))"
+)
+
+
+def exact(name: str = GOOD, **kw: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "exactly": {"deviceClassName": GOOD, "allocationMode": "ExactCount", "count": 1, **kw},
+    }
+
+
+def sub(name: str) -> dict[str, Any]:
+    return {"name": name, "deviceClassName": GOOD, "allocationMode": "ExactCount", "count": 1}
+
+
+def claim(
+    requests: list[Any] | None = None, name: str = GOOD, ns: str = NS, **devices: Any
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": ns}
+    if not name:
+        del meta["name"]
+    if not ns:
+        del meta["namespace"]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": {"devices": {"requests": requests if requests is not None else [exact()], **devices}},
+    }
+
+
+def first_available_claim() -> dict[str, Any]:
+    return claim([{"name": GOOD, "firstAvailable": [sub(GOOD), sub(GOOD2)]}])
+
+
+def with_meta(**meta: Any) -> dict[str, Any]:
+    c = claim()
+    c["metadata"].update(meta)
+    return c
+
+
+def params_of_size(extra: int = 0) -> dict[str, Any]:
+    """`{"str": "xxx..."}` of exactly 10240 bytes (+extra) when serialized compactly."""
+    return {"str": "x" * (10 * 1024 - 10 + extra)}
+
+
+def config(**opaque: Any) -> dict[str, Any]:
+    return {"opaque": {**OPAQUE, **opaque}}
+
+
+def long_selector(extra: int) -> dict[str, Any]:
+    expr = 'device.driver == ""'
+    return {"cel": {"expression": expr.replace('""', '"' + "x" * (10 * 1024 - len(expr) + extra) + '"')}}
+
+
+LABEL = "Invalid"  # an invalid DNS label / subdomain / label value is an `Invalid` error
+
+
+def _invalid_request() -> dict[str, Any]:
+    reqs = [exact()] + [exact(f"{GOOD}{i}") for i in range(1, 33)]
+    cons = [{"requests": [GOOD, BAD], "matchAttribute": "missing-domain"}, {"matchAttribute": ""}, {}]
+    cons += [{"matchAttribute": "foo/bar"}] * (33 - len(cons))
+    conf = [{"requests": [GOOD, BAD], **config()}] + [config()] * 32
+    return claim(reqs, constraints=cons, config=conf)
+
+
+def _valid_request() -> dict[str, Any]:
+    reqs = [exact()] + [exact(f"{GOOD}{i}") for i in range(1, 32)]
+    return claim(reqs, constraints=[{"matchAttribute": "foo/bar"}] * 32, config=[config()] * 32)
+
+
+def _invalid_spec() -> dict[str, Any]:
+    cons = [{"requests": [GOOD, BAD], "matchAttribute": "missing-domain"}, {"matchAttribute": ""}, {}]
+    return claim(constraints=cons, config=[{"requests": [GOOD, BAD], **config()}])
+
+
+def _allocation_mode() -> dict[str, Any]:
+    return claim(
+        [
+            exact(),
+            exact("foo2", allocationMode="All", count=0),
+            exact("foo3", count=-1),
+            exact("foo4", allocationMode="other"),
+            exact("foo5", allocationMode="All", count=2),
+            exact(),
+        ]
+    )
+
+
+def _configuration() -> dict[str, Any]:
+    no_params = {"opaque": {"driver": "dra.example.com"}}
+    return claim(
+        config=[
+            no_params,  # upstream: empty raw bytes
+            config(),  # upstream: `{` (not JSON; cannot be written in a manifest)
+            config(),  # upstream: `"hello-world"`, see the case `configuration-not-an-object`
+            config(parameters=None),
+            config(parameters=params_of_size()),
+            config(parameters=params_of_size(1)),
+        ]
+    )
+
+
+def _selectors(*selectors: dict[str, Any], index: int = 1) -> dict[str, Any]:
+    reqs = [exact()] if index else []
+    reqs.append(exact(GOOD + "-2" if index else GOOD, selectors=list(selectors)))
+    return claim(reqs)
+
+
+def _subrequests(n: int) -> dict[str, Any]:
+    return claim([{"name": GOOD, "firstAvailable": [sub(f"subreq-{i}") for i in range(n)]}])
+
+
+def _fa(**devices: Any) -> dict[str, Any]:
+    c = first_available_claim()
+    c["spec"]["devices"].update(devices)
+    return c
+
+
+def _both_set() -> dict[str, Any]:
+    c = first_available_claim()
+    c["spec"]["devices"]["requests"][0]["exactly"] = exact(
+        count=2, adminAccess=True, selectors=[{"cel": {"expression": 'device.driver == "dra.example.com"'}}]
+    )["exactly"]
+    return c
+
+
+def _nested_invalid() -> dict[str, Any]:
+    c = first_available_claim()
+    c["spec"]["devices"]["requests"][0]["firstAvailable"][0] = {"name": BAD}
+    return c
+
+
+def _nested_same_name() -> dict[str, Any]:
+    c = first_available_claim()
+    c["spec"]["devices"]["requests"][0]["firstAvailable"][1]["name"] = GOOD
+    return c
+
+
+VALID_META = {
+    "generate-name": {"generateName": "pvc-"},
+    "uid": {"uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"},
+    "resource-version": {"resourceVersion": "1"},
+    "generation": {"generation": 100},
+    "creation-timestamp": {"creationTimestamp": "2026-07-01T00:00:00Z"},
+    "deletion-grace-period-seconds": {"deletionGracePeriodSeconds": 10},
+    "owner-references": {
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "pod", "name": "foo", "uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"}
+        ]
+    },
+    "finalizers": {"finalizers": ["example.com/foo"]},
+    "managed-fields": {
+        "managedFields": [
+            {"fieldsType": "FieldsV1", "operation": "Apply", "apiVersion": "apps/v1", "manager": "foo"}
+        ]
+    },
+    "good-labels": {"labels": {"apps.kubernetes.io/name": "test"}},
+    "good-annotations": {"annotations": {"foo": "bar"}},
+}
+
+CLAIM_CASES: list[tuple[str, Callable[[], dict[str, Any]], Any]] = [
+    ("good-claim", claim, want()),
+    ("missing-name", lambda: claim(name=""), want(("metadata.name", "Required"))),
+    ("bad-name", lambda: claim(name=BAD), want(("metadata.name", "Invalid"))),
+    ("missing-namespace", lambda: claim(ns=""), want(("metadata.namespace", "Required"))),
+    *[(name, lambda m=m: with_meta(**m), want()) for name, m in VALID_META.items()],
+    (
+        "bad-labels",
+        lambda: with_meta(labels={"hello-world": "spaces not allowed"}),
+        want(("metadata.labels", "Invalid")),
+    ),
+    (
+        "bad-annotations",
+        lambda: with_meta(annotations={BAD: "hello world"}),
+        want(("metadata.annotations", "Invalid")),
+    ),
+    (
+        "bad-classname",
+        lambda: claim([exact(deviceClassName=BAD)]),
+        want((f"{REQ}[0].exactly.deviceClassName", "Invalid")),
+    ),
+    (
+        "missing-classname",
+        lambda: claim([exact(deviceClassName="")]),
+        want((f"{REQ}[0].exactly.deviceClassName", "Required")),
+    ),
+    (
+        "invalid-request",  # every list over its limit: only `Too many`, item checks short-circuit
+        _invalid_request,
+        want((REQ, "TooMany"), (CONS, "TooMany"), (CONF, "TooMany")),
+    ),
+    ("valid-request", _valid_request, want()),
+    (
+        "invalid-spec",
+        _invalid_spec,
+        want(
+            (f"{CONS}[0].requests[1]", "Invalid"),
+            (f"{CONS}[0].requests[1]", "Invalid"),
+            (f"{CONS}[0].matchAttribute", "Invalid"),
+            (f"{CONS}[0].matchAttribute", "Invalid"),
+            (f"{CONS}[1].matchAttribute", "Invalid"),
+            (f"{CONS}[1].matchAttribute", "Invalid"),
+            (f"{CONS}[2]", "Required"),
+            (f"{CONF}[0].requests[1]", "Invalid"),
+            (f"{CONF}[0].requests[1]", "Invalid"),
+        ),
+    ),
+    (
+        "allocation-mode",
+        _allocation_mode,
+        want(
+            (f"{REQ}[2].exactly.count", "Invalid"),
+            (f"{REQ}[3].exactly.allocationMode", "NotSupported"),
+            (f"{REQ}[4].exactly.count", "Invalid"),
+            (f"{REQ}[5]", "Duplicate"),
+        ),
+    ),
+    (
+        "configuration",
+        _configuration,
+        want(
+            (f"{CONF}[0].opaque.parameters", "Required"),
+            (f"{CONF}[3].opaque.parameters", "Required"),
+            (f"{CONF}[5].opaque.parameters", "TooLong"),
+        ),
+    ),
+    (
+        # Same path and type as upstream, but our structural layer treats a non-object RawExtension as a
+        # type error that stops the object's other checks (the API server would report them too).
+        "configuration-not-an-object",
+        lambda: claim(config=[config(parameters="hello-world")]),
+        want((f"{CONF}[0].opaque.parameters", "Invalid")),
+    ),
+    (
+        "CEL-compile-errors",
+        lambda: _selectors(
+            {"cel": {"expression": 'device.driver == "dra.example.com"'}},
+            {"cel": {"expression": "device.attributes[true].someBoolean"}},
+        ),
+        want((f"{REQ}[1].exactly.selectors[1].cel.expression", "Invalid")),
+    ),
+    (
+        "CEL-length",
+        lambda: _selectors(long_selector(0), long_selector(1)),
+        want((f"{REQ}[1].exactly.selectors[1].cel.expression", "TooLong")),
+    ),
+    (
+        "CEL-cost",
+        lambda: _selectors({"cel": {"expression": COST}}, index=0),
+        want((f"{REQ}[0].exactly.selectors[0].cel.expression", "Forbidden")),
+    ),
+    ("prioritized-list-valid", first_available_claim, want()),
+    ("prioritized-list-both-first-available-and-exactly-set", _both_set, want((f"{REQ}[0]", "Invalid"))),
+    (
+        "prioritized-list-invalid-nested-request",  # allocationMode is defaulted to ExactCount in v1
+        _nested_invalid,
+        want(
+            (f"{REQ}[0].firstAvailable[0].name", "Invalid"),
+            (f"{REQ}[0].firstAvailable[0].deviceClassName", "Required"),
+        ),
+    ),
+    (
+        "prioritized-list-nested-requests-same-name",
+        _nested_same_name,
+        want((f"{REQ}[0].firstAvailable[1]", "Duplicate")),
+    ),
+    (
+        "prioritized-list-too-many-subrequests",
+        lambda: _subrequests(9),
+        want((f"{REQ}[0].firstAvailable", "TooMany")),
+    ),
+    ("prioritized-list-eight-subrequests", lambda: _subrequests(8), want()),
+    (
+        "prioritized-list-config-requests-with-subrequest-reference",
+        lambda: _fa(config=[{"requests": ["foo/bar"], **config()}]),
+        want(),
+    ),
+    (
+        "prioritized-list-config-requests-with-parent-request-reference",
+        lambda: _fa(config=[{"requests": ["foo"], **config()}]),
+        want(),
+    ),
+    (
+        "prioritized-list-config-requests-with-invalid-subrequest-reference",
+        lambda: _fa(config=[{"requests": ["foo/baz"], **config()}]),
+        want((f"{CONF}[0].requests[0]", "Invalid")),
+    ),
+    (
+        "prioritized-list-constraints-requests-with-subrequest-reference",
+        lambda: _fa(
+            constraints=[{"requests": ["foo/bar"], "matchAttribute": "dra.example.com/driverVersion"}]
+        ),
+        want(),
+    ),
+    (
+        "prioritized-list-constraints-requests-with-parent-request-reference",
+        lambda: _fa(constraints=[{"requests": ["foo"], "matchAttribute": "dra.example.com/driverVersion"}]),
+        want(),
+    ),
+    (
+        "prioritized-list-constraints-requests-with-invalid-subrequest-reference",
+        lambda: _fa(
+            constraints=[{"requests": ["foo/baz"], "matchAttribute": "dra.example.com/driverVersion"}]
+        ),
+        want((f"{CONS}[0].requests[0]", "Invalid")),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "build", "expected"), CLAIM_CASES, ids=[c[0] for c in CLAIM_CASES])
+def test_validate_claim(name: str, build: Callable[[], dict[str, Any]], expected: Any) -> None:
+    assert errors(build()) == expected
+
+
+def template(build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The claim's metadata and spec as a ResourceClaimTemplate."""
+    c = build()
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": c["metadata"],
+        "spec": {"spec": c["spec"]},
+    }
+
+
+def _template_bad_sub_class() -> dict[str, Any]:
+    c = first_available_claim()
+    c["spec"]["devices"]["requests"][0]["firstAvailable"][0]["deviceClassName"] = BAD
+    return c
+
+
+TREQ = "spec.spec.devices.requests"
+TEMPLATE_CASES: list[tuple[str, Callable[[], dict[str, Any]], Any]] = [
+    ("good-claim", claim, want()),
+    ("missing-name", lambda: claim(name=""), want(("metadata.name", "Required"))),
+    ("bad-name", lambda: claim(name=BAD), want(("metadata.name", "Invalid"))),
+    ("missing-namespace", lambda: claim(ns=""), want(("metadata.namespace", "Required"))),
+    *[(name, lambda m=m: with_meta(**m), want()) for name, m in VALID_META.items()],
+    (
+        "bad-labels",
+        lambda: with_meta(labels={"hello-world": "spaces not allowed"}),
+        want(("metadata.labels", "Invalid")),
+    ),
+    (
+        "bad-annotations",
+        lambda: with_meta(annotations={BAD: "hello world"}),
+        want(("metadata.annotations", "Invalid")),
+    ),
+    (
+        "bad-classname",
+        lambda: claim([exact(deviceClassName=BAD)]),
+        want((f"{TREQ}[0].exactly.deviceClassName", "Invalid")),
+    ),
+    ("prioritized-list", first_available_claim, want()),
+    (
+        "prioritized-list-both-first-available-and-exactly-set",
+        _both_set,
+        want((f"{TREQ}[0]", "Invalid")),
+    ),
+    (
+        "prioritized-list-bad-class-name-on-subrequest",
+        _template_bad_sub_class,
+        want((f"{TREQ}[0].firstAvailable[0].deviceClassName", "Invalid")),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "build", "expected"), TEMPLATE_CASES, ids=[c[0] for c in TEMPLATE_CASES])
+def test_validate_claim_template(name: str, build: Callable[[], dict[str, Any]], expected: Any) -> None:
+    assert errors(template(build)) == expected
+
+
+def _change_class(c: dict[str, Any]) -> dict[str, Any]:
+    c = copy.deepcopy(c)
+    reqs = c["spec"]["devices"]["requests"]
+    target = reqs[0]["exactly"] if "exactly" in reqs[0] else reqs[0]["firstAvailable"][0]
+    target["deviceClassName"] += "2"
+    return c
+
+
+def _too_large_config_claim() -> dict[str, Any]:
+    return claim(config=[{"opaque": {"driver": GOOD, "parameters": params_of_size(1)}}])
+
+
+UPDATE_CASES: list[
+    tuple[str, Callable[[], dict[str, Any]], Callable[[dict[str, Any]], dict[str, Any]], Any]
+] = [
+    ("valid-no-op-update", claim, lambda c: c, want()),
+    ("invalid-update", claim, _change_class, want(("spec", "Invalid"))),
+    ("too-large-config-valid-if-stored", _too_large_config_claim, lambda c: c, want()),
+    (
+        "invalid-name-update",
+        claim,
+        lambda c: {**c, "metadata": {**c["metadata"], "name": "foo-2"}},
+        want(("metadata.name", "Invalid")),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "update", "expected"), UPDATE_CASES, ids=[c[0] for c in UPDATE_CASES]
+)
+def test_validate_claim_update(
+    name: str, old: Callable[[], dict[str, Any]], update: Any, expected: Any
+) -> None:
+    before = old()
+    assert errors(update(copy.deepcopy(before)), old=before) == expected
+
+
+TEMPLATE_UPDATE_CASES = [
+    ("valid-no-op-update", claim, lambda c: c, want()),
+    ("invalid-update-class", claim, _change_class, want(("spec", "Invalid"))),
+    ("prioritized-listinvalid-update-class", first_available_claim, _change_class, want(("spec", "Invalid"))),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "update", "expected"), TEMPLATE_UPDATE_CASES, ids=[c[0] for c in TEMPLATE_UPDATE_CASES]
+)
+def test_validate_claim_template_update(name: str, old: Any, update: Any, expected: Any) -> None:
+    before = template(old)
+    after = template(lambda: update(old()))
+    assert errors(after, old=before) == expected

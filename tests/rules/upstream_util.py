@@ -1,0 +1,63 @@
+"""Run manifests through the whole pipeline and reduce the result to upstream's terms: (field path, error type).
+
+Used by the tables ported from kubernetes/kubernetes `pkg/apis/resource/validation/*_test.go`."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from webhook.context import Context
+from webhook.model.violation import Severity
+from webhook.profile import load_profile
+from webhook.validate import check_object, prepare
+
+_TYPES = (
+    ("Required value", "Required"),
+    ("Invalid value", "Invalid"),
+    ("Too long", "TooLong"),
+    ("Too many", "TooMany"),
+    ("Duplicate value", "Duplicate"),
+    ("Unsupported value", "NotSupported"),
+    ("Forbidden", "Forbidden"),
+)
+
+Errors = Counter[tuple[str, str]]
+
+
+def error_type(message: str) -> str:
+    """The Go `field.ErrorType` a message starts with (`Invalid value: ...` -> `Invalid`)."""
+    for prefix, kind in _TYPES:
+        if message.startswith(prefix):
+            return kind
+    return "Other:" + message[:40]
+
+
+def errors(
+    obj: dict[str, Any],
+    old: dict[str, Any] | None = None,
+    gates: Mapping[str, bool] | None = None,
+    namespace_labels: Mapping[str, str] | None = None,
+) -> Errors:
+    """Error-severity violations of `obj` (an UPDATE of `old` when given) as a multiset of (path, type).
+
+    `old` is defaulted first, as the API server stores it."""
+    profile = load_profile("1.37", gates)
+    stored = None
+    if old is not None:
+        stored, _ = prepare(copy.deepcopy(old), Context(profile=profile, lint=False))
+    ctx = Context(
+        profile=profile,
+        old=stored,
+        namespace_labels=namespace_labels,
+        operation="UPDATE" if old is not None else "CREATE",
+        lint=False,
+    )
+    found = check_object(copy.deepcopy(obj), ctx)
+    return Counter((v.field, error_type(v.message)) for v in found if v.severity == Severity.ERROR)
+
+
+def want(*pairs: tuple[str, str]) -> Errors:
+    return Counter(pairs)
