@@ -103,6 +103,9 @@ SPECIAL_DEFS: dict[str, dict[str, Any]] = {
     },
 }
 
+# Fields the OpenAPI marks required but the API server accepts missing (decoded as "", not validated).
+NOT_ENFORCED_REQUIRED = frozenset({("V1Condition", "message")})
+
 _LIST = re.compile(r"List\[(.*)\]")
 _DICT = re.compile(r"Dict\[str, (.*)\]")
 _PRIMITIVES = {"str": "string", "int": "integer", "bool": "boolean", "float": "number"}
@@ -163,7 +166,7 @@ class _Builder:
             if info.description:
                 prop = {**prop, "description": " ".join(info.description.split())}
             props[json_name] = prop
-            if info.is_required():
+            if info.is_required() and (name, json_name) not in NOT_ENFORCED_REQUIRED:
                 required.append(json_name)
         schema: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
         doc = _doc(cls)
