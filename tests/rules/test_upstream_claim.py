@@ -458,3 +458,303 @@ def test_validate_claim_template_update(name: str, old: Any, update: Any, expect
     before = template(old)
     after = template(lambda: update(old()))
     assert errors(after, old=before) == expected
+
+
+# ---- TestValidateClaimStatusUpdate -----------------------------------------------------------------
+
+
+def result(request: str = GOOD, **kw: Any) -> dict[str, Any]:
+    return {"request": request, "driver": GOOD, "pool": GOOD, "device": GOOD, "adminAccess": False, **kw}
+
+
+def allocated(base: Callable[[], dict[str, Any]] = claim, **allocation: Any) -> dict[str, Any]:
+    c = base()
+    c["status"] = {"allocation": {"devices": {"results": [result()]}, **allocation}}
+    return c
+
+
+def reserved(n: int, name: str | None = None, uid: str | None = None) -> list[dict[str, Any]]:
+    return [{"resource": "pods", "name": name or f"foo-{i}", "uid": uid or str(i)} for i in range(n)]
+
+
+def status(c: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    c = copy.deepcopy(c)
+    c.setdefault("status", {}).update(fields)
+    return c
+
+
+def allocation(results: list[Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"devices": {"results": results if results is not None else [result()]}, **extra}
+
+
+def device_status(driver: str = GOOD, pool: str = GOOD, device: str = GOOD, **kw: Any) -> dict[str, Any]:
+    return {"driver": driver, "pool": pool, "device": device, **kw}
+
+
+def conditions(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": f"test-{i}",
+            "status": "True",
+            "reason": "test_reason",
+            "lastTransitionTime": "2026-07-01T00:00:00Z",
+            "observedGeneration": 0,
+        }
+        for i in range(n)
+    ]
+
+
+def ips(n: int) -> list[str]:
+    return [f"10.9.8.{i}/24" for i in range(n)]
+
+
+ALLOCATED = allocated()
+DELETING = copy.deepcopy(ALLOCATED)
+DELETING["metadata"]["deletionTimestamp"] = "2026-07-01T00:00:00Z"
+ALLOC_BAD_LABEL = allocated(
+    nodeSelector={
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "In", "values": ["-1"]}]}]
+    }
+)
+ALLOC_LARGE_CONFIG = allocated(
+    devices={
+        "results": [result()],
+        "config": [{"source": "FromClaim", "opaque": {"driver": GOOD, "parameters": params_of_size(1)}}],
+    }
+)
+FA = first_available_claim()
+BAD_CONFIGS = [
+    {"source": "FromClaim", **config()},
+    {"source": "", **config()},
+    {"source": "no-such-source", **config()},
+    {"source": "FromClaim"},
+    {"source": "FromClaim", "opaque": {}},
+    {"source": "FromClaim", "opaque": {"driver": GOOD, "parameters": params_of_size()}},
+    {"source": "FromClaim", "opaque": {"driver": GOOD, "parameters": params_of_size(1)}},
+]
+NET_OK = {
+    "interfaceName": "x" * 256,
+    "hardwareAddress": "x" * 128,
+    "ips": ["10.9.8.0/24", "2001:db8::/64", "10.9.8.1/24", "2001:db8::1/64"]
+    + [f"10.9.8.{i}/24" for i in range(2, 14)],
+}
+NET_BAD = {
+    "interfaceName": "x" * 257,
+    "hardwareAddress": "x" * 129,
+    "ips": ["300.9.8.0/24", "010.009.008.000/24", "2001:0db8::1/64"],
+}
+NET = f"{DEV}[0].networkData"
+
+STATUS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], Any]] = [
+    ("valid-no-op-update", claim(), claim(), want()),
+    ("valid-add-allocation-empty", claim(), status(claim(), allocation={}), want()),
+    ("valid-add-allocation-non-empty", claim(), status(claim(), allocation=allocation()), want()),
+    (
+        "invalid-add-allocation-bad-request",
+        claim(),
+        status(claim(), allocation=allocation([result(BAD)])),
+        want((f"{RES}[0].request", "Invalid"), (f"{RES}[0].request", "Invalid")),
+    ),
+    (
+        "okay-add-allocation-missing-admin-access",
+        claim(),
+        status(claim(), allocation=allocation([{k: v for k, v in result().items() if k != "adminAccess"}])),
+        want(),
+    ),
+    (
+        "invalid-node-selector",
+        claim(),
+        status(claim(), allocation={"nodeSelector": {}}),
+        want(("status.allocation.nodeSelector.nodeSelectorTerms", "Required")),
+    ),
+    ("add-reservation", ALLOCATED, status(ALLOCATED, reservedFor=reserved(256)), want()),
+    (
+        "add-reservation-and-allocation",
+        claim(),
+        status(claim(), allocation=allocation(), reservedFor=reserved(256)),
+        want(),
+    ),
+    (
+        "invalid-reserved-for-too-large",
+        ALLOCATED,
+        status(ALLOCATED, reservedFor=reserved(257)),
+        want(("status.reservedFor", "TooMany")),
+    ),
+    (
+        "invalid-reserved-for-duplicate",  # v1.37 reports the duplicate at the entry, not at `.uid`
+        ALLOCATED,
+        status(ALLOCATED, reservedFor=reserved(2, name="foo", uid="1")),
+        want(("status.reservedFor[1]", "Duplicate")),
+    ),
+    (
+        "invalid-reserved-for-no-allocation",
+        claim(),
+        status(claim(), reservedFor=reserved(1, name="foo", uid="1")),
+        want(("status.reservedFor", "Forbidden")),
+    ),
+    *[
+        (
+            f"invalid-reserved-for-no-{missing}",
+            ALLOCATED,
+            status(
+                ALLOCATED,
+                reservedFor=[
+                    {k: v for k, v in {"resource": "pods", "name": "foo", "uid": "1"}.items() if k != missing}
+                ],
+            ),
+            want((f"status.reservedFor[0].{missing}", "Required")),
+        )
+        for missing in ("resource", "name", "uid")
+    ],
+    (
+        "invalid-reserved-deleted",
+        DELETING,
+        status(DELETING, reservedFor=reserved(1, name="foo", uid="1")),
+        want(("status.reservedFor", "Forbidden")),
+    ),
+    (
+        "invalid-allocation-modification",
+        ALLOCATED,
+        status(ALLOCATED, allocation=allocation([result(driver="foo-2")])),
+        want(("status.allocation", "Invalid")),
+    ),
+    (
+        "invalid-request-name",
+        claim(),
+        status(
+            claim(),
+            allocation={
+                "devices": {
+                    "results": [result()],
+                    "config": [{"source": "FromClaim", "requests": [GOOD, BAD], **config()}],
+                }
+            },
+        ),
+        want((f"{ACONF}[0].requests[1]", "Invalid"), (f"{ACONF}[0].requests[1]", "Invalid")),
+    ),
+    (
+        "configuration",  # v1.37: an empty opaque driver is only `Required`
+        claim(),
+        status(claim(), allocation={"devices": {"results": [result()], "config": BAD_CONFIGS}}),
+        want(
+            (f"{ACONF}[1].source", "Required"),
+            (f"{ACONF}[2].source", "NotSupported"),
+            (f"{ACONF}[3].opaque", "Required"),
+            (f"{ACONF}[4].opaque.driver", "Required"),
+            (f"{ACONF}[4].opaque.parameters", "Required"),
+            (f"{ACONF}[6].opaque.parameters", "TooLong"),
+        ),
+    ),
+    ("valid-configuration-update", ALLOC_LARGE_CONFIG, ALLOC_LARGE_CONFIG, want()),
+    (
+        "valid-network-device-status",
+        ALLOCATED,
+        status(
+            ALLOCATED,
+            devices=[
+                device_status(
+                    conditions=conditions(8),
+                    data={"kind": "foo", "apiVersion": "dra.example.com/v1"},
+                    networkData=NET_OK,
+                )
+            ],
+        ),
+        want(),
+    ),
+    (
+        "invalid-device-status-duplicate",  # v1.37 reports the duplicate device at the entry
+        ALLOCATED,
+        status(
+            ALLOCATED,
+            devices=[
+                device_status(networkData={"ips": ["2001:db8::1/64", "2001:db8::1/64"]}),
+                device_status(),
+            ],
+        ),
+        want((f"{NET}.ips[1]", "Duplicate"), (f"{DEV}[1]", "Duplicate")),
+    ),
+    (
+        "invalid-network-device-status",
+        ALLOCATED,
+        status(ALLOCATED, devices=[device_status(networkData=NET_BAD)]),
+        want(
+            (f"{NET}.interfaceName", "TooLong"),
+            (f"{NET}.hardwareAddress", "TooLong"),
+            (f"{NET}.ips[0]", "Invalid"),
+            (f"{NET}.ips[1]", "Invalid"),
+            (f"{NET}.ips[2]", "Invalid"),
+        ),
+    ),
+    (
+        "invalid-data-device-status-limits",
+        ALLOCATED,
+        status(
+            ALLOCATED,
+            devices=[
+                device_status(data=params_of_size(1), conditions=conditions(9), networkData={"ips": ips(17)})
+            ],
+        ),
+        want(
+            (f"{DEV}[0].conditions", "TooMany"),
+            (f"{DEV}[0].data", "TooLong"),
+            (f"{NET}.ips", "TooMany"),
+        ),
+    ),
+    (
+        "invalid-device-status-no-device",
+        ALLOCATED,
+        status(ALLOCATED, devices=[device_status("b", "a", "r")]),
+        want((f"{DEV}[0]", "Invalid")),
+    ),
+    (
+        "invalid-update-invalid-label-value",
+        claim(),
+        status(claim(), allocation=ALLOC_BAD_LABEL["status"]["allocation"]),
+        want(
+            ("status.allocation.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].values[0]", "Invalid")
+        ),
+    ),
+    (
+        "valid-update-with-invalid-label-value",
+        ALLOC_BAD_LABEL,
+        status(ALLOC_BAD_LABEL, reservedFor=reserved(256)),
+        want(),
+    ),
+    (
+        "valid-add-allocation-with-sub-requests",
+        FA,
+        status(FA, allocation=allocation([result(f"{GOOD}/{GOOD}")])),
+        want(),
+    ),
+    (
+        "invalid-add-allocation-with-sub-requests-invalid-format",
+        FA,
+        status(FA, allocation=allocation([result(f"{GOOD}/{GOOD}/{GOOD}")])),
+        want((f"{RES}[0].request", "Invalid")),
+    ),
+    (
+        "invalid-add-allocation-with-sub-requests-no-corresponding-sub-request",
+        FA,
+        status(FA, allocation=allocation([result("foo/baz")])),
+        want((f"{RES}[0].request", "Invalid")),
+    ),
+    (
+        "invalid-add-allocation-with-sub-requests-invalid-request-names",
+        FA,
+        status(FA, allocation=allocation([result(f"{BAD}/{BAD_SUB}")])),
+        want(*[(f"{RES}[0].request", "Invalid")] * 3),
+    ),
+    (
+        "add-allocation-old-claim-with-prioritized-list",
+        FA,
+        status(FA, allocation=allocation([result("foo/bar")])),
+        want(),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "expected"), STATUS_CASES, ids=[c[0] for c in STATUS_CASES])
+def test_validate_claim_status_update(
+    name: str, old: dict[str, Any], new: dict[str, Any], expected: Any
+) -> None:
+    assert errors(new, old=old) == expected
