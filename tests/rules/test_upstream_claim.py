@@ -509,6 +509,8 @@ def ips(n: int) -> list[str]:
 
 
 ALLOCATED = allocated()
+ALLOCATED_OLD = copy.deepcopy(ALLOCATED)  # allocated before adminAccess was required in results
+del ALLOCATED_OLD["status"]["allocation"]["devices"]["results"][0]["adminAccess"]
 DELETING = copy.deepcopy(ALLOCATED)
 DELETING["metadata"]["deletionTimestamp"] = "2026-07-01T00:00:00Z"
 ALLOC_BAD_LABEL = allocated(
@@ -568,6 +570,7 @@ STATUS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], Any]] = [
         want(("status.allocation.nodeSelector.nodeSelectorTerms", "Required")),
     ),
     ("add-reservation", ALLOCATED, status(ALLOCATED, reservedFor=reserved(256)), want()),
+    ("add-reservation-old-claim", ALLOCATED_OLD, status(ALLOCATED_OLD, reservedFor=reserved(256)), want()),
     (
         "add-reservation-and-allocation",
         claim(),
