@@ -109,24 +109,18 @@ _LISTS = ("ints", "bools", "strings")
 
 
 def _api_attr_value(name: str, attr: dict[str, Any], list_attributes: bool) -> Any:
-    """Like upstream getAttributeValue: lists only with DRAListTypeAttributes, else an error."""
+    """Like upstream getAttributeValue. List values are converted whatever DRAListTypeAttributes says
+    (upstream's allocator tests `list-attributes-disabled-*` expect an expression that does not read
+    them to evaluate normally); the gate only declares `includes()` and list semantics in constraints."""
+    del list_attributes  # kept in the signature: callers pass the gate
     try:
-        if list_attributes:
-            for key in _LISTS:
-                values = attr.get(key)
-                if values is not None:
-                    if len(values) > MAX_LIST_VALUES:
-                        raise EvaluationError(
-                            f"list attribute has {len(values)} values, more than {MAX_LIST_VALUES}"
-                        )
-                    return list(values)
-            versions = attr.get("versions")
-            if versions is not None:
-                if len(versions) > MAX_LIST_VALUES:
-                    raise EvaluationError(
-                        f"list attribute has {len(versions)} values, more than {MAX_LIST_VALUES}"
-                    )
-                return [_version(v) for v in versions]
+        for key in (*_LISTS, "versions"):
+            values = attr.get(key)
+            if values is None:
+                continue
+            if len(values) > MAX_LIST_VALUES:
+                raise EvaluationError(f"list attribute has {len(values)} values, more than {MAX_LIST_VALUES}")
+            return [_version(v) for v in values] if key == "versions" else list(values)
         for key in _SCALARS:
             value = attr.get(key)
             if value is not None:
