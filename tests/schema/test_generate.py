@@ -159,8 +159,10 @@ status:
 """
     )
     assert list(validator("ResourceClaim").iter_errors(claim)) == []
+    # RawExtension decodes any JSON value; "must be a valid JSON object" is a validation error
+    # (claim.config), reported together with the object's other errors
     claim["spec"]["devices"]["config"][0]["opaque"]["parameters"] = "not-an-object"
-    assert [e.validator for e in validator("ResourceClaim").iter_errors(claim)] == ["type"]
+    assert list(validator("ResourceClaim").iter_errors(claim)) == []
 
 
 def test_pod_int_or_string_and_resources() -> None:

@@ -87,8 +87,9 @@ SPECIAL_DEFS: dict[str, dict[str, Any]] = {
         "x-kubernetes-int-or-string": True,
     },
     "RawExtension": {
-        "description": "runtime.RawExtension: arbitrary JSON object (opaque to the API server's schema).",
-        "type": "object",
+        # Decoding accepts any JSON value; validation then requires an object ("must be a valid JSON
+        # object"), reported by the semantic rules together with the object's other errors.
+        "description": "runtime.RawExtension: any JSON value; the API server's validation requires an object.",
         "x-kubernetes-preserve-unknown-fields": True,
     },
     "FieldsV1": {

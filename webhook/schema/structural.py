@@ -111,7 +111,7 @@ class _Compiler:
         types = node.get("type")
         names = [types] if isinstance(types, str) else list(types or [])
         py: tuple[type, ...] = ()
-        for n in names:
+        for n in names or _PY_TYPES:  # no `type`: any JSON value (e.g. RawExtension)
             py += _PY_TYPES[n]
         shown = [n for n in names if not (n == "integer" and "number" in names)]
         expected = " or ".join(shown)
