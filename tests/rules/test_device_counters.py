@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from slice_fixtures import _pipeline, ctx, device_slice, only, run
+from slice_fixtures import ctx, device_slice, only, run
 
 
 def consumer(*consumptions: dict[str, Any]) -> dict:
@@ -92,7 +92,5 @@ def test_compat_groups_skipped_when_consumptions_exceed_limit() -> None:
 
 
 def test_compat_groups_dropped_without_gate() -> None:
-    if _pipeline() is None:
-        pytest.skip("validation pipeline not importable")
     found = run(consumer(use(groups=["mig", "mig"])), ctx(DRADeviceCompatibilityGroups=False))
     assert only(found, "device.compat-groups") == []

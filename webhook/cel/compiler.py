@@ -215,8 +215,6 @@ def _walk_device(
                     f"ERROR: <input>:{line}:{col}: undefined field '{n.value}'"
                     + _snippet(expression, line, col)
                 )
-        if n.kind in ("call", "select") and _is_device_field(n.target if n.kind == "select" else None, bound):
-            pass
         if n.kind == "call" and n.value in ("_[_]", "_[?_]") and len(n.args) == 2:
             which = _device_map(n.args[0], bound)
             key = n.args[1]

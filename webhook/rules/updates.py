@@ -31,6 +31,14 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _quantity_or(v: Any, k: str, key: str) -> Any:
+    """A quantity's exact value (so `1Gi` equals `1024Mi`), else the value compared as is."""
+    try:
+        return parse_quantity(v).value
+    except (ValueError, TypeError):
+        return semantic(v, k, key)
+
+
 def semantic(value: Any, key: str = "", parent: str = "") -> Any:
     """A comparable form with Go `Semantic.DeepEqual` leniency: null ≡ absent, empty list ≡ absent, and
     quantities in capacity maps compared by value (`1Gi` == `1024Mi`)."""
@@ -40,13 +48,7 @@ def semantic(value: Any, key: str = "", parent: str = "") -> Any:
         for k, v in value.items():
             if v is None or v == []:
                 continue
-            if quantities:
-                try:
-                    out[k] = parse_quantity(v).value
-                    continue
-                except (ValueError, TypeError):
-                    pass
-            out[k] = semantic(v, k, key)
+            out[k] = _quantity_or(v, k, key) if quantities else semantic(v, k, key)
         return out
     if isinstance(value, list):
         return [semantic(v, "", key) for v in value]
