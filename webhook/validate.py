@@ -2,7 +2,7 @@
 
     structural schema → v1 defaulting → version-skew stripping → object rules → (all objects) inventory rules
 
-Everything here is pure apart from reading files in `validate_paths`.
+Everything here is pure apart from reading files in `check_files`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook import rules as _rules_pkg  # noqa: F401  (registry side effects below)
 from webhook.context import Context
 from webhook.defaults import apply_defaults
 from webhook.io.documents import Document, DocumentError, discover, parse, read_text
@@ -116,12 +115,18 @@ def check_object(
     obj: dict[str, Any], ctx: Context | None = None, policy: Policy | None = None
 ) -> list[Violation]:
     """All single-object violations for one object (it is defaulted in place)."""
-    ctx = ctx or Context()
+    return validate_object(obj, ctx or Context(), policy)[1]
+
+
+def validate_object(
+    obj: dict[str, Any], ctx: Context, policy: Policy | None
+) -> tuple[dict[str, Any] | None, list[Violation]]:
+    """The object as stored (None when it cannot be decoded) and its single-object violations."""
     stripped, violations = prepare(obj, ctx)
     if stripped is not None:
         violations.extend(run_object_rules(stripped, ctx, policy))
     violations = _dedup_required(violations)
-    return policy.apply(violations) if policy else violations
+    return stripped, policy.apply(violations) if policy else violations
 
 
 @dataclass
@@ -174,13 +179,10 @@ def check_document(
             result.violations = policy.apply(result.violations) if policy else result.violations
             return result, None
         return None, None
-    stripped, violations = prepare(obj, ctx)
-    if stripped is not None:
-        violations.extend(run_object_rules(stripped, ctx, policy))
-    violations = _dedup_required(violations)
+    stripped, violations = validate_object(obj, ctx, policy)
     result.violations.extend(violations)
     if policy:
-        result.violations = policy.apply(result.violations)
+        result.violations = policy.apply(result.violations)  # the duplicate-key findings too
     record = extract_record(stripped, 0) if stripped is not None else None
     return result, record
 
