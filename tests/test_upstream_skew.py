@@ -23,14 +23,19 @@ from webhook.validate import validate_object
 
 
 def run(
-    new: dict[str, Any], old: dict[str, Any] | None, version: str, gates: dict[str, bool]
+    new: dict[str, Any],
+    old: dict[str, Any] | None,
+    version: str,
+    gates: dict[str, bool],
+    namespace_labels: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any] | None, Counter[tuple[str, str]]]:
     """The object as stored and its errors as (path, type), for a create (old None) or an update."""
     profile = load_profile(version, gates)
     stored = None
     if old is not None:
         stored = defaulted(old)  # as stored: written while its fields were allowed (never re-stripped)
-    ctx = Context(profile=profile, old=stored, operation="UPDATE" if old else "CREATE", lint=False)
+    op = "UPDATE" if old else "CREATE"
+    ctx = Context(profile=profile, old=stored, operation=op, lint=False, namespace_labels=namespace_labels)
     obj, found = validate_object(copy.deepcopy(new), ctx, None)
     errs = Counter((v.field, error_type(v.message)) for v in found if v.severity == Severity.ERROR)
     return obj, errs
@@ -547,6 +552,502 @@ SLICE_CASES: list[tuple[str, Any, Any, str, dict[str, bool], Any, list[tuple[str
 )
 def test_slice_strategy(new, old, version, gates, expect, errs) -> None:
     obj, found = run(new, old, version, gates)
+    assert found == Counter(errs)
+    if expect is not None:
+        assert obj == defaulted(expect)
+
+
+# -- ResourceClaim ---------------------------------------------------------------------------------
+
+CLAIM = y("""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: valid-claim, namespace: kube-system}
+spec:
+  devices:
+    requests:
+    - {name: req-0, exactly: {deviceClassName: class, allocationMode: All}}
+""")
+C_ADMIN = with_(CLAIM, spec__devices__requests__0__exactly__adminAccess=True)
+C_TAINTS = with_(
+    CLAIM, spec__devices__requests__0__exactly__tolerations=[{"key": "some-key", "operator": "Exists"}]
+)
+C_PRIO = with_(
+    CLAIM,
+    spec__devices__requests=[
+        {
+            "name": "req-0",
+            "firstAvailable": [
+                {"name": "subreq-0", "deviceClassName": "class", "allocationMode": "ExactCount", "count": 1}
+            ],
+        }
+    ],
+)
+C_PRIO_TAINTS = with_(
+    C_PRIO,
+    spec__devices__requests__0__firstAvailable__0__tolerations=[{"key": "some-key", "operator": "Exists"}],
+)
+C_CAPACITY = with_(CLAIM, spec__devices__requests__0__exactly__capacity={"requests": {"test-capacity": "1"}})
+C_DISTINCT = with_(
+    CLAIM, spec__devices__constraints=[{"requests": ["req-0"], "distinctAttribute": "driver-a/attr"}]
+)
+C_PRIO_CAPACITY = with_(
+    C_PRIO, spec__devices__requests__0__firstAvailable__0__capacity={"requests": {"test-capacity": "1"}}
+)
+_DERIVED = [{"name": "derived/sharedNumaNode", "expression": 'device.attributes["dra.example.com"]["numa"]'}]
+_MATCH_DERIVED = [{"requests": ["req-0"], "matchAttribute": "derived/sharedNumaNode"}]
+C_DERIVED = with_(
+    CLAIM,
+    spec__devices__requests__0__exactly__derivedAttributes=_DERIVED,
+    spec__devices__constraints=_MATCH_DERIVED,
+)
+C_DERIVED_STRIPPED = with_(C_DERIVED, spec__devices__requests__0__exactly__derivedAttributes=None)
+C_PRIO_DERIVED = with_(
+    C_PRIO,
+    spec__devices__requests__0__firstAvailable__0__derivedAttributes=_DERIVED,
+    spec__devices__constraints=_MATCH_DERIVED,
+)
+C_PRIO_DERIVED_STRIPPED = with_(
+    C_PRIO_DERIVED, spec__devices__requests__0__firstAvailable__0__derivedAttributes=None
+)
+_RESULT = {"request": "req-0", "driver": "dra.example.com", "pool": "pool-0", "device": "device-0"}
+C_STATUS = with_(CLAIM, status={"allocation": {"devices": {"results": [_RESULT]}}})
+C_ADMIN_STATUS = with_(
+    C_ADMIN, status={"allocation": {"devices": {"results": [{**_RESULT, "adminAccess": True}]}}}
+)
+C_BINDING = with_(
+    CLAIM,
+    status={
+        "allocation": {
+            "devices": {
+                "results": [
+                    {
+                        **_RESULT,
+                        "bindingConditions": ["condition-1", "condition-2"],
+                        "bindingFailureConditions": ["condition-3", "condition-4"],
+                    }
+                ]
+            }
+        }
+    },
+)
+C_SKIP_OPS = with_(
+    CLAIM, status={"allocation": {"devices": {"results": [{**_RESULT, "skipNodeOperations": ["*"]}]}}}
+)
+_SHARE = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
+_DEV_STATUS = {"driver": "dra.example.com", "pool": "pool-0", "device": "device-0"}
+C_CC_OLD = with_(
+    with_(C_CAPACITY, spec__devices__constraints=C_DISTINCT["spec"]["devices"]["constraints"]),
+    status={
+        "allocation": {
+            "devices": {
+                "results": [{**_RESULT, "shareID": _SHARE, "consumedCapacity": {"test-capacity": "1"}}]
+            }
+        }
+    },
+)
+C_CC_NEW = with_(C_CC_OLD, status__devices=[{**_DEV_STATUS, "shareID": _SHARE}])
+C_DEV_STATUS_OLD = C_STATUS
+C_DEV_STATUS_NEW = with_(C_STATUS, status__devices=[_DEV_STATUS])
+IMMUTABLE = [("spec", "Invalid")]
+ADMIN_NS = {"resource.kubernetes.io/admin-access": "true"}
+
+CLAIM_CASES: list[tuple[str, Any, Any, str, dict[str, bool], Any, list[tuple[str, str]]]] = [
+    # TestStrategyCreate
+    ("create/simple", CLAIM, None, "1.37", {}, CLAIM, []),
+    (
+        "create/validation-error",
+        with_(CLAIM, metadata__name="%#@$%$"),
+        None,
+        "1.37",
+        {},
+        None,
+        [("metadata.name", "Invalid")],
+    ),
+    ("create/drop-fields-admin-access", C_ADMIN, None, "1.35", {"DRAAdminAccess": False}, CLAIM, []),
+    ("create/keep-fields-admin-access", C_ADMIN, None, "1.37", {}, C_ADMIN, []),
+    ("create/drop-fields-device-taints", C_TAINTS, None, "1.35", {}, CLAIM, []),
+    ("create/keep-fields-device-taints", C_TAINTS, None, "1.37", {}, C_TAINTS, []),
+    ("create/drop-fields-device-taints-in-prioritized-list", C_PRIO_TAINTS, None, "1.35", {}, C_PRIO, []),
+    (
+        "create/keep-fields-device-taints-in-prioritized-list",
+        C_PRIO_TAINTS,
+        None,
+        "1.37",
+        {},
+        C_PRIO_TAINTS,
+        [],
+    ),
+    (
+        "create/drop-fields-prioritized-list",
+        C_PRIO,
+        None,
+        "1.36",
+        {"DRAPrioritizedList": False},
+        None,
+        [("spec.devices.requests[0]", "Required")],
+    ),
+    ("create/keep-fields-prioritized-list", C_PRIO, None, "1.37", {}, C_PRIO, []),
+    ("create/keep-fields-consumable-capacity", C_CAPACITY, None, "1.37", {}, C_CAPACITY, []),
+    (
+        "create/drop-fields-consumable-capacity-disabled-feature",
+        C_CAPACITY,
+        None,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        CLAIM,
+        [],
+    ),
+    (
+        "create/drop-fields-consumable-capacity-disabled-feature-with-distinct-attribute",
+        C_DISTINCT,
+        None,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        None,
+        [("spec.devices.constraints[0].matchAttribute", "Required")],
+    ),
+    (
+        "create/drop-fields-consumable-capacity-disabled-feature-with-prioritized-list",
+        C_PRIO_CAPACITY,
+        None,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        C_PRIO,
+        [],
+    ),
+    # TestStrategyCreateWithDerivedAttributes
+    ("create/drop-derived-attributes", C_DERIVED, None, "1.37", {}, C_DERIVED_STRIPPED, []),
+    (
+        "create/keep-derived-attributes",
+        C_DERIVED,
+        None,
+        "1.37",
+        {"DRADerivedAttributes": True},
+        C_DERIVED,
+        [],
+    ),
+    (
+        "create/drop-derived-attributes-in-prioritized-list",
+        C_PRIO_DERIVED,
+        None,
+        "1.37",
+        {},
+        C_PRIO_DERIVED_STRIPPED,
+        [],
+    ),
+    (
+        "create/keep-derived-attributes-in-prioritized-list",
+        C_PRIO_DERIVED,
+        None,
+        "1.37",
+        {"DRADerivedAttributes": True},
+        C_PRIO_DERIVED,
+        [],
+    ),
+    # TestStrategyUpdate
+    ("update/no-changes-okay", CLAIM, CLAIM, "1.37", {}, CLAIM, []),
+    (
+        "update/name-change-not-allowed",
+        with_(CLAIM, metadata__name="valid-claim-2"),
+        CLAIM,
+        "1.37",
+        {},
+        None,
+        [("metadata.name", "Invalid")],
+    ),
+    ("update/drop-fields-admin-access", C_ADMIN, CLAIM, "1.35", {"DRAAdminAccess": False}, CLAIM, []),
+    ("update/keep-fields-admin-access", C_ADMIN, CLAIM, "1.37", {}, None, IMMUTABLE),
+    ("update/keep-existing-fields-admin-access", C_ADMIN, C_ADMIN, "1.37", {}, C_ADMIN, []),
+    (
+        "update/drop-fields-prioritized-list",
+        C_PRIO,
+        CLAIM,
+        "1.36",
+        {"DRAPrioritizedList": False},
+        None,
+        IMMUTABLE,
+    ),
+    ("update/keep-fields-prioritized-list", C_PRIO, CLAIM, "1.37", {}, None, IMMUTABLE),
+    ("update/keep-existing-fields-prioritized-list", C_PRIO, C_PRIO, "1.37", {}, C_PRIO, []),
+    (
+        "update/keep-existing-fields-prioritized-list-disabled-feature",
+        C_PRIO,
+        C_PRIO,
+        "1.36",
+        {"DRAPrioritizedList": False},
+        C_PRIO,
+        [],
+    ),
+    ("update/keep-existing-fields-consumable-capacity", C_CAPACITY, C_CAPACITY, "1.37", {}, C_CAPACITY, []),
+    (
+        "update/keep-existing-fields-consumable-capacity-disabled-feature",
+        C_CAPACITY,
+        C_CAPACITY,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        C_CAPACITY,
+        [],
+    ),
+    (
+        "update/drop-fields-consumable-capacity-disabled-feature",
+        C_CAPACITY,
+        CLAIM,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        CLAIM,
+        [],
+    ),
+    (
+        "update/drop-fields-consumable-capacity-disabled-feature-with-prioritized-list",
+        C_PRIO_CAPACITY,
+        C_PRIO,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        C_PRIO,
+        [],
+    ),
+    ("update/drop-fields-device-taints", C_TAINTS, CLAIM, "1.35", {}, CLAIM, []),
+    ("update/keep-fields-device-taints", C_TAINTS, CLAIM, "1.37", {}, None, IMMUTABLE),
+    ("update/keep-existing-fields-device-taints", C_TAINTS, C_TAINTS, "1.37", {}, C_TAINTS, []),
+    (
+        "update/keep-existing-fields-device-taints-disabled-feature",
+        C_TAINTS,
+        C_TAINTS,
+        "1.35",
+        {},
+        C_TAINTS,
+        [],
+    ),
+    ("update/drop-fields-device-taints-in-prioritized-list", C_PRIO_TAINTS, C_PRIO, "1.35", {}, C_PRIO, []),
+    (
+        "update/keep-fields-device-taints-in-prioritized-list",
+        C_PRIO_TAINTS,
+        C_PRIO,
+        "1.37",
+        {},
+        None,
+        IMMUTABLE,
+    ),
+    (
+        "update/keep-existing-fields-device-taints-in-prioritized-list",
+        C_PRIO_TAINTS,
+        C_PRIO_TAINTS,
+        "1.37",
+        {},
+        C_PRIO_TAINTS,
+        [],
+    ),
+    (
+        "update/keep-existing-fields-device-taints-in-prioritized-list-disabled-feature",
+        C_PRIO_TAINTS,
+        C_PRIO_TAINTS,
+        "1.35",
+        {},
+        C_PRIO_TAINTS,
+        [],
+    ),
+    # TestStrategyUpdateWithDerivedAttributes
+    (
+        "update/drop-derived-attributes-not-in-use",
+        C_DERIVED,
+        C_DERIVED_STRIPPED,
+        "1.37",
+        {},
+        C_DERIVED_STRIPPED,
+        [],
+    ),
+    (
+        "update/derived-attributes-spec-immutable",
+        C_DERIVED,
+        C_DERIVED_STRIPPED,
+        "1.37",
+        {"DRADerivedAttributes": True},
+        None,
+        IMMUTABLE,
+    ),
+    (
+        "update/keep-derived-attributes-in-use",
+        C_DERIVED,
+        C_DERIVED,
+        "1.37",
+        {"DRADerivedAttributes": True},
+        C_DERIVED,
+        [],
+    ),
+    (
+        "update/keep-derived-attributes-in-use-disabled-feature",
+        C_DERIVED,
+        C_DERIVED,
+        "1.37",
+        {},
+        C_DERIVED,
+        [],
+    ),
+    # TestStatusStrategyUpdate (the status subresource keeps the old spec: the new objects here carry it)
+    (
+        "status/drop-fields-admin-access",
+        with_(C_STATUS, status=C_ADMIN_STATUS["status"]),
+        CLAIM,
+        "1.35",
+        {"DRAAdminAccess": False},
+        C_STATUS,
+        [],
+    ),
+    (
+        "status/keep-fields-admin-access",
+        with_(C_STATUS, status=C_ADMIN_STATUS["status"]),
+        CLAIM,
+        "1.37",
+        {},
+        with_(C_STATUS, status=C_ADMIN_STATUS["status"]),
+        [],
+    ),
+    (
+        "status/keep-fields-admin-access-because-of-spec",
+        C_ADMIN_STATUS,
+        C_ADMIN,
+        "1.35",
+        {"DRAAdminAccess": False},
+        C_ADMIN_STATUS,
+        [],
+    ),
+    (
+        "status/keep-fields-admin-access-because-of-status",
+        with_(C_ADMIN_STATUS, spec__devices__requests__0__exactly__adminAccess=False),
+        with_(C_ADMIN_STATUS, spec__devices__requests__0__exactly__adminAccess=False),
+        "1.35",
+        {"DRAAdminAccess": False},
+        with_(C_ADMIN_STATUS, spec__devices__requests__0__exactly__adminAccess=False),
+        [],
+    ),
+    (
+        "status/drop-fields-devices-status",
+        C_DEV_STATUS_NEW,
+        C_DEV_STATUS_OLD,
+        "1.36",
+        {"DRAResourceClaimDeviceStatus": False},
+        C_DEV_STATUS_OLD,
+        [],
+    ),
+    (
+        "status/keep-fields-devices-status-disable-feature-gate",
+        C_DEV_STATUS_NEW,
+        C_DEV_STATUS_NEW,
+        "1.36",
+        {"DRAResourceClaimDeviceStatus": False},
+        C_DEV_STATUS_NEW,
+        [],
+    ),
+    (
+        "status/keep-fields-devices-status",
+        C_DEV_STATUS_NEW,
+        C_DEV_STATUS_OLD,
+        "1.37",
+        {},
+        C_DEV_STATUS_NEW,
+        [],
+    ),
+    ("status/keep-fields-binding-conditions", C_BINDING, CLAIM, "1.37", {}, C_BINDING, []),
+    (
+        "status/keep-exist-fields-disable-bindingconditions-feature-gate",
+        C_BINDING,
+        C_BINDING,
+        "1.37",
+        {"DRADeviceBindingConditions": False},
+        C_BINDING,
+        [],
+    ),
+    (
+        "status/drop-fields-binding-conditions",
+        C_BINDING,
+        CLAIM,
+        "1.37",
+        {"DRADeviceBindingConditions": False},
+        C_STATUS,
+        [],
+    ),
+    (
+        "status/drop-fields-binding-conditions-disable-feature-gate",
+        C_BINDING,
+        CLAIM,
+        "1.36",
+        {"DRADeviceBindingConditions": False, "DRAResourceClaimDeviceStatus": False},
+        C_STATUS,
+        [],
+    ),
+    (
+        "status/keep-fields-optional-node-operations",
+        C_SKIP_OPS,
+        CLAIM,
+        "1.37",
+        {"DRAOptionalNodeOperations": True},
+        C_SKIP_OPS,
+        [],
+    ),
+    (
+        "status/keep-existing-fields-disable-optional-node-operations-feature-gate",
+        C_SKIP_OPS,
+        C_SKIP_OPS,
+        "1.37",
+        {},
+        C_SKIP_OPS,
+        [],
+    ),
+    ("status/drop-fields-optional-node-operations", C_SKIP_OPS, CLAIM, "1.37", {}, C_STATUS, []),
+    (
+        "status/keep-fields-consumable-capacity-with-device-status",
+        C_CC_NEW,
+        C_CC_OLD,
+        "1.36",
+        {"DRAPrioritizedList": False},
+        C_CC_NEW,
+        [],
+    ),
+    (
+        "status/keep-fields-consumable-capacity-disabled-feature-gate-with-device-status",
+        C_CC_NEW,
+        C_CC_OLD,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        C_CC_NEW,
+        [],
+    ),
+    (
+        "status/keep-fields-consumable-capacity-with-device-status-disabled-feature-gate",
+        C_CC_NEW,
+        C_CC_OLD,
+        "1.36",
+        {"DRAResourceClaimDeviceStatus": False},
+        C_CC_OLD,
+        [],
+    ),
+    (
+        "status/drop-fields-consumable-capacity-disabled-feature-gate-with-device-status",
+        with_(C_CC_NEW, spec=CLAIM["spec"]),
+        CLAIM,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        with_(C_DEV_STATUS_NEW, spec=CLAIM["spec"]),
+        [],
+    ),
+    (
+        "status/drop-fields-consumable-capacity-disabled-feature-gate-with-device-status-default-shareid",
+        C_DEV_STATUS_NEW,
+        CLAIM,
+        "1.37",
+        {"DRAConsumableCapacity": False},
+        C_DEV_STATUS_NEW,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "new,old,version,gates,expect,errs", [c[1:] for c in CLAIM_CASES], ids=[c[0] for c in CLAIM_CASES]
+)
+def test_claim_strategy(new, old, version, gates, expect, errs) -> None:
+    obj, found = run(new, old, version, gates, ADMIN_NS)
     assert found == Counter(errs)
     if expect is not None:
         assert obj == defaulted(expect)
