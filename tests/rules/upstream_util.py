@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from webhook.context import Context
+from webhook.defaults import apply_defaults
 from webhook.model.violation import Severity
 from webhook.profile import load_profile
-from webhook.validate import check_object, prepare
+from webhook.validate import check_object
 
 _TYPES = (
     ("Required value", "Required"),
@@ -43,11 +44,13 @@ def errors(
 ) -> Errors:
     """Error-severity violations of `obj` (an UPDATE of `old` when given) as a multiset of (path, type).
 
-    `old` is defaulted first, as the API server stores it."""
+    `old` is defaulted first, as the API server stores it — and not stripped: it was stored when the
+    gates may have been on, and ratcheting must see the fields it uses."""
     profile = load_profile("1.37", gates)
     stored = None
     if old is not None:
-        stored, _ = prepare(copy.deepcopy(old), Context(profile=profile, lint=False))
+        stored = copy.deepcopy(old)
+        apply_defaults(stored)
     ctx = Context(
         profile=profile,
         old=stored,
