@@ -79,6 +79,42 @@ def resource_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                     yield Finding(p.child(field_name), msg)
 
 
+def _claim_refs(claims: list[Any], path: Path, known: set[str]) -> Iterator[Finding]:
+    """One `resources.claims` list (upstream validateResourceClaimNames): a name is required and must be
+    a `spec.resourceClaims` entry; an entry may not repeat, and a whole claim may not be referenced next
+    to one of its requests (in either order); a request is a DNS label."""
+    listing = ", ".join(sorted(known))
+    seen: set[str] = set()
+    for j, claim in enumerate(claims):
+        claim = _dict(claim)
+        p = path.index(j)
+        name = claim.get("name", "")
+        if not name or not isinstance(name, str):
+            yield Finding(p, fe.required())
+            continue
+        request = claim.get("request", "")
+        request = request if isinstance(request, str) else ""
+        if name in seen:
+            yield Finding(p, fe.duplicate(name))  # every request of that claim is already referenced
+        else:
+            key = name
+            if request:
+                for msg in fe.as_invalid(request, names.dns_label(request)):
+                    yield Finding(p.child("request"), msg)
+                key = f"{name}/{request}"
+            if key in seen:
+                yield Finding(p, fe.duplicate(key))
+            elif not request:
+                for other in sorted(seen):
+                    if "/" in other and other.split("/", 1)[0] == name:
+                        yield Finding(p, fe.duplicate(name))
+            seen.add(key)
+        if name not in known:
+            detail = "must be one of the names in pod.spec.resourceClaims"
+            detail += f": {listing}" if known else " which is empty"
+            yield Finding(p, fe.not_found(name, detail))
+
+
 @object_rule(
     "pod.container-claims",
     kinds=("Pod",),
@@ -89,38 +125,22 @@ def resource_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
 def container_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = _dict(obj.get("spec"))
     known = pod_claim_names(obj)
-    listing = ", ".join(sorted(known))
-    for list_name in CONTAINER_LISTS:
+    for list_name in (*CONTAINER_LISTS, "ephemeralContainers"):
         for i, container in enumerate(_list(spec.get(list_name))):
             claims = _list(_dict(_dict(container).get("resources")).get("claims"))
-            path = Path("spec").child(list_name).index(i).child("resources", "claims")
-            seen: set[str] = set()
-            for j, claim in enumerate(claims):
-                claim = _dict(claim)
-                p = path.index(j)
-                name = claim.get("name", "")
-                if not name:
-                    yield Finding(p, fe.required())
-                    continue
-                key = name
-                request = claim.get("request", "")
-                if isinstance(request, str) and request:
-                    for msg in fe.as_invalid(request, names.dns_label(request)):
-                        yield Finding(p.child("request"), msg)
-                    key = f"{name}/{request}"
-                if key in seen:
-                    yield Finding(p, fe.duplicate(key))
-                seen.add(key)
-                if name not in known:
-                    detail = "must be one of the names in pod.spec.resourceClaims"
-                    detail += f": {listing}" if known else " which is empty"
-                    yield Finding(p, fe.not_found(name, detail))
+            cpath = Path("spec").child(list_name).index(i)
+            yield from _claim_refs(claims, cpath.child("resources", "claims"), known)
+            if list_name == "ephemeralContainers" and claims:
+                # Upstream forbids any `resources` of an ephemeral container.
+                yield Finding(
+                    cpath.child("resources"), fe.forbidden("cannot be set for an Ephemeral Container")
+                )
     pod_resources = _dict(spec.get("resources"))
     if pod_resources.get("claims") is not None:
-        yield Finding(
-            Path("spec").child("resources", "claims"),
-            fe.forbidden("claims cannot be set for Resources at pod-level"),
-        )
+        path = Path("spec").child("resources", "claims")
+        yield Finding(path, fe.forbidden("claims cannot be set for Resources at pod-level"))
+        # Upstream still checks the names, as for a container.
+        yield from _claim_refs(_list(pod_resources.get("claims")), path, known)
 
 
 @object_rule(
