@@ -118,8 +118,6 @@ def _api_attr_value(name: str, attr: dict[str, Any], list_attributes: bool) -> A
             values = attr.get(key)
             if values is None:
                 continue
-            if len(values) > MAX_LIST_VALUES:
-                raise EvaluationError(f"list attribute has {len(values)} values, more than {MAX_LIST_VALUES}")
             return [_version(v) for v in values] if key == "versions" else list(values)
         for key in _SCALARS:
             value = attr.get(key)

@@ -189,6 +189,38 @@ def _operator_errors(checked: Checked, expression: str) -> list[str]:
     return errors
 
 
+def _any_range_errors(checked: Checked, expression: str) -> list[str]:
+    """Without DRAListTypeAttributes an attribute value has the type `any` for new expressions, which a
+    comprehension cannot range over (cel-go's checker); with the gate it is `dyn`."""
+    errors: list[str] = []
+
+    def visit(n: Node) -> None:
+        rng = n.iter_range if n.kind == "comprehension" else None
+        if (
+            rng is not None
+            and _inner_map_type(_attribute_value_parent(rng), frozenset()) == "map(string, any)"
+        ):
+            line, col = checked.location(rng.id)
+            errors.append(
+                f"ERROR: <input>:{line}:{col}: expression of type 'google.protobuf.Any' cannot be range of a "
+                "comprehension (must be list, map, or dynamic)" + _snippet(expression, line, col)
+            )
+        for c in n.children():
+            visit(c)
+
+    visit(checked.root)
+    return errors
+
+
+def _attribute_value_parent(n: Node) -> Node:
+    """For `m.id` / `m[key]` the map `m` (else a node no map type is known for)."""
+    if n.kind == "select" and not n.test_only and n.target is not None:
+        return n.target
+    if n.kind == "call" and n.value in ("_[_]", "_[?_]") and len(n.args) == 2:
+        return n.args[0]
+    return Node(-1, "const")
+
+
 def _snippet(expression: str, line: int, col: int) -> str:
     text = expression.split("\n")[line - 1] if expression else ""
     return f"\n | {text}\n | {'.' * (col - 1)}^"
@@ -343,6 +375,8 @@ def compile_selector(
     checked = parse_checked(program.serialize())
     errors, attr_domains, cap_domains = _walk_device(checked, expression, _device_fields(consumable_capacity))
     errors += _operator_errors(checked, expression)
+    if not list_attributes:
+        errors += _any_range_errors(checked, expression)
     if errors:
         return CompileError("Invalid", "compilation failed: " + "\n".join(errors))
     result = _result_type(checked.root)

@@ -21,7 +21,7 @@ ATTR_VALUE_SIZE = 64  # max(DeviceAttributeMaxValueLength, ResourceSliceMaxAttri
 DOMAIN_LEN, ID_LEN, DRIVER_LEN = 63, 32, 63
 LIST_INCLUDES = 48
 
-_FREE = {"_&&_", "_||_", "@not_strictly_false"}
+_FREE = {"_&&_", "_||_"}
 _STRING_FNS = {
     "contains",
     "startsWith",
@@ -183,7 +183,7 @@ class Estimator:
         if fn in _STRING_FNS and n.target is not None:
             length = _str_len(n.target, shapes[0])
             size = length if length is not None else UNKNOWN_SIZE
-            return cost + 1 + math.ceil(0.1 * size), Shape(size, "string")
+            return cost + _string_fn_cost(fn, size, parts, shapes), Shape(size, "string")
         if fn in ("isSorted", "sum", "min", "max") and shapes:
             return cost + shapes[0].size, Shape(1)
         if fn.startswith("sets."):
@@ -196,9 +196,36 @@ class Estimator:
         if fn == "_+_" and all(p.type.startswith("list") for p in parts):
             size = sum(s.size for s in shapes)
             return cost + math.ceil(0.1 * size), Shape(size, "")
-        if fn in ("quantity", "add", "sub"):
+        if fn in ("quantity", "semver", "isQuantity", "isSemver") and n.target is None and parts:
+            length = _str_len(parts[0], shapes[0])
+            step = math.ceil(0.1 * (length if length is not None else UNKNOWN_SIZE))
+            return cost + step, Shape(1, "quantity" if fn == "quantity" else "")
+        if fn in ("add", "sub"):
             return cost + 1, Shape(1, "quantity")
         return cost + 1, _UNKNOWN if fn not in ("size", "int", "string", "bool") else Shape(1)
+
+
+def _arg_len(parts: list[Node], shapes: list[Shape], k: int) -> int:
+    if k >= len(parts):
+        return 0
+    length = _str_len(parts[k], shapes[k])
+    return length if length is not None else UNKNOWN_SIZE
+
+
+def _string_fn_cost(fn: str, size: int, parts: list[Node], shapes: list[Shape]) -> int:
+    """The call's own cost for a string function of a `size`-byte target (parts[0]); as the Kubernetes
+    library estimator and cel-go price them (0.1 per byte traversed, regexes 0.25 per pattern byte)."""
+    if fn in ("lowerAscii", "upperAscii", "substring", "trim", "indexOf", "lastIndexOf"):
+        return math.ceil(0.1 * size)
+    if fn in ("split", "replace"):
+        return math.ceil(0.2 * size)
+    if fn in ("find", "findAll", "matches"):
+        return math.ceil(0.1 * (size + 1)) * math.ceil(0.25 * _arg_len(parts, shapes, 1))
+    if fn == "contains":
+        return math.ceil(0.1 * size * _arg_len(parts, shapes, 1))
+    if fn in ("startsWith", "endsWith"):
+        return math.ceil(0.1 * _arg_len(parts, shapes, 1))
+    return 1 + math.ceil(0.1 * size)
 
 
 def estimate_cost(root: Node) -> int:

@@ -302,9 +302,17 @@ def s_intersects(a: Any, b: Any) -> bool:
 
 
 def includes(target: Any, arg: Any) -> bool:
-    """DRA `includes()`: membership in a list attribute (first 48 values), equality for a scalar."""
+    """DRA `includes()`: membership in a list attribute (at most 48 values looked at: a longer list is
+    an error once the 49th would be compared), equality for a scalar."""
     if isinstance(target, list | tuple):
-        return any(cel_equal(x, arg) for x in list(target)[:_LIST_INCLUDES_MAX])
+        for k, x in enumerate(target):
+            if k >= _LIST_INCLUDES_MAX:
+                raise ValueError(
+                    f"'includes' function cannot be applied to lists longer than {_LIST_INCLUDES_MAX} values"
+                )
+            if cel_equal(x, arg):
+                return True
+        return False
     return cel_equal(target, arg)
 
 

@@ -104,3 +104,22 @@ def analyse(root: Node) -> Reads:
 
     visit(root, frozenset())
     return Reads(tuple(sorted(reads)), state["projectable"], state["whole_map"])
+
+
+def attribute_ranges(root: Node) -> tuple[tuple[str, str], ...]:
+    """The (domain, id) attribute values that comprehensions iterate over, looked up with literal keys
+    (`device.attributes["d"].ids.exists(...)`): used to word a non-iterable value's error as cel-go does."""
+    out: list[tuple[str, str]] = []
+
+    def visit(n: Node) -> None:
+        if n.kind == "comprehension" and n.iter_range is not None:
+            hit = _literal_key(n.iter_range)
+            if hit is not None:
+                dom = _domain(hit[0], frozenset())
+                if dom is not None and dom[0] == "attributes":
+                    out.append((dom[1], hit[1]))
+        for c in n.children():
+            visit(c)
+
+    visit(root)
+    return tuple(out)

@@ -35,13 +35,18 @@ from cel_expr_python import cel
 
 from webhook.cel.activation import EvaluationError, device_input
 from webhook.cel.compiler import Compiled, CompileError, _env, compile_selector
-from webhook.cel.reads import Read, Reads, analyse
+from webhook.cel.reads import Read, Reads, analyse, attribute_ranges
 
 MAX_PROJECTIONS = 500_000  # the shared projection cache is cleared when it grows past this
 _MISSING = ("\x00missing",)
 _STATUS = re.compile(r"^[A-Z_]+: |\s*\[[A-Z_]+\]$")
 _NO_KEY = re.compile(r'^Key not found in map : "(.*)"$', re.S)
 _NO_OVERLOAD = "No matching overloads found : "
+# Upstream's allocator (cel.EnhanceRuntimeError) appends this to a "no such key" error.
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has()"
+    " for optional fields"
+)
 _CEL_TYPE_NAMES = {"STRING": "string", "INT": "int", "UINT": "uint", "DOUBLE": "double", "BYTES": "bytes"}
 
 
@@ -108,7 +113,7 @@ def _runtime_detail(message: str) -> str:
     msg = _STATUS.sub("", message.strip())
     m = _NO_KEY.match(msg)
     if m:
-        return f"no such key: {m.group(1)}"
+        return f"no such key: {m.group(1)}{NO_SUCH_KEY_HINT}"
     if msg.startswith(_NO_OVERLOAD):
         return "no such overload: " + msg[len(_NO_OVERLOAD) :]
     if "Iteration budget exceeded" in msg:
@@ -116,6 +121,20 @@ def _runtime_detail(message: str) -> str:
     if msg == "divide by zero":
         return "division by zero"
     return msg
+
+
+_GO_TYPES = {bool: "types.Bool", int: "types.Int", str: "types.String", float: "types.Double"}
+
+
+def _not_iterable(sel: _Selector, entry: _Device) -> str:
+    """cel-go's wording for a comprehension over a scalar attribute value."""
+    assert sel.compiled.checked is not None and entry.data is not None
+    for domain, ident in attribute_ranges(sel.compiled.checked.root):
+        value = entry.data["attributes"].get(domain, {}).get(ident)
+        go = _GO_TYPES.get(type(value))
+        if go:
+            return f"got '{go}', expected iterable type"
+    return ""
 
 
 class SelectorEvaluator:
@@ -128,7 +147,7 @@ class SelectorEvaluator:
         self.consumable_capacity = consumable_capacity
         self.max_cost = max_cost
         self.evaluations = 0  # engine evaluations actually run (for benchmarks and tests)
-        self._env = _env(list_attributes)
+        self._env = _env(True)
         self._selectors: dict[str, _Selector | _Failure] = {}
         self._devices: dict[Hashable, _Device] = {}
         self._results: dict[tuple[str, Hashable], bool | _Failure] = {}
@@ -171,11 +190,10 @@ class SelectorEvaluator:
         sel = self._selectors.get(expression)
         if sel is not None:
             return sel
+        # The scheduler compiles stored expressions: every `device` field and function of the version
+        # exists whatever the gates say (upstream StoredExpressions; version skew).
         compiled = compile_selector(
-            expression,
-            list_attributes=self.list_attributes,
-            consumable_capacity=self.consumable_capacity,
-            check_cost=False,
+            expression, list_attributes=True, consumable_capacity=True, check_cost=False
         )
         if isinstance(compiled, CompileError):
             sel = _Failure(compiled.message, "compile")
@@ -205,12 +223,7 @@ class SelectorEvaluator:
         entry = self._devices.get(device_key)
         if entry is None:
             try:
-                data = device_input(
-                    device,
-                    driver,
-                    list_attributes=self.list_attributes,
-                    consumable_capacity=self.consumable_capacity,
-                )
+                data = device_input(device, driver, list_attributes=True, consumable_capacity=True)
                 entry = _Device(data)
             except EvaluationError as e:
                 entry = _Device(None, _Failure(str(e)))
@@ -283,7 +296,10 @@ class SelectorEvaluator:
             return _Failure(_runtime_detail(str(e)))
         kind = value.type()
         if kind == cel.Type.ERROR:
-            return _Failure(_runtime_detail(str(value.value())))
+            detail = _runtime_detail(str(value.value()))
+            if "<iter_range>" in detail:
+                detail = _not_iterable(sel, entry) or detail
+            return _Failure(detail)
         result = value.value()
         if not isinstance(result, bool):
             name = kind.name()
