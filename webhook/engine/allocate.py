@@ -118,8 +118,10 @@ def allocate(
     finally:
         if len(state.match_cache) - cached >= FILLED_SLICES:
             # This call filled the selector caches for many slices (a cold call): collect the garbage
-            # generation now rather than in a later, warm call (a full collection costs 50-100 ms).
+            # generation now rather than in a later, warm call (a full collection costs 50-100 ms),
+            # and move what survives (long-lived caches) out of the collector's sight.
             gc.collect()
+            gc.freeze()
 
 
 def _allocate(

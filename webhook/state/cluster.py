@@ -63,8 +63,10 @@ class ClusterState:
         for obj in objs:
             state.apply(obj)
         # A bulk load leaves millions of young objects behind; collect them now, not in the middle of
-        # the first allocate() calls (a full collection of a large state takes ~50-100 ms).
+        # the first allocate() calls (a full collection of a large state takes ~50-100 ms). The state
+        # lives as long as the process: freeze it so later collections do not traverse it again.
         gc.collect()
+        gc.freeze()
         return state
 
     def enabled(self, gate: str) -> bool:
