@@ -343,3 +343,13 @@ def test_rules_list_the_feasibility_ids(capsys: pytest.CaptureFixture[str]) -> N
     ids = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
     assert ids["feasibility.infeasible"]["severity"] == "error"
     assert ids["feasibility.undecided"]["severity"] == "warning"
+
+
+def test_the_bundled_cluster_example(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[2]
+    assert main(["simulate", "-o", "json", str(root / "examples" / "simulate")]) == 1
+    pods = json.loads(capsys.readouterr().out)["pods"]
+    assert [p["feasible"] for p in pods] == [True, True, True, True, False]
+    used = {(r["pool"], r["device"]) for p in pods[:4] for c in p["claims"] for r in c["results"]}
+    assert len(used) == 8  # every GPU once, two per PCIe root
+    assert "8 allocated to other claims; 0 left (needs 2)" in pods[4]["reason"]
