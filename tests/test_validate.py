@@ -109,3 +109,16 @@ def test_a_crashing_rule_becomes_a_violation(monkeypatch: pytest.MonkeyPatch) ->
     assert result is not None
     (v,) = result.violations
     assert v.rule == "internal.rule-crash" and "test.boom" in v.message and "KeyError" in v.message
+
+
+def test_a_failing_file_is_an_error_on_that_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    import webhook.validate as v
+
+    def boom(*args: Any) -> Any:
+        raise RuntimeError("kaput")
+
+    monkeypatch.setattr(v, "check_text", boom)
+    res = v.safe_check_text("kind: x\n", "f.yaml", Context(), None, frozenset())
+    ((o,),) = [res.objects]
+    assert o.source == "f.yaml" and o.violations[0].rule == "internal.rule-crash"
+    assert "RuntimeError: kaput" in o.violations[0].message

@@ -245,9 +245,26 @@ def _check_file(path: str) -> FileResult:
     # time here (~25% of a large run), so it is paused while one file is checked.
     gc.disable()
     try:
-        return check_text(text, path, _worker["ctx"], options.policy, options.skip)
+        return safe_check_text(text, path, _worker["ctx"], options.policy, options.skip)
     finally:
         gc.enable()
+
+
+def safe_check_text(
+    text: str, source: str, ctx: Context, policy: Policy | None, skip: frozenset[str]
+) -> FileResult:
+    """`check_text`, with any failure of draguard itself turned into an error on that file (never a
+    traceback that stops the other files)."""
+    try:
+        return check_text(text, source, ctx, policy, skip)
+    except RecursionError:
+        msg = "draguard ran out of stack on this file (extremely deep nesting?): please report it"
+    except Exception as e:  # noqa: BLE001 - the last line of defence for one file
+        msg = f"draguard failed on this file ({type(e).__name__}: {e}): please report it"
+    return FileResult(
+        [ObjectResult(source, 1, None, None, None, None, [_violation("internal.rule-crash", "", msg)])],
+        [None],
+    )
 
 
 def check_files(
@@ -268,7 +285,7 @@ def check_files(
     for i, p in enumerate(files):
         if p == "-":
             text = stdin_text if stdin_text is not None else read_text(p)
-            results[i] = check_text(text, "<stdin>", ctx, options.policy, options.skip)
+            results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
         _init_worker(options)

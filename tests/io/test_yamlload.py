@@ -105,3 +105,14 @@ def _json_keys(v: object) -> object:
     if isinstance(v, list):
         return [_json_keys(x) for x in v]
     return v
+
+
+def test_too_deep_nesting_is_an_error_not_a_recursion_crash() -> None:
+    from webhook.io.documents import DocumentError, parse
+
+    flow = "kind: Pod\nspec: " + "[" * 3000 + "]" * 3000 + "\n---\nkind: After\n"
+    block = "kind: Pod\nspec:\n" + "".join("  " * (i + 1) + "a:\n" for i in range(400)) + "---\nkind: After\n"
+    for text in (flow, block):
+        out = list(parse(text, "deep.yaml"))
+        assert isinstance(out[0], DocumentError) and "deeper than 200 levels" in out[0].message
+        assert out[-1].obj == {"kind": "After"}  # type: ignore[union-attr]

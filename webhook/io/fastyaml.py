@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.io.yamlload import RawDocument, YamlError, _json_key, _plain_scalar
+from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, _json_key, _plain_scalar
 from webhook.io.yamlload import load_documents as libyaml_documents
 
 __all__ = ["Fallback", "fast_document", "libyaml_documents", "load_documents"]
@@ -250,6 +250,8 @@ def _build(lines: list[str]) -> tuple[Any, int, list[int] | None]:
                     if cont is items:
                         item_rows.append(i)  # type: ignore[union-attr]
                 stack.append((cont, col, islist, indentless))
+                if len(stack) >= MAX_DEPTH:
+                    raise Fallback("deep nesting")  # the libyaml path reports it
                 indentless = c == col
                 cont, col, islist = new, c, bool(dash)
             elif pend == 1:
@@ -274,6 +276,8 @@ def _build(lines: list[str]) -> tuple[Any, int, list[int] | None]:
                     if cont is items:
                         item_rows.append(i)  # type: ignore[union-attr]
                     stack.append((cont, col, True, indentless))
+                    if len(stack) >= MAX_DEPTH:
+                        raise Fallback("deep nesting")  # the libyaml path reports it
                     cont, col, indentless = new, c + d, False
                     d = dash.find("-", d + 1)
             if k is not None:  # `- key: ...`: a mapping at the column of the key
@@ -282,6 +286,8 @@ def _build(lines: list[str]) -> tuple[Any, int, list[int] | None]:
                 if cont is items:
                     item_rows.append(i)  # type: ignore[union-attr]
                 stack.append((cont, col, True, indentless))
+                if len(stack) >= MAX_DEPTH:
+                    raise Fallback("deep nesting")  # the libyaml path reports it
                 cont, col, islist, indentless = new, c + len(dash), False, False
             elif v is pending:
                 pend, pline, want_kv, want_k = 2, i, -100, -100

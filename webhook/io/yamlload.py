@@ -92,6 +92,13 @@ def _number(text: str) -> Any:
     return text
 
 
+MAX_DEPTH = 200  # nesting levels a document may have (every downstream walk is recursive)
+
+
+class NestingTooDeep(yaml.MarkedYAMLError):
+    """A document nests deeper than MAX_DEPTH levels."""
+
+
 @dataclass
 class YamlIssue:
     """A non-fatal problem found while building a document (e.g. a duplicate key)."""
@@ -106,7 +113,7 @@ class _Builder:
     issues: list[YamlIssue] = field(default_factory=list)
     memo: dict[int, Any] = field(default_factory=dict)
 
-    def build(self, node: Node, path: str) -> Any:
+    def build(self, node: Node, path: str, depth: int = 0) -> Any:
         if type(node) is ScalarNode:
             tag = node.tag
             if tag == _IMPLICIT:
@@ -117,12 +124,17 @@ class _Builder:
         key = id(node)
         if key in self.memo:  # an alias: the same node again
             return self.memo[key]
+        if depth >= MAX_DEPTH:
+            raise NestingTooDeep(
+                problem=f"nested deeper than {MAX_DEPTH} levels", problem_mark=node.start_mark
+            )
+        depth += 1
         if type(node) is MappingNode:
             out: dict[str, Any] = {}
             self.memo[key] = out
             for knode, vnode in node.value:
                 if knode.tag == "tag:yaml.org,2002:merge" or (knode.tag == _IMPLICIT and knode.value == "<<"):
-                    self._merge(out, vnode, path)
+                    self._merge(out, vnode, path, depth)
                     continue
                 k = self.build(knode, path)
                 if not isinstance(k, str):
@@ -133,18 +145,18 @@ class _Builder:
                             knode.start_mark.line + 1, f"{path}.{k}" if path else k, f'duplicate key "{k}"'
                         )
                     )
-                out[k] = self.build(vnode, f"{path}.{k}" if path else k)
+                out[k] = self.build(vnode, f"{path}.{k}" if path else k, depth)
             return out
         items: list[Any] = []
         self.memo[key] = items
         for i, item in enumerate(node.value):
-            items.append(self.build(item, f"{path}[{i}]"))
+            items.append(self.build(item, f"{path}[{i}]", depth))
         return items
 
-    def _merge(self, out: dict[str, Any], vnode: Node, path: str) -> None:
+    def _merge(self, out: dict[str, Any], vnode: Node, path: str, depth: int) -> None:
         sources = vnode.value if type(vnode) is SequenceNode else [vnode]
         for src in sources:
-            merged = self.build(src, path)
+            merged = self.build(src, path, depth)
             if isinstance(merged, dict):
                 for k, v in merged.items():
                     out.setdefault(k, v)
@@ -216,7 +228,11 @@ def load_documents(text: str) -> Iterator[RawDocument | YamlError]:
             mark = e.problem_mark or e.context_mark
             line = mark.line if mark is not None else 0
             msg = "; ".join(str(x) for x in (e.context, e.problem) if x)
-            yield YamlError(offset + line + 1, f"YAML syntax error: {msg}")
+            if isinstance(e, NestingTooDeep):
+                msg = f"document is {msg}: Kubernetes objects never nest that deep; draguard does not read it"
+                yield YamlError(offset + line + 1, msg)
+            else:
+                yield YamlError(offset + line + 1, f"YAML syntax error: {msg}")
             resume_at = _next_document_start(text, line)
         except yaml.YAMLError as e:  # reader errors: bad encoding, control characters
             yield YamlError(offset + 1, f"YAML error: {e}")
