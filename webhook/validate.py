@@ -16,7 +16,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.defaults import apply_defaults
-from webhook.io.documents import Document, DocumentError, discover, parse, read_text
+from webhook.io.documents import Document, DocumentError, UndecodableInput, discover, parse, read_text
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
 from webhook.profile import load_profile
@@ -240,7 +240,12 @@ def _init_worker(options: RunOptions) -> None:
 
 def _check_file(path: str) -> FileResult:
     options: RunOptions = _worker["options"]
-    text = read_text(path)
+    try:
+        text = read_text(path)
+    except UndecodableInput as e:
+        return FileResult(
+            [ObjectResult(path, 1, None, None, None, None, [_violation("input.parse", "", str(e))])], [None]
+        )
     # Manifests build acyclic trees that reference counting frees; the cyclic collector only costs
     # time here (~25% of a large run), so it is paused while one file is checked.
     gc.disable()

@@ -234,3 +234,14 @@ def test_strip_emits_the_stored_object_and_reports_drops() -> None:
         "compatibilityGroups"
     ] == ["mig"]
     assert kept.stderr == ""
+
+
+def test_a_file_that_is_not_utf8_is_an_error_on_that_file_only(tmp_path: Path) -> None:
+    (tmp_path / "latin1.yaml").write_bytes(b"apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n")
+    (tmp_path / "b.yaml").write_text(BAD_SLICE)
+    p = run("validate", "-o", "json", str(tmp_path))
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    objs = json.loads(p.stdout)["objects"]
+    (bad,) = [o for o in objs if o["source"].endswith("latin1.yaml")]
+    assert bad["violations"][0]["rule"] == "input.parse" and "UTF-8" in bad["violations"][0]["message"]
+    assert any(o["name"] == "broken" for o in objs)

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 from webhook import __version__
 from webhook.cli.formats import FORMATS, render, rules_table
-from webhook.io.documents import UnreadableInput
+from webhook.io.documents import UndecodableInput, UnreadableInput
 from webhook.model.errors import UsageError
 from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, parse_feature_gates
 
@@ -159,7 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"draguard: error: {e}\n")
         return EXIT_USAGE
     except UnreadableInput as e:
-        sys.stderr.write(f"draguard: error: {e}\n")
+        where = f"{e.path}: " if isinstance(e, UndecodableInput) and e.path else ""
+        sys.stderr.write(f"draguard: error: {where}{e}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -39,6 +39,12 @@ class UnreadableInput(Exception):
     """A path that does not exist or cannot be read: a usage error (exit 2)."""
 
 
+class UndecodableInput(UnreadableInput):
+    """A file that was read but is not UTF-8 text: an error on that file; the others are still checked."""
+
+    path = ""
+
+
 def discover(paths: Iterable[str]) -> list[str]:
     """Expand directories recursively into manifest files (sorted); keep files and `-` as given."""
     out: list[str] = []
@@ -71,7 +77,9 @@ def read_text(path: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise UnreadableInput(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+        err = UndecodableInput(f"not UTF-8 text ({e.reason} at byte {e.start}): save the file as UTF-8")
+        err.path = "<stdin>" if path == STDIN else path
+        raise err from e
 
 
 def parse(text: str, source: str) -> Iterator[Document | DocumentError]:
