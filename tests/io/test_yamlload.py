@@ -114,5 +114,6 @@ def test_too_deep_nesting_is_an_error_not_a_recursion_crash() -> None:
     block = "kind: Pod\nspec:\n" + "".join("  " * (i + 1) + "a:\n" for i in range(400)) + "---\nkind: After\n"
     for text in (flow, block):
         out = list(parse(text, "deep.yaml"))
-        assert isinstance(out[0], DocumentError) and "deeper than 200 levels" in out[0].message
+        # newer PyYAML releases stop flow nesting themselves ("exceeded maximum nesting depth")
+        assert isinstance(out[0], DocumentError) and "nest" in out[0].message
         assert out[-1].obj == {"kind": "After"}  # type: ignore[union-attr]
