@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.rules.upstream_util import errors, want
+from tests.rules.upstream_util import VALID_META, errors, want
 
 GOOD, GOOD2, BAD, NS = "foo", "bar", "!@#$%^", "ns"
 BAD_SUB = "&^%$"
@@ -172,28 +172,6 @@ def _nested_same_name() -> dict[str, Any]:
     c["spec"]["devices"]["requests"][0]["firstAvailable"][1]["name"] = GOOD
     return c
 
-
-VALID_META = {
-    "generate-name": {"generateName": "pvc-"},
-    "uid": {"uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"},
-    "resource-version": {"resourceVersion": "1"},
-    "generation": {"generation": 100},
-    "creation-timestamp": {"creationTimestamp": "2026-07-01T00:00:00Z"},
-    "deletion-grace-period-seconds": {"deletionGracePeriodSeconds": 10},
-    "owner-references": {
-        "ownerReferences": [
-            {"apiVersion": "v1", "kind": "pod", "name": "foo", "uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"}
-        ]
-    },
-    "finalizers": {"finalizers": ["example.com/foo"]},
-    "managed-fields": {
-        "managedFields": [
-            {"fieldsType": "FieldsV1", "operation": "Apply", "apiVersion": "apps/v1", "manager": "foo"}
-        ]
-    },
-    "good-labels": {"labels": {"apps.kubernetes.io/name": "test"}},
-    "good-annotations": {"annotations": {"foo": "bar"}},
-}
 
 CLAIM_CASES: list[tuple[str, Callable[[], dict[str, Any]], Any]] = [
     ("good-claim", claim, want()),

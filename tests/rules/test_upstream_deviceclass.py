@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.rules.upstream_util import errors, want
+from tests.rules.upstream_util import VALID_META, errors, want
 
 GOOD, BAD = "foo", "!@#$%^"
 VALID_SELECTOR = {"cel": {"expression": "true"}}
@@ -60,28 +60,6 @@ def _configuration() -> dict[str, Any]:
     ]
     return device_class(config=configs + [VALID_CONFIG] * (32 - len(configs)))
 
-
-VALID_META = {
-    "generate-name": {"generateName": "pvc-"},
-    "uid": {"uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"},
-    "resource-version": {"resourceVersion": "1"},
-    "generation": {"generation": 100},
-    "creation-timestamp": {"creationTimestamp": "2026-07-01T00:00:00Z"},
-    "deletion-grace-period-seconds": {"deletionGracePeriodSeconds": 10},
-    "owner-references": {
-        "ownerReferences": [
-            {"apiVersion": "v1", "kind": "pod", "name": "foo", "uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"}
-        ]
-    },
-    "finalizers": {"finalizers": ["example.com/foo"]},
-    "managed-fields": {
-        "managedFields": [
-            {"fieldsType": "FieldsV1", "operation": "Apply", "apiVersion": "apps/v1", "manager": "foo"}
-        ]
-    },
-    "good-labels": {"labels": {"apps.kubernetes.io/name": "test"}},
-    "good-annotations": {"annotations": {"foo": "bar"}},
-}
 
 CASES: list[tuple[str, Callable[[], dict[str, Any]], Any]] = [
     ("good-class", device_class, want()),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.rules.upstream_util import errors, want
+from tests.rules.upstream_util import VALID_META, errors, want
 
 GOOD, BAD = "foo", "!@#$%^"
 
@@ -46,28 +46,6 @@ def conditions(n: int, **kw: Any) -> list[dict[str, Any]]:
     base = {"status": "True", "reason": "Ok", "lastTransitionTime": "2026-07-01T00:00:00Z"}
     return [{"type": f"T{i}", **base, **kw} for i in range(n)]
 
-
-VALID_META = {
-    "generate-name": {"generateName": "pvc-"},
-    "uid": {"uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"},
-    "resource-version": {"resourceVersion": "1"},
-    "generation": {"generation": 100},
-    "creation-timestamp": {"creationTimestamp": "2026-07-01T00:00:00Z"},
-    "deletion-grace-period-seconds": {"deletionGracePeriodSeconds": 10},
-    "owner-references": {
-        "ownerReferences": [
-            {"apiVersion": "v1", "kind": "pod", "name": "foo", "uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"}
-        ]
-    },
-    "finalizers": {"finalizers": ["example.com/foo"]},
-    "managed-fields": {
-        "managedFields": [
-            {"fieldsType": "FieldsV1", "operation": "Apply", "apiVersion": "apps/v1", "manager": "foo"}
-        ]
-    },
-    "good-labels": {"labels": {"apps.kubernetes.io/name": "test"}},
-    "good-annotations": {"annotations": {"foo": "bar"}},
-}
 
 CASES: list[tuple[str, Callable[[], dict[str, Any]], Any]] = [
     ("good", rule, want()),

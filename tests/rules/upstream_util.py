@@ -64,3 +64,27 @@ def errors(
 
 def want(*pairs: tuple[str, str]) -> Errors:
     return Counter(pairs)
+
+
+# Metadata every kind's upstream table accepts (ObjectMeta cases shared by the claim/class/taint tables).
+VALID_META = {
+    "generate-name": {"generateName": "pvc-"},
+    "uid": {"uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"},
+    "resource-version": {"resourceVersion": "1"},
+    "generation": {"generation": 100},
+    "creation-timestamp": {"creationTimestamp": "2026-07-01T00:00:00Z"},
+    "deletion-grace-period-seconds": {"deletionGracePeriodSeconds": 10},
+    "owner-references": {
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "pod", "name": "foo", "uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"}
+        ]
+    },
+    "finalizers": {"finalizers": ["example.com/foo"]},
+    "managed-fields": {
+        "managedFields": [
+            {"fieldsType": "FieldsV1", "operation": "Apply", "apiVersion": "apps/v1", "manager": "foo"}
+        ]
+    },
+    "good-labels": {"labels": {"apps.kubernetes.io/name": "test"}},
+    "good-annotations": {"annotations": {"foo": "bar"}},
+}
