@@ -399,38 +399,50 @@ def check_capacity_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
                 )
 
 
+def _referencing_entries(
+    obj: dict[str, Any], ctx: Any, field: str, maximum: int
+) -> Iterator[tuple[Any, Path]]:
+    """Entries of `spec.devices.<field>` (constraints, config) with their path, preceded by the findings
+    on each entry's `requests` references (yielded as `(Finding, path)`); a list over `maximum` yields
+    only its Too-many finding, as upstream stops there."""
+    active = _active(obj, ctx)
+    if active is None:
+        return
+    devices, path = active
+    items, lp = _list(devices.get(field)), path.child(field)
+    over = too_many(lp, items, maximum)
+    if over:
+        yield over, lp
+        return
+    known = request_names(devices)
+    for i, entry in enumerate(items):
+        ep = lp.index(i)
+        for f in request_refs(_list(entry.get("requests")), ep.child("requests"), known):
+            yield f, ep
+        yield entry, ep
+
+
 @_rule(
     "claim.constraints",
     "At most 32 constraints; request refs exist and are unique; exactly one of matchAttribute/distinctAttribute",
     "spec.devices.constraints[i]",
 )
 def check_constraints(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
-    active = _active(obj, ctx)
-    if active is None:
-        return
-    devices, path = active
-    items, cp = _list(devices.get("constraints")), path.child("constraints")
-    over = too_many(cp, items, MAX_CONSTRAINTS)
-    if over:
-        yield over
-        return
-    known = request_names(devices)
-    for i, c in enumerate(items):
-        yield from request_refs(_list(c.get("requests")), cp.index(i).child("requests"), known)
-        if c.get("matchAttribute") is not None:
-            yield from fully_qualified_name(str(c["matchAttribute"]), cp.index(i).child("matchAttribute"))
+    for c, cp in _referencing_entries(obj, ctx, "constraints", MAX_CONSTRAINTS):
+        if isinstance(c, Finding):
+            yield c
+        elif c.get("matchAttribute") is not None:
+            yield from fully_qualified_name(str(c["matchAttribute"]), cp.child("matchAttribute"))
         elif c.get("distinctAttribute") is not None:
-            yield from fully_qualified_name(
-                str(c["distinctAttribute"]), cp.index(i).child("distinctAttribute")
-            )
+            yield from fully_qualified_name(str(c["distinctAttribute"]), cp.child("distinctAttribute"))
         elif ctx.enabled("DRAConsumableCapacity"):
             yield Finding(
-                cp.index(i),
+                cp,
                 'Required value: exactly one of "matchAttribute" or "distinctAttribute" is required, '
                 "but multiple fields are set",
             )
         else:
-            yield Finding(cp.index(i).child("matchAttribute"), "Required value")
+            yield Finding(cp.child("matchAttribute"), "Required value")
 
 
 @_rule(
@@ -439,19 +451,11 @@ def check_constraints(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "spec.devices.config[i]",
 )
 def check_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
-    active = _active(obj, ctx)
-    if active is None:
-        return
-    devices, path = active
-    items, cp = _list(devices.get("config")), path.child("config")
-    over = too_many(cp, items, MAX_CONFIG)
-    if over:
-        yield over
-        return
-    known = request_names(devices)
-    for i, c in enumerate(items):
-        yield from request_refs(_list(c.get("requests")), cp.index(i).child("requests"), known)
-        yield from opaque_findings(c or {}, cp.index(i), stored=False)
+    for c, cp in _referencing_entries(obj, ctx, "config", MAX_CONFIG):
+        if isinstance(c, Finding):
+            yield c
+        else:
+            yield from opaque_findings(c or {}, cp, stored=False)
 
 
 @_rule(
