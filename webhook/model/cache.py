@@ -1,0 +1,117 @@
+"""Caches bounded by bytes, not entries: a long-lived server must stay flat in memory whatever its input.
+
+    cache = ByteLRU(max_bytes=8 << 20)
+    cache.put(key, value, nbytes)   # evicts least-recently-used entries beyond max_bytes
+    cache.get(key)                  # -> value | None
+
+    @bounded_cache(max_bytes=1 << 20)   # for pure functions of strings/ints/tuples of them
+    def parse(text: str) -> Thing: ...
+
+Both are safe under concurrent use (one lock per cache, held only around dictionary operations).
+`nbytes` is the caller's estimate of what the entry retains (key included); `approx_size` gives one for
+plain data. An entry larger than a quarter of the cache is never stored.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from functools import wraps
+from typing import Any, Generic, ParamSpec, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_ENTRY_OVERHEAD = 120  # dict slot + OrderedDict link + the (value, nbytes) tuple, roughly
+
+
+class ByteLRU(Generic[K, V]):
+    """Least-recently-used cache holding at most `max_bytes` by the callers' size estimates."""
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes <= 0:
+            raise ValueError("max_bytes must be positive")
+        self.max_bytes = max_bytes
+        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is None:
+                return None
+            self._data.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: K, value: V, nbytes: int) -> None:
+        nbytes += _ENTRY_OVERHEAD
+        if nbytes > self.max_bytes // 4:
+            return
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._data[key] = (value, nbytes)
+            self._bytes += nbytes
+            while self._bytes > self.max_bytes:
+                _, (_, size) = self._data.popitem(last=False)
+                self._bytes -= size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        """The estimated bytes held now."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def approx_size(x: Any, _depth: int = 0) -> int:
+    """A cheap estimate of the bytes `x` retains: exact for str/bytes/int, recursive over plain
+    containers (up to a depth of 8; deeper parts count as one pointer each)."""
+    size = sys.getsizeof(x)
+    if _depth >= 8:
+        return size
+    if isinstance(x, dict):
+        for k, v in x.items():
+            size += approx_size(k, _depth + 1) + approx_size(v, _depth + 1)
+    elif isinstance(x, list | tuple | set | frozenset):
+        for v in x:
+            size += approx_size(v, _depth + 1)
+    return size
+
+
+def bounded_cache(
+    max_bytes: int, size: Callable[[Any], int] = approx_size
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Memoise a pure function of hashable arguments in a ByteLRU. The entry's size is the size of the
+    arguments plus `size(result)`; calls whose arguments alone exceed a quarter of the cache are not
+    cached. Keyword arguments are part of the key. `fn.cache` is the ByteLRU (for tests and clearing)."""
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        cache: ByteLRU[Hashable, Any] = ByteLRU(max_bytes)
+
+        @wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            key: Hashable = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+            hit = cache.get(key)
+            if hit is not None:
+                return hit[0]  # type: ignore[no-any-return]
+            result = fn(*args, **kwargs)
+            cache.put(key, (result,), approx_size(key) + size(result))
+            return result
+
+        wrapper.cache = cache  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
