@@ -33,6 +33,7 @@ class Run:
     absent: tuple[str, ...] = ()  # texts that must not appear on stdout
     check: Check | None = None  # more: returns a problem, or None
     budget: float | None = None  # --budget-seconds (simulate, --feasibility); the timeout is budget + 1 s
+    deadline: float | None = None  # --deadline-seconds (all of a run's allocations); the timeout: this + 1 s
     timeout: float | None = None  # hang bound for a command without a budget
     mem: int = GiB  # peak RSS bound
     stdin: str | None = None  # file fed on stdin (relative to the case directory, or absolute)
@@ -46,6 +47,8 @@ class Run:
         flags = list(self.flags)
         if self.budget is not None and "--budget-seconds" not in flags:
             flags += ["--budget-seconds", repr(self.budget)]
+        if self.deadline is not None and "--deadline-seconds" not in flags:
+            flags += ["--deadline-seconds", repr(self.deadline)]
         if self.cmd == "validate" and "--no-progress" not in flags:
             flags.append("--no-progress")
         return [self.cmd, *flags, *(self.paths if self.paths is not None else inputs)]
@@ -54,6 +57,8 @@ class Run:
     def wall_bound(self) -> float:
         if self.timeout is not None:
             return self.timeout
+        if self.deadline is not None:
+            return self.deadline + 1.0
         if self.budget is not None:
             return self.budget + 1.0
         return VALIDATE_BOUND
@@ -89,6 +94,7 @@ class Run:
             self.absent,
             self.check,
             self.budget,
+            self.deadline,
             self.timeout,
             self.mem,
             self.allow_internal,
@@ -184,6 +190,7 @@ MODULES = (
     "inputs_flags",
     "inputs_budget",
     "inputs_memory",
+    "inputs_others",
 )
 
 

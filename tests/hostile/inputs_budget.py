@@ -246,7 +246,7 @@ def _pods_backtracking(d: Path, pods: int) -> list[str]:
 _reg(
     "pods-40-each-backtracking",
     lambda d: _pods_backtracking(d, 40),
-    (sim_json(UNDECIDED_OR_INFEASIBLE, True),),
+    (sim_json(UNDECIDED_OR_INFEASIBLE, True, deadline=2.0),),
     "40 Pods each needing the late-failing search: the per-run deadline, not 40 × the per-Pod budget",
 )
 

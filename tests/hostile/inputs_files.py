@@ -24,10 +24,11 @@ def _bad(d: Path, name: str) -> str:
 
 
 def _dir_cmds(name: str, exit: tuple[int, ...] = (0, 1, 2)) -> tuple[Run, ...]:
-    """The three commands over the directory: no hang, and the special file named in the output."""
+    """The three commands over the directory: no hang; validate and strip name the special file
+    (simulate reports errors only: it must just not hang or read it)."""
     return (
         validate(exit=exit, contains=(name,)),
-        simulate(exit=exit + ((3,) if 0 in exit else ()), contains=(name,)),
+        simulate(exit=exit + ((3,) if 0 in exit else ())),
         strip(exit=exit, contains=(name,)),
     )
 
@@ -128,9 +129,9 @@ def stdin_twice(d: Path) -> list[str]:
     return []
 
 
-@case("files", validate(exit=2, contains=("a.yaml",)), simulate(exit=2), strip(exit=2), area=INPUT_IO)
+@case("files", *_dir_cmds("a.yaml"), area=INPUT_IO)
 def symlink_loop_file(d: Path) -> list[str]:
-    """a.yaml → b.yaml → a.yaml in a directory"""
+    """a.yaml → b.yaml → a.yaml in a directory: reported (skipped or an input error), never followed"""
     root = d / "dir"
     _valid(root)
     os.symlink("b.yaml", root / "a.yaml")

@@ -12,7 +12,7 @@ from typing import Any
 from tests.hostile.corpus import CEL_EVAL, ENGINE, INPUT_IO, register, simulate, strip, validate
 from tests.hostile.corpus import Case as _Case
 from tests.hostile.inputs_cel import OK, REJECT, C, D, cel_case
-from tests.hostile.k8s import DRIVER, V1, claim, device_class, node, request, uid, write
+from tests.hostile.k8s import DRIVER, V1, claim, device_class, node, request, uid, write, write_json_list
 
 BAD_QUANTITIES = {
     "abc": "abc",
@@ -37,7 +37,7 @@ BIG_QUANTITIES = {
 }
 
 
-def _scenario(d: Path, where: str, value: Any) -> list[str]:
+def _scenario(d: Path, where: str, value: Any, as_json: bool = True) -> list[str]:
     """A cluster with consumable and counter-consuming devices and a claim asking for capacity, with
     `value` put at `where` (a quantity field); otherwise feasible."""
     u = uid(d)
@@ -98,7 +98,8 @@ def _scenario(d: Path, where: str, value: Any) -> list[str]:
         },
         claim(f"{u}-claim", [req]),
     ]
-    return [write(d, "case.yaml", objs)]
+    # JSON: the value reaches the quantity parser exactly as written (YAML would resolve 1e9999, .inf, ...)
+    return [write_json_list(d, "case.json", objs) if as_json else write(d, "case.yaml", objs)]
 
 
 WHERE = (
@@ -153,7 +154,14 @@ for _w in WHERE:
                 "numbers",
                 ENGINE,
                 _q(_w, _v),
-                (validate(exit=(0, 1)), simulate(exit=(0, 1))),
+                (
+                    validate(
+                        exit=0
+                        if _w in ("capacity", "shared-counter", "claim-request", "consumes-counter")
+                        else (0, 1)
+                    ),
+                    simulate(exit=0 if _w in ("capacity", "shared-counter") else (0, 1)),
+                ),
                 note=f"quantity {_v} in {_w}: accepted upstream, compared exactly, never an OverflowError",
             )
         )
@@ -163,22 +171,74 @@ for _w in WHERE:
 
 def _unquoted(raw: str) -> Any:
     def build(d: Path) -> list[str]:
-        path = _scenario(d, "capacity", "__V__")[0]
+        path = _scenario(d, "capacity", "__V__", as_json=False)[0]
         text = Path(path).read_text().replace("'__V__'", raw).replace("__V__", raw)
         return [write(d, "case.yaml", text)]
 
     return build
 
 
-for _n, _raw in {"yaml-inf": ".inf", "yaml-nan": ".nan", "yaml-1e400": "1e400"}.items():
+# kubectl's go-yaml reads `.inf`/`.nan` as floats (not quantities: errors) but keeps `1e400`/`1e9999` as
+# strings (ParseFloat is out of range), which are valid quantities.
+for _n, _raw, _ok in (
+    ("yaml-inf", ".inf", False),
+    ("yaml-nan", ".nan", False),
+    ("yaml-1e400", "1e400", True),
+    ("yaml-1e9999", "1e9999", True),
+):
     register(
         _Case(
             f"numbers.quantity-{_n}-unquoted",
             "numbers",
             INPUT_IO,
             _unquoted(_raw),
-            (validate(exit=1), simulate(exit=1)),
-            note=f"an unquoted YAML {_raw} as a capacity value",
+            (validate(exit=0), simulate(exit=0)) if _ok else (validate(exit=1), simulate(exit=1)),
+            note=f"an unquoted YAML {_raw} as a capacity value ({'a string to go-yaml: valid' if _ok else 'a float: invalid'})",
+        )
+    )
+
+# upstream parses the exponent of `1eN` as int64 and then truncates it to int32: 1e4294967296 is 1,
+# 1e9223372036854775807 is 0.1, 1e2147483647 is 10^2147483647 (never materialised). A capacity of X and a
+# selector asking for at least 2 must give upstream's verdict, without building a 4-billion-digit int.
+
+
+def _wrapped(d: Path, value: str) -> list[str]:
+    u = uid(d)
+    dev = {"name": "gpu-0", "capacity": {"memory": {"value": value}}}
+    objs = [
+        node(f"{u}-node"),
+        device_class(f"{u}-gpu"),
+        {
+            "apiVersion": V1,
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{u}-s"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": f"{u}-node",
+                "pool": {"name": f"{u}-p", "generation": 1, "resourceSliceCount": 1},
+                "devices": [dev],
+            },
+        },
+        claim(f"{u}-c", [request("r", f"{u}-gpu", [f"{C}.memory.compareTo(quantity('2')) >= 0"])]),
+    ]
+    return [write_json_list(d, "case.json", objs)]
+
+
+_WRAPPED: dict[str, tuple[str, int | tuple[int, ...]]] = {
+    "exp-2e32-is-one": ("1e4294967296", 1),
+    "exp-maxint64-is-tenth": ("1e9223372036854775807", 1),
+    "exp-maxint32": ("1e2147483647", (0, 3)),  # upstream: true, after minutes (inf.Dec)
+    "exp-2e31-wraps-negative": ("1e2147483648", (1, 3)),  # upstream: false, after minutes
+}
+for _n, (_v, _sim) in _WRAPPED.items():
+    register(
+        _Case(
+            f"numbers.quantity-{_n}",
+            "numbers",
+            ENGINE,
+            (lambda v: lambda d: _wrapped(d, v))(_v),
+            (validate(exit=(0, 1)), simulate(exit=_sim)),
+            note=f"capacity {_v}: upstream truncates the exponent to int32 (simulate exit {_sim})",
         )
     )
 
@@ -235,7 +295,8 @@ def _int_field(d: Path, where: str, value: int) -> list[str]:
         cl["metadata"]["deletionGracePeriodSeconds"] = value
     else:
         raise ValueError(where)
-    return [write(d, "case.yaml", [node(f"{u}-node"), device_class(f"{u}-gpu"), sl, cl])]
+    # JSON: exactly these integers (YAML would round -2^63-1 through a float64, as kubectl's go-yaml does)
+    return [write_json_list(d, "case.json", [node(f"{u}-node"), device_class(f"{u}-gpu"), sl, cl])]
 
 
 INT_WHERE = (

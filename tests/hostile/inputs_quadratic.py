@@ -287,7 +287,7 @@ def taint_rules_5000(d: Path) -> list[str]:
     return [write(d, "rules.yaml", objs, flow=True)]
 
 
-@case("quadratic", validate(exit=VALID_OR_INVALID), simulate(exit=(0, 1, 3)), area=ENGINE)
+@case("quadratic", validate(exit=VALID_OR_INVALID), simulate(exit=(0, 1, 3), deadline=2.0), area=ENGINE)
 def pods_2000_one_template(d: Path) -> list[str]:
     """2,000 Pods sharing one claim template on a 4-device cluster (simulate: each Pod in turn)"""
     u = uid(d)

@@ -144,6 +144,11 @@ def write(d: Path, name: str, content: str | bytes | Iterable[Any], flow: bool =
     return str(p)
 
 
+def write_json_list(d: Path, name: str, objs: Iterable[Any]) -> str:
+    """Objects as one JSON `v1 List` document: numbers and strings exactly as written, no YAML resolution."""
+    return write(d, name, json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}))
+
+
 def small_cluster(d: Path, devices: int = 4, cls_expr: str | None = None) -> tuple[list[dict[str, Any]], str]:
     """A node, one slice of `devices` GPUs and a DeviceClass, named for the case; returns the objects and
     the class name."""

@@ -62,6 +62,8 @@ def test_corpus_covers_every_class() -> None:
         "flags",
         "budget",
         "memory",
+        "io",
+        "engine",
     ):
         assert classes[cls] >= 5, cls
     assert len({c.id for c in CASES}) == len(CASES)
