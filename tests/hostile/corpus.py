@@ -42,6 +42,7 @@ class Run:
     drop_dac: bool = False  # run without root's permission bypass (unreadable files must be unreadable)
     solo: bool = False  # never batched with other cases
     shared: bool = False  # may run over many cases' inputs at once: its check reads the whole output
+    pod_batch: bool = False  # `simulate` of a case whose claims use only its own devices: one Pod per case
 
     def argv(self, inputs: Sequence[str]) -> list[str]:
         flags = list(self.flags)

@@ -35,7 +35,7 @@ def cel_case(
     kw = {"mem": mem} if mem else {}
     runs = [validate(exit=0, **kw) if compiles else validate(exit=1, rules=("claim.selectors",), **kw)]
     if sim is not None:
-        runs.append(simulate(exit=sim, **kw))
+        runs.append(simulate(exit=sim, pod_batch=True, **kw))
     register(
         _Case(
             f"{cls}.{name}",

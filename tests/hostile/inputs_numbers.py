@@ -12,7 +12,7 @@ from typing import Any
 from tests.hostile.corpus import CEL_EVAL, ENGINE, INPUT_IO, register, simulate, strip, validate
 from tests.hostile.corpus import Case as _Case
 from tests.hostile.inputs_cel import OK, REJECT, C, D, cel_case
-from tests.hostile.k8s import DRIVER, V1, claim, device_class, node, request, uid, write, write_json_list
+from tests.hostile.k8s import DRIVER, V1, claim, node, own_class, request, uid, write, write_json_list
 
 BAD_QUANTITIES = {
     "abc": "abc",
@@ -45,7 +45,7 @@ def _scenario(d: Path, where: str, value: Any, as_json: bool = True) -> list[str
     u = uid(d)
     dev: dict[str, Any] = {
         "name": "gpu-0",
-        "attributes": {"model": {"string": "X100"}},
+        "attributes": {"model": {"string": "X100"}, "case": {"string": u}},
         "allowMultipleAllocations": True,
         "capacity": {
             "memory": {
@@ -85,7 +85,7 @@ def _scenario(d: Path, where: str, value: Any, as_json: bool = True) -> list[str
     }
     objs = [
         node(f"{u}-node"),
-        device_class(f"{u}-gpu"),
+        own_class(u),
         {
             "apiVersion": V1,
             "kind": "ResourceSlice",
@@ -126,7 +126,7 @@ register(
         "numbers",
         INPUT_IO,
         _q("capacity", "80Gi"),
-        (validate(exit=0), simulate(exit=0)),
+        (validate(exit=0), simulate(pod_batch=True, exit=0)),
         note="control: the scenario with sane quantities is valid and feasible",
     )
 )
@@ -141,9 +141,11 @@ for _w in WHERE:
             _Case(
                 f"numbers.quantity-{_n}-in-{_w}",
                 "numbers",
-                INPUT_IO,
+                ENGINE,
                 _q(_w, _v),
-                (validate(exit=1), simulate(exit=1)) if _n in UPSTREAM_NAMED else (validate(exit=1),),
+                (validate(exit=1), simulate(pod_batch=True, exit=1))
+                if _n in UPSTREAM_NAMED
+                else (validate(exit=1),),
                 note=f"quantity {_v!r} in {_w}: upstream cannot parse it",
             )
         )
@@ -158,7 +160,10 @@ for _w in WHERE:
                 _q(_w, _v),
                 (
                     validate(exit=0 if _n in HUGE and _w in STRICT_WHERE else (0, 1)),
-                    simulate(exit=0 if _n in HUGE and _w in ("capacity", "shared-counter") else (0, 1)),
+                    simulate(
+                        pod_batch=True,
+                        exit=0 if _n in HUGE and _w in ("capacity", "shared-counter") else (0, 1),
+                    ),
                 ),
                 note=f"quantity {_v} in {_w}: accepted upstream, compared exactly, never an OverflowError",
             )
@@ -190,7 +195,9 @@ for _n, _raw, _ok in (
             "numbers",
             INPUT_IO,
             _unquoted(_raw),
-            (validate(exit=0), simulate(exit=0)) if _ok else (validate(exit=1), simulate(exit=1)),
+            (validate(exit=0), simulate(pod_batch=True, exit=0))
+            if _ok
+            else (validate(exit=1), simulate(pod_batch=True, exit=1)),
             note=f"an unquoted YAML {_raw} as a capacity value ({'a string to go-yaml: valid' if _ok else 'a float: invalid'})",
         )
     )
@@ -202,10 +209,10 @@ for _n, _raw, _ok in (
 
 def _wrapped(d: Path, value: str) -> list[str]:
     u = uid(d)
-    dev = {"name": "gpu-0", "capacity": {"memory": {"value": value}}}
+    dev = {"name": "gpu-0", "attributes": {"case": {"string": u}}, "capacity": {"memory": {"value": value}}}
     objs = [
         node(f"{u}-node"),
-        device_class(f"{u}-gpu"),
+        own_class(u),
         {
             "apiVersion": V1,
             "kind": "ResourceSlice",
@@ -235,7 +242,7 @@ for _n, (_v, _sim) in _WRAPPED.items():
             "numbers",
             ENGINE,
             (lambda v: lambda d: _wrapped(d, v))(_v),
-            (validate(exit=(0, 1)), simulate(exit=_sim)),
+            (validate(exit=(0, 1)), simulate(pod_batch=True, exit=_sim)),
             note=f"capacity {_v}: upstream truncates the exponent to int32 (simulate exit {_sim})",
         )
     )
@@ -247,7 +254,7 @@ INT64_BAD = {"2e63": 2**63, "neg-2e63-1": -(2**63) - 1, "2e64": 2**64, "1e30": 1
 
 def _int_field(d: Path, where: str, value: int) -> list[str]:
     u = uid(d)
-    dev = {"name": "gpu-0", "attributes": {"index": {"int": 0}}}
+    dev = {"name": "gpu-0", "attributes": {"index": {"int": 0}, "case": {"string": u}}}
     sl = {
         "apiVersion": V1,
         "kind": "ResourceSlice",
@@ -294,7 +301,7 @@ def _int_field(d: Path, where: str, value: int) -> list[str]:
     else:
         raise ValueError(where)
     # JSON: exactly these integers (YAML would round -2^63-1 through a float64, as kubectl's go-yaml does)
-    return [write_json_list(d, "case.json", [node(f"{u}-node"), device_class(f"{u}-gpu"), sl, cl])]
+    return [write_json_list(d, "case.json", [node(f"{u}-node"), own_class(u), sl, cl])]
 
 
 INT_WHERE = (
@@ -319,10 +326,10 @@ for _w in INT_WHERE:
             _Case(
                 f"numbers.int64-{_n}-in-{_w}",
                 "numbers",
-                INPUT_IO,
+                ENGINE,
                 (lambda w, v: lambda d: _int_field(d, w, v))(_w, _v),
                 (validate(exit=1),)
-                + ((simulate(exit=1),) if _n == "2e63" else ())
+                + ((simulate(pod_batch=True, exit=1),) if _n == "2e63" else ())
                 + ((strip(exit=(0, 1)),) if _w in ("attribute-int", "request-count") else ()),
                 note=f"{_v} in the int64 field {_w}",
             )
@@ -333,7 +340,7 @@ register(
         "numbers",
         INPUT_IO,
         lambda d: _int_field(d, "attribute-int", 2**63 - 1),
-        (validate(exit=0), simulate(exit=0)),
+        (validate(exit=0), simulate(pod_batch=True, exit=0)),
         note="control: 2^63-1 is a valid int attribute",
     )
 )

@@ -149,15 +149,24 @@ def write_json_list(d: Path, name: str, objs: Iterable[Any]) -> str:
     return write(d, name, json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}))
 
 
+def own_class(u: str) -> dict[str, Any]:
+    """DeviceClass `<u>-gpu` selecting only the devices whose `case` attribute is `u` (the case's own)."""
+    return device_class(
+        f"{u}-gpu", f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].case == '{u}'"
+    )
+
+
 def small_cluster(d: Path, devices: int = 4, cls_expr: str | None = None) -> tuple[list[dict[str, Any]], str]:
     """A node, one slice of `devices` GPUs and a DeviceClass, named for the case; returns the objects and
     the class name."""
     u = uid(d)
     devs = [device(f"gpu-{i}", i) for i in range(devices)]
+    for dev in devs:  # the class picks this case's devices only, so cases can share a `simulate` run
+        dev["attributes"]["case"] = {"string": u}
     objs = [
         node(f"{u}-node"),
         resource_slice(f"{u}-slice", devs, pool=f"{u}-pool", node=f"{u}-node"),
-        device_class(f"{u}-gpu", cls_expr),
+        device_class(f"{u}-gpu", cls_expr) if cls_expr else own_class(u),
     ]
     return objs, f"{u}-gpu"
 

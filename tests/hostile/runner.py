@@ -12,13 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from tests.hostile import harness
 from tests.hostile.corpus import VALIDATE_BOUND, Case, Run
 from tests.hostile.harness import OK, TIMEOUT, WRONG, GiB, Outcome
+from tests.hostile.k8s import pod, uid, write
 
 BATCH_CASES = 24  # cases per batched `validate`
 BATCH_BYTES = 2 << 20  # input bytes per batched `validate`
 ALWAYS_ABSENT = ("internal.rule-crash", "please report it")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -55,6 +59,26 @@ def _size(paths: Iterable[str]) -> int:
         except OSError:
             continue
     return total
+
+
+def _claim_names(path: str) -> list[str]:
+    """Unallocated ResourceClaims (names) in a manifest file written by a builder (YAML or a JSON List)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            docs = list(yaml.load_all(f, Loader=_Loader))
+    except (OSError, ValueError, yaml.YAMLError):
+        return []
+    out = []
+    for doc in docs:
+        items = doc.get("items", [doc]) if isinstance(doc, dict) else []
+        for o in items:
+            if (
+                isinstance(o, dict)
+                and o.get("kind") == "ResourceClaim"
+                and not (o.get("status") or {}).get("allocation")
+            ):
+                out.append(str((o.get("metadata") or {}).get("name")))
+    return out
 
 
 def remove_tree(path: Path) -> None:
@@ -194,17 +218,68 @@ class CorpusRun:
         )
         return []
 
+    def _pod_batch(self, group: list[tuple[Case, Run]], n: int) -> list[tuple[Case, Run]]:
+        """One `simulate -o json` over the group's inputs plus one Pod per case (naming the case's
+        claims); each case's exit code is read from its Pod (feasible 0, infeasible 1, undecided 3).
+        Returns the members to rerun on their own."""
+        d = self.workdir / f"_pods{n}"
+        d.mkdir(exist_ok=True)
+        pods, owner = [], {}
+        for c, _ in group:
+            claims = [name for p in self.inputs[c.id] for name in _claim_names(p)]
+            name = f"{uid(self.workdir / c.id)}-pod"
+            owner[name] = c.id
+            pods.append(pod(name, claims))
+        pods_file = write(d, "pods.yaml", pods, flow=True)
+        r0 = group[0][1]
+        paths = [p for c, _ in group for p in self.inputs[c.id]] + [pods_file]
+        bound = r0.wall_bound + 0.1 * len(group)
+        try:
+            o = harness.run(
+                ["simulate", "-o", "json", *r0.argv(paths)[1:]], timeout=bound, mem_bound=GiB, cwd=d
+            )
+        except OSError:
+            return group
+        self.log(f"pods      {o.wall:6.2f}s {o.rss >> 20:5d}MiB {len(group)} cases {o.status} {o.detail}")
+        if o.status != OK:
+            return group
+        try:
+            doc = json.loads(o.stdout)
+            verdicts = {str(p["pod"]).split("/", 1)[-1]: p for p in doc["pods"]}
+            invalid = doc.get("invalid", [])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return group
+        rerun = []
+        for c, r in group:
+            sim = next((v for k, v in verdicts.items() if owner.get(k) == c.id), None)
+            if sim is None:
+                rerun.append((c, r))
+                continue
+            code = {True: 0, False: 1, None: 3}[sim.get("feasible")]
+            mine = [
+                i for i in invalid if any(str(i.get("source", "")).startswith(p) for p in self.inputs[c.id])
+            ]
+            status, _ = judge(r, o, stdout=json.dumps([sim, mine]), exit=code)
+            if status != OK:
+                rerun.append((c, r))
+                continue
+            self.results.append(Result(c, r, OK, "", o.wall, o.rss, code, self.sizes[c.id], True))
+        return rerun
+
     def execute(self) -> list[Result]:
         self.build()
         batched: list[tuple[Case, Run]] = []
         solo: list[tuple[Case, Run]] = []
         shared: dict[tuple[object, ...], list[tuple[Case, Run]]] = {}
+        pod_batched: list[tuple[Case, Run]] = []
         for c in self.cases:
             for r in c.runs:
                 if c.id in self.broken:
                     self.results.append(Result(c, r, WRONG, self.broken[c.id], 0.0, 0, None, 0, False))
                 elif self.batch and r.batchable:
                     batched.append((c, r))
+                elif self.batch and r.pod_batch and r.stdin is None and r.paths is None:
+                    pod_batched.append((c, r))
                 elif self.batch and r.share_key is not None:
                     shared.setdefault(r.share_key, []).append((c, r))
                 else:
@@ -228,6 +303,8 @@ class CorpusRun:
         with ThreadPoolExecutor(self.jobs) as pool:
             reruns = [m for g in pool.map(self._batch, groups) for m in g]
             reruns += [m for g in pool.map(self._shared, shared_groups) for m in g]
+            pod_groups = [pod_batched[i : i + BATCH_CASES] for i in range(0, len(pod_batched), BATCH_CASES)]
+            reruns += [m for g in pool.map(self._pod_batch, pod_groups, range(len(pod_groups))) for m in g]
             first = list(pool.map(lambda cr: self._single(*cr), solo + reruns))
         # a timeout seen while other runs shared the cores is confirmed alone before it counts
         final = []
