@@ -21,6 +21,7 @@ from tests.hostile.k8s import pod, uid, write
 
 BATCH_CASES = 24  # cases per batched `validate`
 BATCH_BYTES = 2 << 20  # input bytes per batched `validate`
+BIG_INPUT = 256 << 10  # inputs larger than this get a `validate` process of their own
 ALWAYS_ABSENT = ("internal.rule-crash", "please report it")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -287,8 +288,9 @@ class CorpusRun:
         groups: list[list[tuple[Case, Run]]] = []
         cur: list[tuple[Case, Run]] = []
         size = 0
-        for c, r in batched:
-            if cur and (len(cur) >= BATCH_CASES or size + self.sizes[c.id] > BATCH_BYTES):
+        for c, r in sorted(batched, key=lambda cr: self.sizes[cr[0].id] > BIG_INPUT):
+            big = self.sizes[c.id] > BIG_INPUT  # a large input runs on its own: a slow one never drags others
+            if cur and (big or len(cur) >= BATCH_CASES or size + self.sizes[c.id] > BATCH_BYTES):
                 groups.append(cur)
                 cur, size = [], 0
             cur.append((c, r))
