@@ -24,6 +24,7 @@ from webhook.engine.eligibility import (
 )
 from webhook.engine.requests import Alt, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import selectable
+from webhook.model.budget import Meter
 from webhook.model.quantity import parse_quantity
 from webhook.state.cluster import ClusterState
 from webhook.state.pools import Pool
@@ -40,7 +41,9 @@ _LABELS = {
 }
 
 
-def _funnel(state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features) -> list[list[Any]]:
+def _funnel(
+    state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features, meter: Meter
+) -> list[list[Any]]:
     memo = state.memo()
     key = ("funnel", alt_key(alt), alt.class_name, tuple(p.node.name for p in plans))
     hit = memo.get(key)
@@ -48,14 +51,14 @@ def _funnel(state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features) -
         return [list(r) for r in hit]
     in_class: set[tuple[str, int, int]] = set()
     for plan in plans:
-        for _p, d, _e in selectable(state, alt, plan.pools, plan.node, f, (alt.class_selectors, ())):
+        for _p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter, (alt.class_selectors, ())):
             in_class.add(d.key)
     seen: set[tuple[str, int, int]] = set()
     why: Counter[str] = Counter()
     effects: Counter[str] = Counter()
     sets: Counter[str] = Counter()
     for plan in plans:
-        for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
+        for p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter):
             if d.key in seen:
                 continue
             seen.add(d.key)
@@ -122,7 +125,7 @@ def _nano(n: int) -> str:
     return parse_quantity(f"{n}n").canonical()
 
 
-def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Features) -> str:
+def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
     """When every candidate of a request draws on one counter set, whether that set can hold `count`
     of them at all (the smallest consumptions summed): a proof of why counters block the request."""
     need = alt.count
@@ -130,7 +133,7 @@ def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Featur
         return ""
     where: tuple[Pool, str] | None = None
     uses: list[dict[str, int]] = []
-    for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
+    for p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter):
         if blocker(state, alt, p, d, f) is not None:
             continue
         if len(d.consumes) != 1 or (where is not None and where != (p, d.consumes[0].counter_set)):
@@ -157,6 +160,7 @@ def explain(
     plans: list[NodePlan],
     searched: list[NodePlan],
     f: Features,
+    meter: Meter,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome."""
     if not plans:
@@ -168,7 +172,7 @@ def explain(
     for pc in claims:
         for req in pc.requests:
             for alt in req.alts:
-                rows = _funnel(state, alt, plans, f)
+                rows = _funnel(state, alt, plans, f, meter)
                 need = max(alt.count, 1)
                 entry = {
                     "claim": pc.label,
@@ -190,7 +194,7 @@ def explain(
             for pc in claims
             for req in pc.requests
             for alt in req.alts
-            if (m := _counter_contention(state, alt, best, f))
+            if (m := _counter_contention(state, alt, best, f, meter))
         ]
         if contention:
             reasons.append(" | ".join(contention))

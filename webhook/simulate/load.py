@@ -17,7 +17,7 @@ from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 from webhook.simulate.podclaims import key_of, namespace_of
-from webhook.validate import FileResult, assemble, check_document, prepare
+from webhook.validate import FileResult, assemble, check_document, prepare, usable_workers
 
 STATE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
@@ -126,14 +126,15 @@ def load(
         if STDIN in files:
             text = stdin_text if stdin_text is not None else read_text(STDIN)
             done[STDIN] = _file_result(list(parse(text, "<stdin>")), ctx, policy)
-        if max(1, jobs) == 1 or len(on_disk) <= 1:
+        jobs = usable_workers(jobs, len(on_disk))
+        if jobs == 1:
             for path in on_disk:
                 done[path] = _file_result(list(parse(read_text(path), path)), ctx, policy)
         else:
             import multiprocessing as mp
 
             with ProcessPoolExecutor(
-                min(jobs, len(on_disk)),
+                jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
                 initargs=(ctx.profile.version, gates, policy),

@@ -9,11 +9,12 @@ saw its pool).
 
 from __future__ import annotations
 
-import gc
 import itertools
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from webhook.model.budget import Deadline, Meter, OutOfBudget
+from webhook.model.cache import ByteLRU
 from webhook.profile import Profile
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo, node_from_object
@@ -21,6 +22,7 @@ from webhook.state.pools import Pool, gather
 from webhook.state.records import DeviceRec, PoolID, SliceRec, parse_slice
 
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule", "Node")
+COMPILED_BYTES = 4 << 20  # expression text remembered as compiled
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str | None, str]:
@@ -53,20 +55,22 @@ class ClusterState:
         self.match_cache: dict[tuple[Hashable, int], Any] = {}
         self._match_keys: dict[int, list[tuple[Hashable, int]]] = {}
         self._evaluator: Any = None
+        # Expressions the evaluator has compiled (the engine charges a compilation once); bounded.
+        self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
         self._memo: dict[Hashable, Any] = {}
         self._memo_version = -1
 
     # --- construction and updates ----------------------------------------------------------------
     @classmethod
-    def from_objects(cls, objs: Iterable[dict[str, Any]], profile: Profile) -> ClusterState:
+    def from_objects(
+        cls, objs: Iterable[dict[str, Any]], profile: Profile, deadline: Deadline | None = None
+    ) -> ClusterState:
+        """A state holding `objs`; raises `OutOfBudget` if `deadline` passes while building it."""
         state = cls(profile)
-        for obj in objs:
+        for n, obj in enumerate(objs):
+            if deadline is not None and n % 256 == 255 and deadline.expired():
+                raise OutOfBudget()
             state.apply(obj)
-        # A bulk load leaves millions of young objects behind; collect them now, not in the middle of
-        # the first allocate() calls (a full collection of a large state takes ~50-100 ms). The state
-        # lives as long as the process: freeze it so later collections do not traverse it again.
-        gc.collect()
-        gc.freeze()
         return state
 
     def enabled(self, gate: str) -> bool:
@@ -176,6 +180,7 @@ class ClusterState:
     @evaluator.setter
     def evaluator(self, value: Any) -> None:
         self._evaluator = value
+        self.compiled.clear()
         self.match_cache.clear()
         self._match_keys.clear()
         self._memo.clear()
@@ -191,8 +196,10 @@ class ClusterState:
         self.match_cache[key] = value
         self._match_keys.setdefault(key[1], []).append(key)
 
-    def pools_for(self, node: NodeInfo) -> list[Pool]:
-        """The gathered pools of one node (cached until a relevant slice or the node changes)."""
+    def pools_for(self, node: NodeInfo, meter: Meter | None = None) -> list[Pool]:
+        """The gathered pools of one node (cached until a relevant slice or the node changes); `meter`
+        is ticked per slice looked at."""
+        tick = meter.tick if meter is not None else None
         pools = self._gathered.get(node.name)
         if pools is None:
             cands: list[SliceRec] = []
@@ -205,12 +212,13 @@ class ClusterState:
                 self.pool_slices,
                 partitionable=self.enabled("DRAPartitionableDevices"),
                 groups_enabled=self.enabled("DRADeviceCompatibilityGroups"),
+                tick=tick,
             )
             self._gathered[node.name] = pools
             for p in pools:
                 self._pool_nodes.setdefault(p.id, set()).add(node.name)
         for p in pools:
-            p.refresh(self.allocated)
+            p.refresh(self.allocated, tick)
         return pools
 
     def candidate_nodes(self) -> list[NodeInfo]:
