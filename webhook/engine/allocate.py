@@ -30,7 +30,7 @@ from webhook.state.pools import Pool
 EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation may spend afterwards
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class NodePlan:
     node: NodeInfo
     state: ClusterState

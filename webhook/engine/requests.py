@@ -46,7 +46,7 @@ class Features:
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Alt:
     """One request without subrequests, or one subrequest (`parent` set)."""
 
@@ -75,7 +75,7 @@ class Alt:
         return self.parent or self.name
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Req:
     name: str
     alts: list[Alt]
@@ -89,7 +89,7 @@ class ConstraintSpec:
     requests: frozenset[str]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PreparedClaim:
     claim: dict[str, Any]
     namespace: str | None

@@ -25,7 +25,7 @@ class GroupState:
     common: frozenset[str] | None = None  # intersection over grouped devices; None while there is none
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pool:
     id: PoolID
     generation: int

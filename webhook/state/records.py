@@ -60,11 +60,23 @@ class Capacity:
     range_step: Quantity | None
 
 
+@dataclass(frozen=True, slots=True)
+class SliceInfo:
+    """What a device needs to know about its slice (shared by the slice's devices; no back reference
+    to the SliceRec, so a replaced slice is freed by reference counting, not by the cyclic collector)."""
+
+    name: str
+    per_device: bool
+    node_name: str | None
+    node_selector: dict[str, Any] | None
+    skip_node_operations: tuple[str, ...] | None
+
+
 @dataclass(eq=False, slots=True)
 class DeviceRec:
     """One device of a slice. `key` changes whenever the slice changes (CEL caches are keyed by it)."""
 
-    slice: SliceRec
+    slice: SliceInfo
     index: int
     name: str
     id: DeviceID
@@ -163,6 +175,7 @@ def parse_slice(obj: dict[str, Any], serial: int) -> SliceRec:
         skip_node_operations=tuple(skip) if isinstance(skip, list) and skip else None,
         devices=[],
     )
+    info = SliceInfo(name, rec.per_device, rec.node_name, rec.node_selector, rec.skip_node_operations)
     for i, d in enumerate(_list(spec.get("devices"))):
         d = _dict(d)
         dname = str(d.get("name") or "")
@@ -175,7 +188,7 @@ def parse_slice(obj: dict[str, Any], serial: int) -> SliceRec:
             for c in _list(d.get("consumesCounters"))
         )
         dev = DeviceRec(
-            slice=rec,
+            slice=info,
             index=i,
             name=dname,
             id=(driver, pool_name, dname),
