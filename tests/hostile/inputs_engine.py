@@ -16,6 +16,7 @@ valid for the API server unless the name says otherwise, so every finding they p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -250,7 +251,13 @@ def write_huge_quantities(directory: Path) -> Path:
         ],
     )
     objs = [_node("node-1"), _class("gpu"), slice_obj, counters, claim]
-    return _dump(directory, "huge-quantities.yaml", objs)
+    # JSON, so that 1e9999 stays a string whatever a YAML reader makes of it (kubectl's go-yaml reads
+    # an unquoted 1e9999 as the string "1e9999": it is out of float64 range).
+    path = Path(directory) / "huge-quantities.json"
+    path.write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}, indent=1), encoding="utf-8"
+    )
+    return path
 
 
 BAD_QUANTITIES = ("abc", ".inf", ".nan", "1e9223372036854775808", "1Qi", "--1", "1e", "")

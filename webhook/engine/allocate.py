@@ -22,6 +22,7 @@ from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, p
 from webhook.engine.result import claim_results
 from webhook.engine.search import NodeSearch
 from webhook.engine.selectors import precompile, selectable
+from webhook.model.bignum import TooLarge
 from webhook.model.budget import Meter, OutOfBudget
 from webhook.state.cluster import ClusterState
 from webhook.state.nodes import NodeInfo, pod_allows, selector_matches
@@ -144,6 +145,8 @@ def allocate(
     meter = Meter(budget, deadline)
     try:
         return _allocate(state, claims, pod, node, node_selectors, budget, deadline, meter)
+    except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
+        return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
     except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
         detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         return Outcome(

@@ -24,8 +24,9 @@ from webhook.engine.eligibility import (
 )
 from webhook.engine.requests import Alt, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import selectable
+from webhook.model.bignum import Big, Nano
 from webhook.model.budget import Meter
-from webhook.model.quantity import parse_quantity
+from webhook.model.quantity import Quantity, parse_quantity
 from webhook.state.cluster import ClusterState
 from webhook.state.pools import Pool
 
@@ -114,8 +115,10 @@ def _sentence(alt: Alt, rows: list[list[Any]]) -> str:
     return f"request {alt.ref}: " + "; ".join(parts)
 
 
-def _nano(n: int) -> str:
+def _nano(n: Nano) -> str:
     """A nano-unit counter value as a short quantity string: binary suffix when exact (8Gi), else decimal."""
+    if isinstance(n, Big):
+        return Quantity.from_nano(n).canonical()
     if n % 10**9 == 0:
         units = n // 10**9
         for suffix, power in (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
@@ -132,7 +135,7 @@ def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Featur
     if alt.all_mode or alt.admin or need < 2:
         return ""
     where: tuple[Pool, str] | None = None
-    uses: list[dict[str, int]] = []
+    uses: list[dict[str, Nano]] = []
     for p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter):
         if blocker(state, alt, p, d, f) is not None:
             continue

@@ -19,6 +19,7 @@ from webhook.engine import capacity as cap
 from webhook.engine.constraints import Constraint
 from webhook.engine.requests import MAX_RESULTS, Alt, EngineError, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import Candidate, candidates
+from webhook.model.bignum import Nano
 from webhook.model.budget import Meter, OutOfBudget
 from webhook.model.quantity import Quantity
 from webhook.state.cluster import ClusterState
@@ -64,8 +65,8 @@ class NodeSearch:
         self.exclusive = state.allocated.exclusive
         self.agg_capacity = state.allocated.capacity
         self.allocating: dict[tuple[str, str, str], set[int]] = {}
-        self.allocating_cap: dict[tuple[str, str, str], dict[str, int]] = {}
-        self.consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self.allocating_cap: dict[tuple[str, str, str], dict[str, Nano]] = {}
+        self.consumed: dict[tuple[str, str], dict[str, dict[str, Nano]]] = {}
         self.groups: dict[tuple[tuple[str, str], str], GroupState] = {}
         self.constraints = [
             [Constraint(c, features.list_attributes) for c in pc.constraints] for pc in claims

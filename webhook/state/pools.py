@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from webhook.model.bignum import Nano
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo, node_fields_match, selector_matches
 from webhook.state.records import DeviceRec, PoolID, SliceRec
@@ -34,10 +35,10 @@ class Pool:
     incomplete: bool = False
     invalid: str = ""  # why the pool is invalid ("" = valid)
     has_binding: bool = False
-    counter_sets: dict[str, dict[str, int]] = field(default_factory=dict)
+    counter_sets: dict[str, dict[str, Nano]] = field(default_factory=dict)
     # Derived from the allocated state; recomputed when the pool's allocation version changes.
     alloc_version: int = -1
-    available: dict[str, dict[str, int]] = field(default_factory=dict)
+    available: dict[str, dict[str, Nano]] = field(default_factory=dict)
     over_committed: bool = False  # some counter of the pool is already negative
     groups: dict[str, GroupState] = field(default_factory=dict)
 
@@ -112,7 +113,7 @@ def device_on_node(d: DeviceRec, node: NodeInfo) -> bool:
 
 def _validate(pool: Pool, tick: Callable[[], None] | None) -> str:
     names: set[str] = set()
-    sets: dict[str, dict[str, int]] = {}
+    sets: dict[str, dict[str, Nano]] = {}
     for s in sorted(pool.all_slices(), key=lambda s: s.name):
         for name, counters in s.counter_sets:
             if name in sets:

@@ -1,7 +1,8 @@
 """Parsed, immutable views of ResourceSlices and their devices, as the allocator reads them.
 
 Quantities are held twice: as `Quantity` (for canonical output) and as exact integers in nano-units
-(every parsed quantity is a multiple of 1n, so the integers are exact and arithmetic is cheap).
+(every parsed quantity is a multiple of 1n, so the integers are exact and arithmetic is cheap; values
+too large to expand, like 1e9999, are compact `Big`s that behave like ints).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.model.bignum import Big
 from webhook.model.quantity import Quantity, parse_quantity
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
@@ -25,9 +27,10 @@ def qty(v: Any) -> Quantity:
         return parse_quantity("0")
 
 
-def nano(q: Quantity) -> int:
-    """The exact value of a parsed quantity in units of 1n."""
-    return q.scaled_value(-9)
+def nano(q: Quantity) -> int | Big:
+    """The exact value of a parsed quantity in units of 1n: an int, or a compact `Big` for values
+    like 1e9999 (see webhook.model.bignum; they compare exactly and are never expanded in memory)."""
+    return q.nano()
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -43,7 +46,7 @@ class Consumption:
     """One `consumesCounters[j]` entry: counter set, counters in nano-units, compatibility groups."""
 
     counter_set: str
-    counters: tuple[tuple[str, int], ...]
+    counters: tuple[tuple[str, int | Big], ...]
     groups: frozenset[str]
 
 
@@ -52,7 +55,7 @@ class Capacity:
     """One device capacity: its value and (DRAConsumableCapacity) requestPolicy."""
 
     value: Quantity
-    value_n: int
+    value_n: int | Big
     default: Quantity | None
     valid_values: tuple[Quantity, ...] | None
     range_min: Quantity | None
@@ -113,7 +116,7 @@ class SliceRec:
     node_selector: dict[str, Any] | None
     all_nodes: bool
     per_device: bool
-    counter_sets: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    counter_sets: tuple[tuple[str, tuple[tuple[str, int | Big], ...]], ...]
     skip_node_operations: tuple[str, ...] | None
     devices: list[DeviceRec]
     has_binding: bool = False
@@ -144,7 +147,7 @@ def _capacity(cap: dict[str, Any]) -> Capacity:
     return Capacity(value, nano(value), default, valid_values, rmin, rmax, rstep)
 
 
-def _counters(m: Any) -> tuple[tuple[str, int], ...]:
+def _counters(m: Any) -> tuple[tuple[str, int | Big], ...]:
     return tuple((str(k), nano(qty(_dict(v).get("value", 0)))) for k, v in _dict(m).items())
 
 
