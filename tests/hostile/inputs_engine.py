@@ -33,6 +33,15 @@ def _dump(directory: Path, name: str, objs: list[dict[str, Any]]) -> Path:
     return path
 
 
+def _dump_json(directory: Path, name: str, objs: list[dict[str, Any]]) -> Path:
+    """A JSON List: quantity strings like 1e9999 stay strings whatever a YAML reader makes of an
+    unquoted 1e9999 (kubectl's go-yaml keeps it a string: it is out of float64 range)."""
+    path = Path(directory) / name
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}, indent=1)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def _class(name: str = "gpu", selectors: list[str] | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if selectors:
@@ -251,16 +260,10 @@ def write_huge_quantities(directory: Path) -> Path:
         ],
     )
     objs = [_node("node-1"), _class("gpu"), slice_obj, counters, claim]
-    # JSON, so that 1e9999 stays a string whatever a YAML reader makes of it (kubectl's go-yaml reads
-    # an unquoted 1e9999 as the string "1e9999": it is out of float64 range).
-    path = Path(directory) / "huge-quantities.json"
-    path.write_text(
-        json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}, indent=1), encoding="utf-8"
-    )
-    return path
+    return _dump_json(directory, "huge-quantities.json", objs)
 
 
-BAD_QUANTITIES = ("abc", ".inf", ".nan", "1e9223372036854775808", "1Qi", "--1", "1e", "")
+BAD_QUANTITIES = ("abc", ".inf", ".nan", "1e9223372036854775808", "1Qi", "5iK", "--1", "1e", "")
 
 
 def write_bad_numbers(directory: Path) -> Path:
@@ -285,4 +288,4 @@ def write_bad_numbers(directory: Path) -> Path:
             }
         ],
     )
-    return _dump(directory, "bad-numbers.yaml", [bad_slice, claim])
+    return _dump_json(directory, "bad-numbers.json", [bad_slice, claim])
