@@ -94,9 +94,14 @@ def test_a_deadline_that_passes_while_selectors_are_evaluated_makes_the_answer_u
 
 
 def test_compiling_new_selectors_is_charged(tmp_path: Path) -> None:
-    state, claims = load(hostile.write_slow_selector(tmp_path, devices=10, iterations=100))
-    out = allocate(state, claims, budget=Budget(steps=0, seconds=60))
-    assert out.feasible is None and "while the selectors were compiled" in out.reason
+    state, claims = load(hostile.write_slow_selector(tmp_path, devices=1, iterations=4))
+    assert allocate(state, claims, budget=Budget(steps=60, seconds=60)).feasible is False
+    # the same class selector behind 10 KiB of `true && ...`: compiling it costs more than 60 steps
+    state, claims = load(hostile.write_slow_selector(tmp_path, devices=1, iterations=4))
+    spec = state.classes["gpu"]["spec"]
+    spec["selectors"][0]["cel"]["expression"] = "true && " * 1280 + spec["selectors"][0]["cel"]["expression"]
+    out = allocate(state, claims, budget=Budget(steps=60, seconds=60))
+    assert out.feasible is None and "ran out while devices were matched against the selectors" in out.reason
 
 
 # --- no recursion limit, no quadratic rescans ---------------------------------------------------

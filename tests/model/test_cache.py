@@ -94,3 +94,17 @@ def test_short_input_cache_caches_only_short_inputs() -> None:
     for i in range(100):
         upper(f"k{i}")
     assert upper.cache_info().currsize == 8  # type: ignore[attr-defined]
+
+
+def test_clearing_cache_stays_within_its_bound() -> None:
+    from webhook.model.cache import ClearingCache
+
+    c: ClearingCache[str, str] = ClearingCache(max_bytes=4000)
+    c.put("a", "x", 100)
+    assert c.get("a") == "x" and c.get("b") is None
+    for i in range(100):
+        c.put(f"k{i}", "v", 300)
+        assert c.nbytes <= 4000
+    assert c.clears > 0 and len(c) < 100
+    c.put("huge", "x", 2000)  # over a quarter of the cache: never stored
+    assert c.get("huge") is None

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.engine.eligibility import alt_key, blocker
+from webhook.engine.eligibility import alt_key, blocker, key_bytes
 from webhook.engine.explain import explain
 from webhook.engine.outcome import Budget, Deadline, Outcome
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, prepare
 from webhook.engine.result import claim_results
 from webhook.engine.search import NodeSearch
-from webhook.engine.selectors import precompile, selectable
+from webhook.engine.selectors import selectable
 from webhook.model.bignum import TooLarge
 from webhook.model.budget import Meter, OutOfBudget
 from webhook.state.cluster import ClusterState
@@ -55,7 +55,10 @@ def _counts(
     Kept per state version, so repeated requests of the same shape cost one lookup per node."""
     memo = state.memo()
     key = ("counts", alt_key(alt), limit)
-    counts: dict[str | None, int] = memo.setdefault(key, {})
+    counts: dict[str | None, int] | None = memo.get(key)
+    if counts is None:
+        counts = {}
+        memo.put(key, counts, key_bytes(key) + 100 * len(plans))  # a dict entry per node, at most
     for plan in plans:
         name = plan.node.name
         if name in counts:
@@ -79,11 +82,18 @@ def _bound(
     for pc in claims:
         for req in pc.requests:
             best: dict[str | None, float] = {}
+            open_plans = [p for p in plans if p.feasible_bound]
             for alt in req.alts:
+                # Subrequests in order, as upstream tries them: later ones only for the nodes where
+                # no earlier one has enough devices (so unused subrequests cost no selector work).
                 need = max(alt.count, 1)
-                for name, have in _counts(state, alt, plans, f, 2 * need, meter).items():
+                counts = _counts(state, alt, open_plans, f, 2 * need, meter)
+                for name, have in counts.items():
                     if have >= need and have / (2 * need) > best.get(name, 0.0):
                         best[name] = have / (2 * need)
+                open_plans = [p for p in open_plans if p.node.name not in best]
+                if not open_plans:
+                    break
             parts += 1
             for plan in plans:
                 meter.tick()
@@ -185,10 +195,9 @@ def _allocate(
     except OutOfBudget:
         return _undecided(meter, "while the claims were prepared", "", [])
     try:
-        precompile(state, _expressions(prepared), meter)
         nodes = _nodes(state, pod, node, node_selectors, meter)
     except OutOfBudget:
-        return _undecided(meter, "while the selectors were compiled", "", [])
+        return _undecided(meter, "while the candidate nodes were listed", "", [])
     if not nodes:
         return Outcome(
             False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []
@@ -245,15 +254,3 @@ def _allocate(
         out.nodes_tried = len(searched)
         return out
     return Outcome(False, None, [], reason, explanation, nodes_tried=len(searched), steps=meter.used)
-
-
-def _expressions(prepared: list[PreparedClaim]) -> list[str]:
-    seen: dict[str, None] = {}
-    for pc in prepared:
-        for req in pc.requests:
-            for alt in req.alts:
-                for e in alt.class_selectors:
-                    seen[e] = None
-                for e in alt.selectors:
-                    seen[e] = None
-    return list(seen)

@@ -21,6 +21,7 @@ from webhook.engine.eligibility import (
     alt_key,
     blocker,
     counter_block,
+    key_bytes,
 )
 from webhook.engine.requests import Alt, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import selectable
@@ -89,7 +90,7 @@ def _funnel(
             label = _LABELS[b]
         rows.append([label, left])
     rows.append(["left", left])
-    memo[key] = [tuple(r) for r in rows]
+    memo.put(key, [tuple(r) for r in rows], key_bytes(key) + 200 * len(rows))
     return rows
 
 

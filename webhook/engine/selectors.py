@@ -144,6 +144,8 @@ def slice_match(
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     class_sels, req_sels = signature
+    precompile(state, class_sels, meter)
+    precompile(state, req_sels, meter)
     ev = state.evaluator
     charger = _Charger(ev, meter)
     devices = []
@@ -158,7 +160,8 @@ def slice_match(
             errors[d.index] = r
         devices.append(d)
     m = SliceMatch(devices, errors)
-    state.remember_match(key, m)
+    size = 120 + 8 * len(devices) + sum(len(e) + 60 for sels in signature for e in sels)
+    state.remember_match(key, m, size + 200 * len(errors))
     return m
 
 

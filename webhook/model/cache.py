@@ -152,3 +152,45 @@ def short_input_cache(maxsize: int = 4096, max_len: int = 256) -> Callable[[Call
         return wrapper
 
     return decorate
+
+
+class ClearingCache(Generic[K, V]):
+    """A dictionary bounded by the callers' byte estimates that empties itself when full: lookups are
+    plain `dict.get` (no lock, no reordering: for hot paths that look up thousands of entries per
+    request), insertion clears everything once `max_bytes` would be exceeded. Suited to caches whose
+    working set normally fits (then nothing is ever evicted) but whose keys an attacker controls."""
+
+    __slots__ = ("max_bytes", "_data", "_bytes", "clears")
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes <= 0:
+            raise ValueError("max_bytes must be positive")
+        self.max_bytes = max_bytes
+        self._data: dict[K, V] = {}
+        self._bytes = 0
+        self.clears = 0  # how often it emptied itself (for tests and benchmarks)
+
+    def get(self, key: K) -> V | None:
+        return self._data.get(key)
+
+    def put(self, key: K, value: V, nbytes: int) -> None:
+        nbytes += _ENTRY_OVERHEAD
+        if nbytes > self.max_bytes // 4:
+            return
+        if self._bytes + nbytes > self.max_bytes:
+            self._data = {}
+            self._bytes = 0
+            self.clears += 1
+        self._data[key] = value
+        self._bytes += nbytes
+
+    def clear(self) -> None:
+        self._data = {}
+        self._bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._data)

@@ -14,7 +14,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from webhook.model.budget import Deadline, Meter, OutOfBudget
-from webhook.model.cache import ByteLRU
+from webhook.model.cache import ByteLRU, ClearingCache
 from webhook.profile import Profile
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo, node_from_object
@@ -23,6 +23,8 @@ from webhook.state.records import DeviceRec, PoolID, SliceRec, parse_slice
 
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule", "Node")
 COMPILED_BYTES = 4 << 20  # expression text remembered as compiled
+MATCH_BYTES = 256 << 20  # selector results per (selectors, slice)
+MEMO_BYTES = 64 << 20  # derived per-state results (device counts per node, explanations)
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str | None, str]:
@@ -51,13 +53,14 @@ class ClusterState:
         self._gathered: dict[str | None, list[Pool]] = {}
         self._pool_nodes: dict[PoolID, set[str | None]] = {}
         self._taints: dict[tuple[str, int, int], tuple[int, tuple[dict[str, Any], ...]]] = {}
-        # Selector results per (signature, slice serial): the engine fills it (see webhook.engine).
-        self.match_cache: dict[tuple[Hashable, int], Any] = {}
-        self._match_keys: dict[int, list[tuple[Hashable, int]]] = {}
+        # Selector results per (signature, slice serial): the engine fills it (see webhook.engine). A
+        # changed slice gets a new serial, so its old entries are never hit again; the byte bound
+        # drops them (and everything else) when the cache is full.
+        self.match_cache: ClearingCache[tuple[Hashable, int], Any] = ClearingCache(MATCH_BYTES)
         self._evaluator: Any = None
         # Expressions the evaluator has compiled (the engine charges a compilation once); bounded.
         self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
-        self._memo: dict[Hashable, Any] = {}
+        self._memo: ClearingCache[Hashable, Any] = ClearingCache(MEMO_BYTES)
         self._memo_version = -1
 
     # --- construction and updates ----------------------------------------------------------------
@@ -142,8 +145,6 @@ class ClusterState:
             self.node_slices.get(old.node_name, {}).pop(name, None)
         else:
             self.shared_slices.pop(name, None)
-        for key in self._match_keys.pop(old.serial, []):
-            self.match_cache.pop(key, None)
         for d in old.devices:
             self._taints.pop(d.key, None)
         if self._evaluator is not None:
@@ -182,19 +183,18 @@ class ClusterState:
         self._evaluator = value
         self.compiled.clear()
         self.match_cache.clear()
-        self._match_keys.clear()
         self._memo.clear()
 
-    def memo(self) -> dict[Hashable, Any]:
-        """A scratch cache for derived results, emptied whenever the state changes (`version`)."""
+    def memo(self) -> ClearingCache[Hashable, Any]:
+        """A scratch cache for derived results, emptied whenever the state changes (`version`) and
+        bounded by bytes (callers estimate their entries)."""
         if self._memo_version != self.version:
             self._memo.clear()
             self._memo_version = self.version
         return self._memo
 
-    def remember_match(self, key: tuple[Hashable, int], value: Any) -> None:
-        self.match_cache[key] = value
-        self._match_keys.setdefault(key[1], []).append(key)
+    def remember_match(self, key: tuple[Hashable, int], value: Any, nbytes: int) -> None:
+        self.match_cache.put(key, value, nbytes)
 
     def pools_for(self, node: NodeInfo, meter: Meter | None = None) -> list[Pool]:
         """The gathered pools of one node (cached until a relevant slice or the node changes); `meter`
