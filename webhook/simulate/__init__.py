@@ -265,6 +265,9 @@ class _Run:
             return PodSimulation(label, None, reason=reason, subjects=subjects)
         try:
             return self.pod(item) if item is not None else self.anonymous()
+        except OutOfBudget:
+            reason = "undecided: the deadline of the run passed while this Pod was prepared"
+            return PodSimulation(label, None, reason=reason, subjects=subjects)
         except Exception as e:  # noqa: BLE001 - one object's failure must not lose the others' answers
             detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             return _internal(label, detail, subjects)
@@ -365,7 +368,9 @@ class _Run:
             return [self._plan(item, pod, ext.node_variant(wanted, self.mapping, None).dra, existing, None)]
         groups: dict[frozenset[str], list[str]] = {}
         unfit: list[str] = []
-        for node in sorted(self.data.nodes, key=name_of):
+        for n, node in enumerate(sorted(self.data.nodes, key=name_of)):
+            if n % 256 == 255 and self.deadline.expired():
+                raise OutOfBudget()
             variant = ext.node_variant(wanted, self.mapping, node)
             if variant.unfit is not None:
                 unfit.append(f"{name_of(node)} ({variant.unfit})")

@@ -25,6 +25,7 @@ KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule", "No
 COMPILED_BYTES = 4 << 20  # expression text remembered as compiled
 MATCH_BYTES = 256 << 20  # selector results per (selectors, slice)
 MEMO_BYTES = 64 << 20  # derived per-state results (device counts per node, explanations)
+INTERN_BYTES = 8 << 20  # capacity records shared by devices with identical capacities
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str | None, str]:
@@ -61,6 +62,7 @@ class ClusterState:
         # Expressions the evaluator has compiled (the engine charges a compilation once); bounded.
         self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
         self._memo: ClearingCache[Hashable, Any] = ClearingCache(MEMO_BYTES)
+        self._interned: ClearingCache[Hashable, Any] = ClearingCache(INTERN_BYTES)  # shared capacities
         self._memo_version = -1
 
     # --- construction and updates ----------------------------------------------------------------
@@ -85,7 +87,7 @@ class ClusterState:
         ns, name = _meta(obj)
         if kind == "ResourceSlice":
             self._drop_slice(name)
-            rec = parse_slice(obj, next(self._serial))
+            rec = parse_slice(obj, next(self._serial), self._interned)
             self.slices[name] = rec
             self.pool_slices.setdefault(rec.pool_id, {})[name] = rec
             if rec.node_name:

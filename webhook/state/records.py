@@ -7,10 +7,12 @@ too large to expand, like 1e9999, are compact `Big`s that behave like ints).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
 from webhook.model.bignum import Big
+from webhook.model.cache import ClearingCache
 from webhook.model.quantity import Quantity, parse_quantity
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
@@ -151,8 +153,51 @@ def _counters(m: Any) -> tuple[tuple[str, int | Big], ...]:
     return tuple((str(k), nano(qty(_dict(v).get("value", 0)))) for k, v in _dict(m).items())
 
 
-def parse_slice(obj: dict[str, Any], serial: int) -> SliceRec:
-    """A `SliceRec` from a (validated, stripped) ResourceSlice; robust against missing fields."""
+def _plain_key(v: Any) -> Hashable | None:
+    """A hashable key for a small JSON value (None when it is not plain: not worth interning)."""
+    if v is None or isinstance(v, str | int | float | bool):
+        return (type(v).__name__, v)
+    if isinstance(v, dict) and len(v) <= 8:
+        items = []
+        for k, x in v.items():
+            kx = _plain_key(x)
+            if kx is None:
+                return None
+            items.append((k, kx))
+        return ("d", tuple(sorted(items, key=lambda i: str(i[0]))))
+    if isinstance(v, list) and len(v) <= 16:
+        out = []
+        for x in v:
+            kx = _plain_key(x)
+            if kx is None:
+                return None
+            out.append(kx)
+        return ("l", tuple(out))
+    return None
+
+
+def _capacities(raw: Any, intern: ClearingCache[Hashable, Any] | None) -> dict[str, Capacity]:
+    """A device's capacities. Devices with the same capacities (the usual case: every GPU of a slice
+    has 80Gi) share one read-only dict of shared Capacity records when `intern` is given, which keeps
+    the state small for the cyclic garbage collector (it walks every tracked object of a full pass)."""
+    caps = _dict(raw)
+    if intern is None or not caps:
+        return {str(k): _capacity(_dict(v)) for k, v in caps.items()}
+    key = _plain_key(caps) if len(caps) <= 8 else None
+    if key is None:
+        return {str(k): _capacity(_dict(v)) for k, v in caps.items()}
+    hit = intern.get(key)
+    if hit is None:
+        hit = {str(k): _capacity(_dict(v)) for k, v in caps.items()}
+        intern.put(key, hit, 200 + 300 * len(hit) + sum(len(str(k)) for k in hit))
+    return hit  # type: ignore[no-any-return]
+
+
+def parse_slice(
+    obj: dict[str, Any], serial: int, intern: ClearingCache[Hashable, Any] | None = None
+) -> SliceRec:
+    """A `SliceRec` from a (validated, stripped) ResourceSlice; robust against missing fields. `intern`
+    (bounded, owned by the caller) lets devices with identical capacities share their records."""
     meta = _dict(obj.get("metadata"))
     spec = _dict(obj.get("spec"))
     pool = _dict(spec.get("pool"))
@@ -198,7 +243,7 @@ def parse_slice(obj: dict[str, Any], serial: int) -> SliceRec:
             key=(name, serial, i),
             raw=d,
             attributes=_dict(d.get("attributes")),
-            capacity={str(k): _capacity(_dict(v)) for k, v in _dict(d.get("capacity")).items()},
+            capacity=_capacities(d.get("capacity"), intern),
             consumes=consumes,
             allow_multi=d.get("allowMultipleAllocations") is True,
             taints=tuple(_dict(t) for t in _list(d.get("taints"))),
