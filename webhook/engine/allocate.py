@@ -11,7 +11,7 @@ its own (EXPLAIN_GRACE of the budget, within the deadline) and is cut short when
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,24 +48,74 @@ class NodePlan:
         return self._pools
 
 
+class _Nodes:
+    """The candidate nodes of one call with their pruning data: parallel arrays rather than an object
+    per node (a warm call on 1,000 nodes then allocates a handful of containers, not thousands, which
+    keeps the garbage collector's young generations quiet)."""
+
+    __slots__ = ("state", "meter", "nodes", "promise", "feasible", "failure")
+
+    def __init__(self, state: ClusterState, nodes: list[NodeInfo], meter: Meter) -> None:
+        self.state = state
+        self.meter = meter
+        self.nodes = nodes
+        self.promise = [0.0] * len(nodes)
+        self.feasible = bytearray(b"\x01") * len(nodes)
+        self.failure: dict[int, str] = {}
+
+    def pools(self, i: int) -> list[Pool]:
+        return self.state.pools_for(self.nodes[i], self.meter)
+
+    def plan(self, i: int) -> NodePlan:
+        return NodePlan(
+            self.nodes[i],
+            self.state,
+            self.meter,
+            self.promise[i],
+            bool(self.feasible[i]),
+            self.failure.get(i, ""),
+        )
+
+
+class _PlanView(Sequence[NodePlan]):
+    """Every node's NodePlan for the explanation, made when iterated (the searched ones as they are):
+    no list of a thousand plan objects per failed call."""
+
+    def __init__(self, cands: _Nodes, searched: dict[int, NodePlan]) -> None:
+        self.cands = cands
+        self.searched = searched
+
+    def __len__(self) -> int:
+        return len(self.cands.nodes)
+
+    def __getitem__(self, i: int) -> NodePlan:  # type: ignore[override]
+        return self.searched.get(id(self.cands.nodes[i])) or self.cands.plan(i)
+
+    def __iter__(self) -> Iterator[NodePlan]:
+        for i in range(len(self.cands.nodes)):
+            yield self[i]
+
+
 def _counts(
-    state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features, limit: int, meter: Meter
+    state: ClusterState, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
 ) -> dict[str | None, int]:
-    """Per node: devices that could serve `alt` on their own (an upper bound), counted up to `limit`.
-    Kept per state version, so repeated requests of the same shape cost one lookup per node."""
+    """Per node (of `idx`): devices that could serve `alt` on their own (an upper bound), counted up to
+    `limit`. Kept per state version, so repeated requests of the same shape cost one lookup per node."""
     memo = state.memo()
     key = ("counts", alt_key(alt), limit)
     counts: dict[str | None, int] | None = memo.get(key)
     if counts is None:
         counts = {}
-        memo.put(key, counts, key_bytes(key) + 100 * len(plans))  # a dict entry per node, at most
-    for plan in plans:
-        name = plan.node.name
+        memo.put(key, counts, key_bytes(key) + 100 * len(idx))  # a dict entry per node, at most
+    nodes = cands.nodes
+    for i in idx:
+        node = nodes[i]
+        name = node.name
         if name in counts:
             continue
         meter.tick()
         n = 0
-        for p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter):
+        for p, d, _e in selectable(state, alt, cands.pools(i), node, f, meter):
             if blocker(state, alt, p, d, f) is None:
                 n += 1
                 if n >= limit:
@@ -75,38 +125,40 @@ def _counts(
 
 
 def _bound(
-    state: ClusterState, claims: list[PreparedClaim], plans: list[NodePlan], f: Features, meter: Meter
+    state: ClusterState, claims: list[PreparedClaim], cands: _Nodes, f: Features, meter: Meter
 ) -> None:
     """Prune nodes where some request has too few candidates; score the rest (0..1, higher = roomier)."""
     parts = 0
+    nodes, feasible, promise = cands.nodes, cands.feasible, cands.promise
     for pc in claims:
         for req in pc.requests:
-            best: dict[str | None, float] = {}
-            open_plans = [p for p in plans if p.feasible_bound]
+            best: dict[int, float] = {}
+            open_idx = [i for i in range(len(nodes)) if feasible[i]]
             for alt in req.alts:
                 # Subrequests in order, as upstream tries them: later ones only for the nodes where
                 # no earlier one has enough devices (so unused subrequests cost no selector work).
                 need = max(alt.count, 1)
-                counts = _counts(state, alt, open_plans, f, 2 * need, meter)
-                for name, have in counts.items():
-                    if have >= need and have / (2 * need) > best.get(name, 0.0):
-                        best[name] = have / (2 * need)
-                open_plans = [p for p in open_plans if p.node.name not in best]
-                if not open_plans:
+                counts = _counts(state, alt, cands, open_idx, f, 2 * need, meter)
+                for i in open_idx:
+                    have = counts.get(nodes[i].name, 0)
+                    if have >= need and have / (2 * need) > best.get(i, 0.0):
+                        best[i] = have / (2 * need)
+                open_idx = [i for i in open_idx if i not in best]
+                if not open_idx:
                     break
             parts += 1
-            for plan in plans:
+            for i in range(len(nodes)):
                 meter.tick()
-                if not plan.feasible_bound:
+                if not feasible[i]:
                     continue
-                b = best.get(plan.node.name, 0.0)
+                b = best.get(i, 0.0)
                 if b == 0.0:
-                    plan.feasible_bound = False
-                    plan.failure = f"claim {pc.label}, request {req.name}"
+                    feasible[i] = 0
+                    cands.failure[i] = f"claim {pc.label}, request {req.name}"
                 else:
-                    plan.promise += b
-    for plan in plans:
-        plan.promise = plan.promise / parts if parts else 1.0
+                    promise[i] += b
+    for i in range(len(nodes)):
+        promise[i] = promise[i] / parts if parts else 1.0
 
 
 def _nodes(
@@ -203,23 +255,24 @@ def _allocate(
             False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []
         )
     has_all = any(a.all_mode for pc in prepared for r in pc.requests for a in r.alts)
-    plans = [NodePlan(n, state, meter) for n in nodes]
+    cands = _Nodes(state, nodes, meter)
     try:
         if has_all:
-            for plan in plans:
-                NodeSearch(state, prepared, plan.node, plan.pools, f, meter).prepare()
-        _bound(state, prepared, plans, f, meter)
+            for i, n in enumerate(nodes):
+                NodeSearch(state, prepared, n, cands.pools(i), f, meter).prepare()
+        _bound(state, prepared, cands, f, meter)
     except EngineError as e:
         return Outcome(False, None, [], str(e), [], steps=meter.used, error=str(e))
     except OutOfBudget:
         return _undecided(meter, "while devices were matched against the selectors", "", [])
-    candidates = sorted(
-        (p for p in plans if p.feasible_bound),
-        key=lambda p: (-p.promise, p.node.name is None, p.node.name or ""),
+    order = sorted(
+        (i for i in range(len(nodes)) if cands.feasible[i]),
+        key=lambda i: (-cands.promise[i], nodes[i].name is None, nodes[i].name or ""),
     )
     undecided = False
     searched: list[NodePlan] = []
-    for plan in candidates:
+    for i in order:
+        plan = cands.plan(i)
         search = NodeSearch(state, prepared, plan.node, plan.pools, f, meter)
         searched.append(plan)
         try:
@@ -243,8 +296,10 @@ def _allocate(
             continue
         return Outcome(True, n.name, results, "", [], nodes_tried=len(searched), steps=meter.used)
     grace = Meter(Budget(int(budget.steps * EXPLAIN_GRACE), budget.seconds * EXPLAIN_GRACE), deadline)
-    for plan in plans:
+    for plan in searched:
         plan.meter = grace
+    cands.meter = grace
+    plans = _PlanView(cands, {id(p.node): p for p in searched})
     try:
         reason, explanation = explain(state, prepared, plans, searched, f, grace)
     except OutOfBudget:

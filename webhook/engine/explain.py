@@ -9,6 +9,7 @@ own, the failure is combinatorial (constraints, counters or devices shared betwe
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from webhook.engine.eligibility import (
@@ -44,7 +45,7 @@ _LABELS = {
 
 
 def _funnel(
-    state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features, meter: Meter
+    state: ClusterState, alt: Alt, plans: Sequence[NodePlan], f: Features, meter: Meter
 ) -> list[list[Any]]:
     memo = state.memo()
     key = ("funnel", alt_key(alt), alt.class_name, tuple(p.node.name for p in plans))
@@ -161,7 +162,7 @@ def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Featur
 def explain(
     state: ClusterState,
     claims: list[PreparedClaim],
-    plans: list[NodePlan],
+    plans: Sequence[NodePlan],
     searched: list[NodePlan],
     f: Features,
     meter: Meter,

@@ -49,6 +49,7 @@ class ClusterState:
         self.allocated = AllocatedState()
         self.taint_rules: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {}
         self.nodes: dict[str, NodeInfo] = {}
+        self._sorted_nodes: list[NodeInfo] | None = None
         self.rules_version = 0
         self._serial = itertools.count(1)
         self._gathered: dict[str | None, list[Pool]] = {}
@@ -112,6 +113,7 @@ class ClusterState:
             self.rules_version += 1
         elif kind == "Node":
             self.nodes[name] = node_from_object(obj)
+            self._sorted_nodes = None
             self._drop_node_cache(name)
         else:
             return
@@ -131,6 +133,7 @@ class ClusterState:
             self.rules_version += 1
         elif kind == "Node":
             self.nodes.pop(name, None)
+            self._sorted_nodes = None
             self._drop_node_cache(name)
         else:
             return
@@ -224,9 +227,12 @@ class ClusterState:
         return pools
 
     def candidate_nodes(self) -> list[NodeInfo]:
-        """Node objects if there are any; else every nodeName used by slices plus one anonymous node."""
+        """Node objects if there are any (sorted by name; the list is cached until a Node changes, so
+        treat it as read-only); else every nodeName used by slices plus one anonymous node."""
         if self.nodes:
-            return [self.nodes[n] for n in sorted(self.nodes)]
+            if self._sorted_nodes is None:
+                self._sorted_nodes = [self.nodes[n] for n in sorted(self.nodes)]
+            return self._sorted_nodes
         named = [NodeInfo(n) for n in sorted(n for n, s in self.node_slices.items() if s)]
         per_device = sorted(
             {
