@@ -300,8 +300,14 @@ def _allocate(
         plan.meter = grace
     cands.meter = grace
     plans = _PlanView(cands, {id(p.node): p for p in searched})
+    names = tuple(n.name for n in nodes)
+    if searched:
+        best = max(searched, key=lambda p: (p.promise, -(len(p.node.name or ""))))
+    else:
+        top = max(range(len(nodes)), key=lambda i: (cands.promise[i], -(len(nodes[i].name or ""))))
+        best = plans[top]
     try:
-        reason, explanation = explain(state, prepared, plans, searched, f, grace)
+        reason, explanation = explain(state, prepared, plans, searched, f, grace, names, best)
     except OutOfBudget:
         reason, explanation = "the explanation was cut short (its share of the budget ran out)", []
     if undecided:

@@ -45,10 +45,15 @@ _LABELS = {
 
 
 def _funnel(
-    state: ClusterState, alt: Alt, plans: Sequence[NodePlan], f: Features, meter: Meter
+    state: ClusterState,
+    alt: Alt,
+    plans: Sequence[NodePlan],
+    names: tuple[str | None, ...],
+    f: Features,
+    meter: Meter,
 ) -> list[list[Any]]:
     memo = state.memo()
-    key = ("funnel", alt_key(alt), alt.class_name, tuple(p.node.name for p in plans))
+    key = ("funnel", alt_key(alt), alt.class_name, names)
     hit = memo.get(key)
     if hit is not None:
         return [list(r) for r in hit]
@@ -166,18 +171,26 @@ def explain(
     searched: list[NodePlan],
     f: Features,
     meter: Meter,
+    names: tuple[str | None, ...] | None = None,
+    best: NodePlan | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome."""
+    """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome.
+    `names` (of the plans' nodes) and `best` (the most promising plan) may be passed when the caller
+    knows them without walking every plan."""
     if not plans:
         return "no candidate node", []
-    best = max(searched or plans, key=lambda p: (p.promise, -(len(p.node.name or ""))))
+    if names is None:
+        names = tuple(p.node.name for p in plans)
+    if best is None:
+        best = max(searched or plans, key=lambda p: (p.promise, -(len(p.node.name or ""))))
     best_name = best.node.name
     structured: list[dict[str, Any]] = []
     emptied: list[str] = []
     for pc in claims:
         for req in pc.requests:
             for alt in req.alts:
-                rows = _funnel(state, alt, plans, f, meter)
+                meter.tick()
+                rows = _funnel(state, alt, plans, names, f, meter)
                 need = max(alt.count, 1)
                 entry = {
                     "claim": pc.label,
@@ -212,12 +225,21 @@ def explain(
                 else " (devices or shared counters are contended)"
             )
         )
-    if any(p.invalid for plan in plans for p in plan.pools):
+    invalid = False
+    skipped: set[str] = set()
+    pruned = 0
+    for plan in plans:  # one pass: the plans of a large cluster are made on demand
+        meter.tick()
+        pruned += not plan.feasible_bound
+        for p in plan.pools:
+            invalid = invalid or bool(p.invalid)
+            if p.incomplete:
+                skipped.add(f"{p.id[0]}/{p.id[1]}")
+    if invalid:
         reasons.append("invalid resource pools were encountered")
-    incomplete = sorted({f"{p.id[0]}/{p.id[1]}" for plan in plans for p in plan.pools if p.incomplete})
+    incomplete = sorted(skipped)
     if incomplete:
         reasons.append("incomplete resource pools skipped: " + ", ".join(incomplete[:5]))
-    pruned = sum(1 for p in plans if not p.feasible_bound)
     where = f"{len(plans)} node(s) considered, {pruned} pruned by device counts"
     if best_name:
         where += f", best node {best_name}"
