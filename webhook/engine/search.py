@@ -123,7 +123,9 @@ class NodeSearch:
                     f"{p.id[0]}/{p.id[1]} is currently invalid"
                 )
         out = []
+        tick = self.steps.tick
         for c in self.cands_of(alt):
+            tick()
             c.raise_error(pc, alt)
             if self.f.consumable_capacity:
                 use = cap.consumed(alt.capacity, c.dev)

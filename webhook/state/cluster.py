@@ -51,6 +51,10 @@ class ClusterState:
         self.nodes: dict[str, NodeInfo] = {}
         self._sorted_nodes: list[NodeInfo] | None = None
         self.rules_version = 0
+        self._rules_index: dict[
+            tuple[str | None, str | None, str | None], list[tuple[str, dict[str, Any]]]
+        ] = {}
+        self._rules_index_version = -1
         self._serial = itertools.count(1)
         self._gathered: dict[str | None, list[Pool]] = {}
         self._pool_nodes: dict[PoolID, set[str | None]] = {}
@@ -257,22 +261,40 @@ class ClusterState:
         hit = self._taints.get(d.key)
         if hit is not None and hit[0] == self.rules_version:
             return hit[1]
-        extra = []
         driver, pool, name = d.id
-        for rule in sorted(self.taint_rules):
-            sel, taint = self.taint_rules[rule]
-            if sel is None:
-                continue
-            if sel.get("driver") and sel["driver"] != driver:
-                continue
-            if sel.get("pool") and sel["pool"] != pool:
-                continue
-            if sel.get("device") and sel["device"] != name:
-                continue
-            extra.append(taint)
+        index = self._rule_index()
+        found: list[tuple[str, dict[str, Any]]] = []
+        for key in (
+            (driver, pool, name),
+            (driver, pool, None),
+            (driver, None, name),
+            (driver, None, None),
+            (None, pool, name),
+            (None, pool, None),
+            (None, None, name),
+            (None, None, None),
+        ):
+            found.extend(index.get(key, ()))
+        extra = [taint for _, taint in sorted(found, key=lambda r: r[0])]  # rule name order
         taints = d.taints + tuple(extra)
         self._taints[d.key] = (self.rules_version, taints)
         return taints
+
+    def _rule_index(
+        self,
+    ) -> dict[tuple[str | None, str | None, str | None], list[tuple[str, dict[str, Any]]]]:
+        """DeviceTaintRules by (driver, pool, device) of their selector (None = any), rebuilt when a rule
+        changes: a device looks up the 8 keys that can match it instead of walking every rule."""
+        if self._rules_index_version != self.rules_version:
+            index: dict[tuple[str | None, str | None, str | None], list[tuple[str, dict[str, Any]]]] = {}
+            for rule, (sel, taint) in self.taint_rules.items():
+                if sel is None:
+                    continue  # absent selector: no devices
+                key = (sel.get("driver") or None, sel.get("pool") or None, sel.get("device") or None)
+                index.setdefault(key, []).append((rule, taint))
+            self._rules_index = index
+            self._rules_index_version = self.rules_version
+        return self._rules_index
 
     def device_class(self, name: str) -> dict[str, Any] | None:
         return self.classes.get(name)
