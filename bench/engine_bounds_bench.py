@@ -13,6 +13,7 @@ Cases (generators in tests/hostile/inputs_engine.py):
   many-selectors  one claim: 32 requests x 8 subrequests x 32 selectors of ~300 bytes (2.7 MB)
   max-slices      24 slices x 128 devices x (16 attributes + 16 capacities)
   many-claims     2,000 one-device claims allocated together (no Pods)
+  taint-rules     10,000 DeviceTaintRules over 2,048 devices, a claim for all of them
   huge-numbers    capacities, counters and requests of 1e9999 (exact comparisons)
   bad-numbers     quantities and int64 fields the API server rejects (decode errors)
 """
@@ -56,6 +57,12 @@ def cases(quick: bool) -> list[tuple[str, Any, dict[str, Any], tuple[str, ...]]]
         ),
         ("max-slices", hostile.write_max_slices, {"slices": 2 if q else 24}, ()),
         ("many-claims", hostile.write_many_claims, {"claims": 100 if q else 2_000}, ()),
+        (
+            "taint-rules",
+            hostile.write_many_taint_rules,
+            {"rules": 200, "devices": 256} if q else {},
+            ("--feature-gates", "DRADeviceTaintRules=true"),
+        ),
         ("huge-numbers", hostile.write_huge_quantities, {}, CONSUMABLE),
         ("bad-numbers", hostile.write_bad_numbers, {}, ()),
     ]
@@ -107,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             path = gen(Path(tmp), **kw)
             size = path.stat().st_size
             for command in ("validate", "simulate"):
-                extra = flags if command == "simulate" or flags == CONSUMABLE else ()
+                extra = flags if command == "simulate" or "--feature-gates" in flags else ()
                 r = run([command, "-j", "1", *extra, str(path)], args.code)
                 r.update(case=name, command=command, bytes=size)
                 rows.append(r)

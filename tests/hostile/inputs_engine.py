@@ -10,6 +10,7 @@ valid for the API server unless the name says otherwise, so every finding they p
     write_many_selectors(dir, requests=32, subrequests=8, selectors=32)   a claim full of selectors
     write_max_slices(dir, slices=8)                 slices of 128 devices x 32 attributes/capacities
     write_many_claims(dir, claims=600)              many unallocated claims allocated together
+    write_many_taint_rules(dir, rules=10_000)       DeviceTaintRules to match against every device
     write_huge_quantities(dir)                      capacities/counters/requests of 1e9999 and friends
     write_bad_numbers(dir)                          quantities and int64 fields the API server rejects
 """
@@ -216,6 +217,35 @@ def write_many_claims(directory: Path, claims: int = 600) -> Path:
     for i in range(claims):
         objs.append(_claim(f"c{i}", [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]))
     return _dump(directory, "many-claims.yaml", objs)
+
+
+def write_many_taint_rules(directory: Path, rules: int = 10_000, devices: int = 2_048) -> Path:
+    """`rules` DeviceTaintRules, each naming one device of the cluster (every device ends up tainted
+    NoSchedule), over `devices` devices, and a claim of 32 devices that cannot tolerate them: every
+    device is matched against the rules (needs --feature-gates DRADeviceTaintRules=true)."""
+    objs: list[dict[str, Any]] = [_node("node-1"), _class("gpu")]
+    for s in range(0, devices, 128):
+        objs.append(
+            _slice(f"s{s // 128}", "node-1", [{"name": f"d{i}"} for i in range(min(128, devices - s))])
+        )
+    for r in range(rules):
+        objs.append(
+            {
+                "apiVersion": V1,
+                "kind": "DeviceTaintRule",
+                "metadata": {"name": f"rule-{r}"},
+                "spec": {
+                    "deviceSelector": {
+                        "driver": DRIVER,
+                        "pool": f"s{(r // 128) % max(1, -(-devices // 128))}",
+                        "device": f"d{r % 128}",
+                    },
+                    "taint": {"key": "example.com/broken", "value": "yes", "effect": "NoSchedule"},
+                },
+            }
+        )
+    objs.append(_claim("c", [{"name": "r", "exactly": {"deviceClassName": "gpu", "count": 32}}]))
+    return _dump(directory, "many-taint-rules.yaml", objs)
 
 
 HUGE = "1e9999"
