@@ -307,7 +307,18 @@ def _allocate(
         top = max(range(len(nodes)), key=lambda i: (cands.promise[i], -(len(nodes[i].name or ""))))
         best = plans[top]
     try:
-        reason, explanation = explain(state, prepared, plans, searched, f, grace, names, best)
+        reason, explanation = explain(
+            state,
+            prepared,
+            plans,
+            searched,
+            f,
+            grace,
+            names,
+            best,
+            lambda: (cands.pools(i) for i in range(len(nodes))),
+            len(nodes) - sum(cands.feasible),
+        )
     except OutOfBudget:
         reason, explanation = "the explanation was cut short (its share of the budget ran out)", []
     if undecided:

@@ -9,7 +9,7 @@ own, the failure is combinatorial (constraints, counters or devices shared betwe
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from webhook.engine.eligibility import (
@@ -173,10 +173,13 @@ def explain(
     meter: Meter,
     names: tuple[str | None, ...] | None = None,
     best: NodePlan | None = None,
+    pools: Callable[[], Iterable[list[Pool]]] | None = None,
+    pruned: int | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome.
-    `names` (of the plans' nodes) and `best` (the most promising plan) may be passed when the caller
-    knows them without walking every plan."""
+    `names` (of the plans' nodes), `best` (the most promising plan), `pools` (every plan's pools) and
+    `pruned` (plans pruned by device counts) may be passed when the caller knows them without making
+    every plan."""
     if not plans:
         return "no candidate node", []
     if names is None:
@@ -227,11 +230,11 @@ def explain(
         )
     invalid = False
     skipped: set[str] = set()
-    pruned = 0
-    for plan in plans:  # one pass: the plans of a large cluster are made on demand
+    if pruned is None:
+        pruned = sum(1 for p in plans if not p.feasible_bound)
+    for node_pools in pools() if pools is not None else (plan.pools for plan in plans):
         meter.tick()
-        pruned += not plan.feasible_bound
-        for p in plan.pools:
+        for p in node_pools:
             invalid = invalid or bool(p.invalid)
             if p.incomplete:
                 skipped.add(f"{p.id[0]}/{p.id[1]}")
