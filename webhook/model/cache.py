@@ -134,6 +134,11 @@ def short_input_cache(maxsize: int = 4096, max_len: int = 256) -> Callable[[Call
 
         @wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            if len(args) == 1 and not kwargs:  # the common case, kept fast
+                a = args[0]
+                if type(a) is str and len(a) <= max_len:  # type: ignore[arg-type]
+                    return cached(a)  # type: ignore[call-arg]
+                return fn(*args)  # type: ignore[call-arg]
             if not kwargs:
                 total = 0
                 for a in args:

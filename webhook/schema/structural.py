@@ -253,9 +253,19 @@ def _int_range(fmt: str, struct: str) -> Checker:
     return check_int
 
 
+_GOOD_QUANTITIES: set[str] = set()  # short strings known to parse; bounded (emptied when full)
+_GOOD_MAX = 4096
+
+
 def _check_quantity(v: Any, path: LazyPath, errs: Errors) -> None:
+    if type(v) is str and v in _GOOD_QUANTITIES:
+        return
     try:
         parse_quantity(v)  # memoised: repeated values ("8Gi") cost one lookup
+        if type(v) is str and len(v) <= 32:
+            if len(_GOOD_QUANTITIES) >= _GOOD_MAX:
+                _GOOD_QUANTITIES.clear()
+            _GOOD_QUANTITIES.add(v)
     except (ValueError, OverflowError) as e:  # ValueError also for ints past Python's 4300-digit limit
         text = str(e)
         errs.append(
