@@ -1,53 +1,45 @@
-"""Fast evaluation of DRA CEL selectors against API devices, with compile, activation and result caches.
+"""Evaluate DRA CEL selectors against API devices: our own evaluator (webhook.cel.program), bounded in time
+(Kubernetes' runtime cost limit) and memory, with result sharing and caches bounded by bytes.
 
-Errors (both raised by `SelectorEvaluator.matches`; the allocator treats either as an error of the claim,
-never as "no match"):
+    ev = SelectorEvaluator(list_attributes=..., consumable_capacity=...)
+    ev.matches(expression, device_key, driver, device) -> bool      # raises CelRuntimeError
+    ev.cost_used                                                    # actual CEL cost of all evaluations run
 
-    CelRuntimeError            compile error of a stored expression, missing attribute key ("no such
-     |                         key: <id>"), non-bool result, no such overload, cost/iteration limit,
-     |                         attribute values upstream refuses (list attributes without the gate)
-     +-- CelUnsupportedError   the expression uses a Kubernetes CEL library draguard does not implement
-                               (url, format.*, two-variable comprehensions): the answer is unknown
+Errors (`CelRuntimeError`, `phase` "compile" or "runtime"): a compile error of the stored expression,
+"no such key: x", a non-bool result, "no such overload", the runtime cost limit ("operation cancelled:
+actual cost limit exceeded"), the size limit, attribute values upstream refuses. The allocator treats
+every one as an error of the claim, never as "no match".
 
-Caches: (1) compiled selectors per expression (the flags are fixed per evaluator); (2) per device_key
-the converted `device` value and its engine activation, with an empty map for every domain that any
-selector names literally (Kubernetes returns an empty map for an unknown domain), rebuilt lazily when a
-new selector names a new domain; (3) results per (expression, device_key), and per (expression,
-projection) where the projection is the device's values of the literal (domain, id) pairs the selector
-reads, so identical devices share one evaluation.
+Result sharing: results are cached per (expression, device_key), and per (expression, projection) where
+the projection is the device's values of exactly what the selector reads with literal keys (see
+`_analyse`), so identical devices share one evaluation. Every cache is a ByteLRU; an evaluation keeps
+nothing but its boolean result (or error text).
 
-Divergences from Kubernetes (documented in webhook/cel/ENGINES.md): the runtime cost limit is the
-engine's fixed cap of 10,000 comprehension iterations per evaluation (reported with the Kubernetes
-wording "operation cancelled: actual cost limit exceeded"); expressions whose *estimated* cost is within
-`max_cost` can never exceed the real limit. In an expression that also inspects `device.attributes`
-or `device.capacity` as a whole (iteration, `in`, `size`, computed keys), a lookup of an absent domain
-fails with "no such key" instead of yielding an empty map.
+Budget: `cost_used` grows by the actual cost (cel-go's runtime cost) of every evaluation this evaluator
+runs (cached results cost nothing); the allocator charges it against its step budget.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from cel_expr_python import cel
+from webhook.cel import ast as A
+from webhook.cel.activation import DeviceInput
+from webhook.cel.program import COST_LIMIT, PlanError, Program, plan
+from webhook.cel.values import CelError, EvaluationStopped, type_name
+from webhook.model.cache import ByteLRU, approx_size
 
-from webhook.cel.activation import EvaluationError, device_input
-from webhook.cel.compiler import Compiled, CompileError, _env, compile_selector
-from webhook.cel.reads import Read, Reads, analyse, attribute_ranges
-
-MAX_PROJECTIONS = 500_000  # the shared projection cache is cleared when it grows past this
-_MISSING = ("\x00missing",)
-_STATUS = re.compile(r"^[A-Z_]+: |\s*\[[A-Z_]+\]$")
-_NO_KEY = re.compile(r'^Key not found in map : "(.*)"$', re.S)
-_NO_OVERLOAD = "No matching overloads found : "
 # Upstream's allocator (cel.EnhanceRuntimeError) appends this to a "no such key" error.
 NO_SUCH_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has()"
     " for optional fields"
 )
-_CEL_TYPE_NAMES = {"STRING": "string", "INT": "int", "UINT": "uint", "DOUBLE": "double", "BYTES": "bytes"}
+RESULT_CACHE_BYTES = 16 << 20
+PROJECTION_CACHE_BYTES = 16 << 20
+DEVICE_CACHE_BYTES = 16 << 20
+SELECTOR_CACHE_BYTES = 16 << 20
 
 
 class CelRuntimeError(Exception):
@@ -61,100 +53,52 @@ class CelRuntimeError(Exception):
         super().__init__(f"CEL {phase} error: {detail} (expression: {shown})")
 
 
-class CelUnsupportedError(CelRuntimeError):
-    """The expression calls a Kubernetes CEL library function draguard does not implement."""
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Failure:
     """A cached error, raised anew on every lookup."""
 
     detail: str
     phase: str = "runtime"
-    unsupported: bool = False
 
     def error(self, expression: str) -> CelRuntimeError:
-        cls = CelUnsupportedError if self.unsupported else CelRuntimeError
-        return cls(expression, self.detail, self.phase)
+        return CelRuntimeError(expression, self.detail, self.phase)
 
 
-@dataclass
+# A read: ("driver",) | ("allowMultipleAllocations",) | ("attributes"|"capacity", domain, id)
+#       | ("attributes"|"capacity", domain)  (the whole domain map)
+Read = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Selector:
-    compiled: Compiled
-    reads: Reads
-    seeded: bool  # evaluate on the activation with empty maps for named domains
+    program: Program
+    reads: tuple[Read, ...] | None  # None: not projectable (reads a whole map or `device` itself)
 
 
-@dataclass
-class _Device:
-    data: dict[str, Any] | None
-    failure: _Failure | None = None
-    activation: Any = None
-    epoch: int = -1
-    plain_activation: Any = None
-    expressions: list[str] = field(default_factory=list)
-
-
-def _hashable(v: Any) -> Hashable:
-    t = type(v)
-    if t is str or t is int:
-        return v  # type: ignore[no-any-return]
-    if t is bool:
-        return ("b", v)
-    if t is dict:
-        return ("m", *sorted((k, _hashable(x)) for k, x in v.items()))
-    if t is list:
-        return ("l", *(_hashable(x) for x in v))
-    return ("?", repr(v))
-
-
-def _runtime_detail(message: str) -> str:
-    """cel-expr-python's runtime error text in the wording of cel-go / Kubernetes where we know it."""
-    msg = _STATUS.sub("", message.strip())
-    m = _NO_KEY.match(msg)
-    if m:
-        return f"no such key: {m.group(1)}{NO_SUCH_KEY_HINT}"
-    if msg.startswith(_NO_OVERLOAD):
-        return "no such overload: " + msg[len(_NO_OVERLOAD) :]
-    if "Iteration budget exceeded" in msg:
-        return "operation cancelled: actual cost limit exceeded"
-    if msg == "divide by zero":
-        return "division by zero"
+def _runtime_detail(e: CelError) -> str:
+    msg = e.message
+    if msg.startswith("no such key: "):
+        return msg + NO_SUCH_KEY_HINT
     return msg
-
-
-_GO_TYPES = {bool: "types.Bool", int: "types.Int", str: "types.String", float: "types.Double"}
-
-
-def _not_iterable(sel: _Selector, entry: _Device) -> str:
-    """cel-go's wording for a comprehension over a scalar attribute value."""
-    assert sel.compiled.checked is not None and entry.data is not None
-    for domain, ident in attribute_ranges(sel.compiled.checked.root):
-        value = entry.data["attributes"].get(domain, {}).get(ident)
-        go = _GO_TYPES.get(type(value))
-        if go:
-            return f"got '{go}', expected iterable type"
-    return ""
 
 
 class SelectorEvaluator:
     """Evaluates DRA selectors for one feature-gate combination (see the module docstring)."""
 
     def __init__(
-        self, *, list_attributes: bool, consumable_capacity: bool, max_cost: int = 1_000_000
+        self, *, list_attributes: bool, consumable_capacity: bool, max_cost: int = COST_LIMIT
     ) -> None:
         self.list_attributes = list_attributes
         self.consumable_capacity = consumable_capacity
         self.max_cost = max_cost
-        self.evaluations = 0  # engine evaluations actually run (for benchmarks and tests)
-        self._env = _env(True)
-        self._selectors: dict[str, _Selector | _Failure] = {}
-        self._devices: dict[Hashable, _Device] = {}
-        self._results: dict[tuple[str, Hashable], bool | _Failure] = {}
-        self._projections: dict[tuple[str, tuple[Hashable, ...]], bool | _Failure] = {}
-        self._attr_seed: dict[str, dict[str, Any]] = {}
-        self._cap_seed: dict[str, dict[str, Any]] = {}
-        self._epoch = 0
+        self.evaluations = 0  # evaluations actually run (for benchmarks and tests)
+        self.cost_used = 0  # their summed actual CEL cost
+        self._selectors: ByteLRU[str, _Selector | _Failure] = ByteLRU(SELECTOR_CACHE_BYTES)
+        self._devices: ByteLRU[Hashable, DeviceInput] = ByteLRU(DEVICE_CACHE_BYTES)
+        self._results: ByteLRU[tuple[str, Hashable], bool | _Failure] = ByteLRU(RESULT_CACHE_BYTES)
+        self._projections: ByteLRU[tuple[str, tuple[Any, ...]], bool | _Failure] = ByteLRU(
+            PROJECTION_CACHE_BYTES
+        )
 
     # ---- public interface ------------------------------------------------------------------------
 
@@ -171,12 +115,10 @@ class SelectorEvaluator:
         raise result.error(expression)
 
     def forget(self, device_keys: Iterable[Hashable]) -> None:
-        """Drop the activations and results of removed or changed devices."""
-        for key in device_keys:
-            entry = self._devices.pop(key, None)
-            if entry is not None:
-                for expression in entry.expressions:
-                    self._results.pop((expression, key), None)
+        """Removed or changed devices: their keys are never asked for again (a changed device gets a
+        new key), so their entries simply age out of the byte-bounded caches."""
+        for _ in device_keys:
+            pass
 
     def check(self, expression: str) -> None:
         """Compile `expression` now (raises CelRuntimeError for a compile error)."""
@@ -190,60 +132,16 @@ class SelectorEvaluator:
         sel = self._selectors.get(expression)
         if sel is not None:
             return sel
-        # The scheduler compiles stored expressions: every `device` field and function of the version
-        # exists whatever the gates say (upstream StoredExpressions; version skew).
-        compiled = compile_selector(
-            expression, list_attributes=True, consumable_capacity=True, check_cost=False
-        )
-        if isinstance(compiled, CompileError):
-            sel = _Failure(compiled.message, "compile")
-        elif compiled.unchecked or compiled.program is None or compiled.checked is None:
-            sel = _Failure(
-                "the expression uses a Kubernetes CEL library that draguard does not implement",
-                "runtime",
-                unsupported=True,
-            )
-        else:
-            reads = analyse(compiled.checked.root)
-            sel = _Selector(compiled, reads, not reads.whole_map)
-            if sel.seeded:
-                self._seed(compiled)
-        self._selectors[expression] = sel
+        sel = compile_stored(expression)
+        self._selectors.put(expression, sel, 64 * len(expression) + 512)
         return sel
 
-    def _seed(self, compiled: Compiled) -> None:
-        new_attr = compiled.attribute_domains - self._attr_seed.keys()
-        new_cap = compiled.capacity_domains - self._cap_seed.keys()
-        if new_attr or new_cap:
-            self._attr_seed.update({d: {} for d in new_attr})
-            self._cap_seed.update({d: {} for d in new_cap})
-            self._epoch += 1
-
-    def _device(self, device_key: Hashable, driver: str, device: dict[str, Any]) -> _Device:
+    def _device(self, device_key: Hashable, driver: str, device: dict[str, Any]) -> DeviceInput:
         entry = self._devices.get(device_key)
         if entry is None:
-            try:
-                data = device_input(device, driver, list_attributes=True, consumable_capacity=True)
-                entry = _Device(data)
-            except EvaluationError as e:
-                entry = _Device(None, _Failure(str(e)))
-            self._devices[device_key] = entry
+            entry = DeviceInput(device, driver)
+            self._devices.put(device_key, entry, 200 + approx_size(device_key))
         return entry
-
-    def _activation(self, entry: _Device, seeded: bool) -> Any:
-        data = entry.data
-        assert data is not None
-        if not seeded:
-            if entry.plain_activation is None:
-                entry.plain_activation = self._env.Activation({"device": data})
-            return entry.plain_activation
-        if entry.epoch != self._epoch:
-            seeded_data = dict(data)
-            seeded_data["attributes"] = {**self._attr_seed, **data["attributes"]}
-            seeded_data["capacity"] = {**self._cap_seed, **data["capacity"]}
-            entry.activation = self._env.Activation({"device": seeded_data})
-            entry.epoch = self._epoch
-        return entry.activation
 
     # ---- evaluation -----------------------------------------------------------------------------
 
@@ -256,53 +154,150 @@ class SelectorEvaluator:
         entry = self._device(device_key, driver, device)
         result: bool | _Failure
         if entry.failure is not None:
-            result = entry.failure
-        elif sel.reads.projectable:
-            assert entry.data is not None
-            pkey = (expression, self._project(entry.data, sel.reads.reads))
+            result = _Failure(entry.failure)
+        elif sel.reads is not None:
+            projection = tuple(entry.read(r) for r in sel.reads)
+            pkey = (expression, projection)
             cached = self._projections.get(pkey)
             if cached is None:
-                if len(self._projections) >= MAX_PROJECTIONS:
-                    self._projections.clear()
-                cached = self._projections[pkey] = self._run(sel, entry)
+                cached = self._run(sel, entry)
+                self._projections.put(pkey, cached, 64 * len(projection) + 8 * len(expression))
             result = cached
         else:
             result = self._run(sel, entry)
-        self._results[(expression, device_key)] = result
-        entry.expressions.append(expression)
+        self._results.put((expression, device_key), result, 120 + approx_size(device_key))
         return result
 
-    @staticmethod
-    def _project(data: dict[str, Any], reads: tuple[Read, ...]) -> tuple[Hashable, ...]:
-        out: list[Hashable] = []
-        for r in reads:
-            if len(r) == 1:
-                out.append(_hashable(data[r[0]]) if r[0] in data else _MISSING)
-                continue
-            domain = data[r[0]].get(r[1])
-            if len(r) == 3:
-                v = _MISSING if domain is None or r[2] not in domain else _hashable(domain[r[2]])
-            else:
-                v = _hashable(domain or {})
-            out.append(v)
-        return tuple(out)
-
-    def _run(self, sel: _Selector, entry: _Device) -> bool | _Failure:
+    def _run(self, sel: _Selector, entry: DeviceInput) -> bool | _Failure:
         self.evaluations += 1
-        activation = self._activation(entry, sel.seeded)
         try:
-            value = sel.compiled.program.eval(activation)
-        except RuntimeError as e:  # the engine's iteration budget, internal errors
-            return _Failure(_runtime_detail(str(e)))
-        kind = value.type()
-        if kind == cel.Type.ERROR:
-            detail = _runtime_detail(str(value.value()))
-            if "<iter_range>" in detail:
-                detail = _not_iterable(sel, entry) or detail
-            return _Failure(detail)
-        result = value.value()
-        if not isinstance(result, bool):
-            name = kind.name()
-            name = _CEL_TYPE_NAMES.get(name, name.split("<")[0].lower())
-            return _Failure(f"CEL result of type {name} could not be converted to bool")
-        return result
+            value, cost = sel.program.evaluate(device=entry, limit=self.max_cost)
+        except CelError as e:
+            self.cost_used += getattr(e, "cost", 0)
+            return _Failure(_runtime_detail(e))
+        except EvaluationStopped as e:
+            self.cost_used += getattr(e, "cost", 0)
+            return _Failure(e.message)
+        self.cost_used += cost
+        if value is True or value is False:
+            return value
+        return _Failure(f"CEL result of type {type_name(value)} could not be converted to bool")
+
+
+# ---- compiling stored expressions -----------------------------------------------------------------------
+
+
+def compile_stored(expression: str) -> _Selector | _Failure:
+    """Compile as the scheduler compiles stored expressions (every field and function of the version,
+    whatever the gates say; no estimated-cost limit) and plan the program."""
+    root = None
+    try:
+        from webhook.cel import compiler
+    except ImportError:  # the front end is being replaced: parse only
+        compiler = None  # type: ignore[assignment]
+    if compiler is not None and hasattr(compiler, "set_planner"):
+        compiled = compiler.compile_selector(
+            expression, list_attributes=True, consumable_capacity=True, check_cost=False
+        )
+        if isinstance(compiled, compiler.CompileError):
+            return _Failure(compiled.message, "compile")
+        root = compiled.ast.expr
+    if root is None:
+        from webhook.cel.errors import render
+        from webhook.cel.parser import parse
+
+        parsed = parse(expression)
+        if parsed.expr is None:
+            return _Failure("compilation failed: " + render(parsed.issues, expression), "compile")
+        root = parsed.expr.expr
+    try:
+        program = plan(root, device="device")
+    except PlanError as e:
+        return _Failure(f"program instantiation failed: {e}", "compile")
+    return _Selector(program, _analyse(root))
+
+
+# ---- what a selector reads -------------------------------------------------------------------------------
+
+_INDEX = ("_[_]", "_[?_]", "_?._")
+_DEVICE_MAPS = ("attributes", "capacity")
+
+
+def _literal_key(n: A.Expr) -> tuple[A.Expr, str] | None:
+    """(operand, key) for `t.key`, `t[lit]`, `t[?lit]`, `t.?key` and `has(t.key)`."""
+    if isinstance(n, A.Select):
+        return n.operand, n.field
+    if isinstance(n, A.Call) and n.function in _INDEX and len(n.args) == 2:
+        key = n.args[1]
+        if isinstance(key, A.Const) and isinstance(key.value, str):
+            return n.args[0], key.value
+    return None
+
+
+def _analyse(root: A.Expr) -> tuple[Read, ...] | None:
+    """The reads of one expression, or None when it looks at `device`, `device.attributes` or
+    `device.capacity` as a whole (iteration, `in`, `size`, computed keys): no projection then."""
+    reads: set[Read] = set()
+    stack: list[tuple[A.Expr, frozenset[str]]] = [(root, frozenset())]
+    while stack:
+        n, bound = stack.pop()
+        if isinstance(n, A.Ident):
+            if n.name == "device" and "device" not in bound:
+                return None
+            continue
+        if isinstance(n, A.Comprehension):
+            inner = bound | {v for v in (n.iter_var, n.iter_var2, n.accu_var) if v}
+            stack += [(n.iter_range, bound), (n.accu_init, bound)]
+            stack += [(n.loop_condition, inner), (n.loop_step, inner), (n.result, bound | {n.accu_var})]
+            continue
+        read = _device_read(n, bound)
+        if read is not None:
+            reads.add(read)
+            if isinstance(n, A.Call):  # a computed key still needs looking at
+                stack += [(a, bound) for a in n.args[1:]]
+            continue
+        stack += [(c, bound) for c in A.children(n)]
+    return tuple(sorted(reads))
+
+
+def _is_device(n: A.Expr, bound: frozenset[str]) -> bool:
+    return isinstance(n, A.Ident) and n.name == "device" and "device" not in bound
+
+
+def _device_read(n: A.Expr, bound: frozenset[str]) -> Read | None:
+    """The read `n` is, when it is `device.<field>`, `device.<map>[lit]` or `device.<map>[lit][lit]`."""
+    hit = _literal_key(n)
+    if hit is None:
+        return None
+    operand, key = hit
+    if isinstance(n, A.Select) and n.test_only:
+        inner = _literal_key(operand)
+        if inner is not None and _is_device_map(inner[0], bound):
+            return (_map_name(inner[0]), inner[1], key)
+        return None
+    if _is_device(operand, bound) and isinstance(n, A.Select):
+        return None if key in _DEVICE_MAPS else (key,)
+    if _is_device_map(operand, bound):
+        return (_map_name(operand), key)
+    inner = _literal_key(operand)
+    if (
+        inner is not None
+        and _is_device_map(inner[0], bound)
+        and not (isinstance(operand, A.Select) and operand.test_only)
+    ):
+        return (_map_name(inner[0]), inner[1], key)
+    return None
+
+
+def _is_device_map(n: A.Expr, bound: frozenset[str]) -> bool:
+    return (
+        isinstance(n, A.Select)
+        and not n.test_only
+        and n.field in _DEVICE_MAPS
+        and _is_device(n.operand, bound)
+    )
+
+
+def _map_name(n: A.Expr) -> str:
+    assert isinstance(n, A.Select)
+    return n.field
