@@ -274,7 +274,10 @@ class Planner:
     """Builds closures for one expression. `variables`: declared global variables; `device`: the name
     of the DRA device variable (chains on it read the API device directly), or None."""
 
-    def __init__(self, variables: frozenset[str] = frozenset(), device: str | None = None) -> None:
+    def __init__(
+        self, variables: frozenset[str] = frozenset(), device: str | None = None, optimize: bool = True
+    ) -> None:
+        self.optimize = optimize  # cel-go OptOptimize (Kubernetes sets it): fold constant literals
         self.variables = variables | ({device} if device else frozenset())
         self.device = device
         self.scopes: list[dict[str, tuple[int, bool]]] = []  # name -> (slot, is accumulator)
@@ -527,7 +530,7 @@ class Planner:
 
             return missing
         fns = [self.plan(a) for a in args]
-        if name in _CONVERSIONS and len(fns) == 1 and id(fns[0]) in self.consts:
+        if self.optimize and name in _CONVERSIONS and len(fns) == 1 and id(fns[0]) in self.consts:
             try:
                 return self.const(f.impl(self.consts[id(fns[0])][1]))
             except CelError as err:  # cel-go fails to create the program
@@ -606,7 +609,7 @@ class Planner:
 
     def _list(self, e: A.ListExpr) -> Closure:
         elems = [self.plan(x) for x in e.elements]
-        if not e.optional_indices and all(id(f) in self.consts for f in elems):
+        if self.optimize and not e.optional_indices and all(id(f) in self.consts for f in elems):
             return self.const([self.consts[id(f)][1] for f in elems])
         optional = frozenset(e.optional_indices)
         n = len(elems)
@@ -632,7 +635,9 @@ class Planner:
 
     def _map(self, e: A.MapExpr) -> Closure:
         entries = [(self.plan(en.key), self.plan(en.value), en.optional) for en in e.entries]
-        constant = all(id(k) in self.consts and id(v) in self.consts and not o for k, v, o in entries)
+        constant = self.optimize and all(
+            id(k) in self.consts and id(v) in self.consts and not o for k, v, o in entries
+        )
         n = len(entries)
 
         def make_map(fr: Frame) -> Any:
@@ -1044,9 +1049,12 @@ def _eq(a: Closure, b: Closure, negate: bool) -> Closure:
     return eq
 
 
-def plan(root: A.Expr, variables: frozenset[str] = frozenset(), device: str | None = None) -> Program:
-    """Plan an AST once; raises PlanError if it uses a construct the evaluator has no implementation of."""
-    planner = Planner(variables, device)
+def plan(
+    root: A.Expr, variables: frozenset[str] = frozenset(), device: str | None = None, optimize: bool = True
+) -> Program:
+    """Plan an AST once; raises PlanError if it uses a construct the evaluator has no implementation of,
+    or where cel-go fails to create the program (a constant conversion or regex that is an error)."""
+    planner = Planner(variables, device, optimize)
     depth = A.depth(root)
     if depth > _THREAD_DEPTH // 2 and sys.getrecursionlimit() - depth < 400:
         box: list[Any] = []

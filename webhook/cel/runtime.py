@@ -36,9 +36,8 @@ NO_SUCH_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has()"
     " for optional fields"
 )
-RESULT_CACHE_BYTES = 16 << 20
 PROJECTION_CACHE_BYTES = 16 << 20
-DEVICE_CACHE_BYTES = 16 << 20
+DEVICE_CACHE_BYTES = 32 << 20
 SELECTOR_CACHE_BYTES = 16 << 20
 
 
@@ -69,6 +68,20 @@ class _Failure:
 Read = tuple[str, ...]
 
 
+_ENTRY_BYTES = 400  # a DeviceInput and its dict, beyond the API device it points to
+
+
+class _Entry:
+    """What is kept per device_key: its input (None once forgotten) and its results."""
+
+    __slots__ = ("input", "results", "nbytes")
+
+    def __init__(self, dev: DeviceInput | None) -> None:
+        self.input = dev
+        self.results: dict[str, bool | _Failure] = {}
+        self.nbytes = _ENTRY_BYTES
+
+
 @dataclass(frozen=True, slots=True)
 class _Selector:
     program: Program
@@ -94,8 +107,8 @@ class SelectorEvaluator:
         self.evaluations = 0  # evaluations actually run (for benchmarks and tests)
         self.cost_used = 0  # their summed actual CEL cost
         self._selectors: ByteLRU[str, _Selector | _Failure] = ByteLRU(SELECTOR_CACHE_BYTES)
-        self._devices: ByteLRU[Hashable, DeviceInput] = ByteLRU(DEVICE_CACHE_BYTES)
-        self._results: ByteLRU[tuple[str, Hashable], bool | _Failure] = ByteLRU(RESULT_CACHE_BYTES)
+        # per device_key: its DeviceInput and its results per expression
+        self._devices: ByteLRU[Hashable, _Entry] = ByteLRU(DEVICE_CACHE_BYTES)
         self._projections: ByteLRU[tuple[str, tuple[Any, ...]], bool | _Failure] = ByteLRU(
             PROJECTION_CACHE_BYTES
         )
@@ -107,18 +120,19 @@ class SelectorEvaluator:
         ResourceSlice of `driver`). Cached by (expression, device_key): the caller guarantees that
         device_key changes whenever the device's content changes. Compile errors and runtime errors
         raise CelRuntimeError, never a silent False."""
-        result = self._results.get((expression, device_key))
+        entry = self._devices.get(device_key)
+        result = entry.results.get(expression) if entry is not None else None
         if result is None:
-            result = self._evaluate(expression, device_key, driver, device)
+            result = self._evaluate(expression, device_key, driver, device, entry)
         if result is True or result is False:
             return result
         raise result.error(expression)
 
     def forget(self, device_keys: Iterable[Hashable]) -> None:
-        """Removed or changed devices: their keys are never asked for again (a changed device gets a
-        new key), so their entries simply age out of the byte-bounded caches."""
-        for _ in device_keys:
-            pass
+        """Drop the inputs and results of removed or changed devices."""
+        for key in device_keys:
+            if self._devices.get(key) is not None:
+                self._devices.put(key, _Entry(None), _ENTRY_BYTES)
 
     def check(self, expression: str) -> None:
         """Compile `expression` now (raises CelRuntimeError for a compile error)."""
@@ -136,36 +150,39 @@ class SelectorEvaluator:
         self._selectors.put(expression, sel, 64 * len(expression) + 512)
         return sel
 
-    def _device(self, device_key: Hashable, driver: str, device: dict[str, Any]) -> DeviceInput:
-        entry = self._devices.get(device_key)
-        if entry is None:
-            entry = DeviceInput(device, driver)
-            self._devices.put(device_key, entry, 200 + approx_size(device_key))
-        return entry
-
     # ---- evaluation -----------------------------------------------------------------------------
 
     def _evaluate(
-        self, expression: str, device_key: Hashable, driver: str, device: dict[str, Any]
+        self,
+        expression: str,
+        device_key: Hashable,
+        driver: str,
+        device: dict[str, Any],
+        entry: _Entry | None,
     ) -> bool | _Failure:
         sel = self._selector(expression)
         if isinstance(sel, _Failure):
             return sel  # not cached per device: the selector cache holds it
-        entry = self._device(device_key, driver, device)
+        if entry is None or entry.input is None:
+            entry = _Entry(DeviceInput(device, driver))
+        dev = entry.input
+        assert dev is not None
         result: bool | _Failure
-        if entry.failure is not None:
-            result = _Failure(entry.failure)
+        if dev.failure is not None:
+            result = _Failure(dev.failure)
         elif sel.reads is not None:
-            projection = tuple(entry.read(r) for r in sel.reads)
+            projection = tuple(dev.read(r) for r in sel.reads)
             pkey = (expression, projection)
             cached = self._projections.get(pkey)
             if cached is None:
-                cached = self._run(sel, entry)
+                cached = self._run(sel, dev)
                 self._projections.put(pkey, cached, 64 * len(projection) + 8 * len(expression))
             result = cached
         else:
-            result = self._run(sel, entry)
-        self._results.put((expression, device_key), result, 120 + approx_size(device_key))
+            result = self._run(sel, dev)
+        entry.results[expression] = result
+        entry.nbytes += 120 + len(expression) // 4  # expressions are shared strings: count a pointer + slot
+        self._devices.put(device_key, entry, entry.nbytes + approx_size(device_key))
         return result
 
     def _run(self, sel: _Selector, entry: DeviceInput) -> bool | _Failure:
