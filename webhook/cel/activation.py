@@ -10,7 +10,7 @@ from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.semver import Semver, parse_semver
 
 if TYPE_CHECKING:
-    from webhook.cel.compiler import Compiled
+    from webhook.cel.legacy_compiler import Compiled
 
 MAX_LIST_VALUES = 48  # ResourceSliceMaxAttributeValuesPerDevice
 

@@ -34,8 +34,8 @@ from typing import Any
 from cel_expr_python import cel
 
 from webhook.cel.activation import EvaluationError, device_input
-from webhook.cel.compiler import Compiled, CompileError, _env, compile_selector
-from webhook.cel.reads import Read, Reads, analyse, attribute_ranges
+from webhook.cel.legacy_compiler import Compiled, CompileError, _env, compile_selector
+from webhook.cel.legacy_reads import Read, Reads, analyse, attribute_ranges
 
 MAX_PROJECTIONS = 500_000  # the shared projection cache is cleared when it grows past this
 _MISSING = ("\x00missing",)
