@@ -93,7 +93,7 @@ def test_non_bool_result(expr: str, type_: str) -> None:
 def test_too_long() -> None:
     expr = "true && " * 1280 + "true"
     assert len(expr) > 10240
-    assert compile_(expr) == CompileError("TooLong", "must have at most 10240 bytes")
+    assert compile_(expr) == CompileError("TooLong", "may not be more than 10240 bytes")
     ok = "true" + " " * (10240 - 4)
     assert isinstance(compile_(ok), Compiled)
 

@@ -18,6 +18,7 @@ from typing import Any
 from webhook.cel import types as t
 from webhook.cel.ast import Call, Const, Expr, ParsedExpr, Select, walk
 from webhook.cel.checker import Env, check, dra_env
+from webhook.cel.constfold import instantiation_error
 from webhook.cel.cost import estimate_cost
 from webhook.cel.errors import Issue, render
 from webhook.cel.parser import parse
@@ -142,7 +143,7 @@ def _compile(
     expression: str, list_attributes: bool, consumable_capacity: bool, check_cost: bool
 ) -> Compiled | CompileError:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_BYTES:
-        return CompileError("TooLong", f"must have at most {MAX_EXPRESSION_BYTES} bytes")
+        return CompileError("TooLong", f"may not be more than {MAX_EXPRESSION_BYTES} bytes")
     parsed = parse(expression)
     if parsed.expr is None:
         return CompileError("Invalid", "compilation failed: " + render(parsed.issues, expression))
@@ -160,9 +161,11 @@ def _compile(
     if checked.issues:
         return CompileError("Invalid", "compilation failed: " + render(checked.issues, expression))
     out = checked.types.get(parsed.expr.expr.id, t.DYN_T)
-    attr_type = t.DYN_T if list_attributes else t.ANY_T
-    if out != t.BOOL_T and out != attr_type:
+    if out != t.BOOL_T and out != (t.DYN_T if list_attributes else t.ANY_T):
         return CompileError("Invalid", f"must evaluate to bool or the unknown type, not {out}")
+    planning = instantiation_error(parsed.expr.expr)
+    if planning is not None:
+        return CompileError("Invalid", "program instantiation failed: " + planning)
     cost = estimate_cost(parsed.expr, checked)
     if check_cost and cost > MAX_COST:
         return CompileError("Forbidden", "too complex, exceeds cost limit")

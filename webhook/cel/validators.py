@@ -19,15 +19,42 @@ _RE2_OPTIONS.log_errors = False
 _EXEMPT = frozenset({"format", "cel.@block"})
 
 
-def regex_compiles(pattern: str) -> bool:
-    """Whether Go's regexp (RE2 syntax) accepts `pattern`."""
+_GO_CODES = {
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "missing argument to repetition operator": "missing argument to repetition operator",
+    "invalid character class range": "invalid character class range",
+    "invalid character class": "invalid character class",
+    "invalid named capture group": "invalid named capture",
+    "trailing \\": "trailing backslash at end of expression",
+    "invalid UTF-8": "invalid UTF-8",
+    "pattern too large - compile failed": "expression too large",
+}
+
+
+def go_regexp_error(pattern: str) -> str | None:
+    """Go's `regexp.Compile` error for `pattern` ("error parsing regexp: <code>: `<expr>`"), None if valid."""
     if "\\C" in pattern.replace("\\\\", ""):
-        return False  # RE2 accepts \C (any byte); Go does not
+        return (
+            "error parsing regexp: invalid escape sequence: `\\C`"  # RE2 accepts \C (any byte); Go does not
+        )
     try:
         re2.compile(pattern, _RE2_OPTIONS)
-    except re2.error:
-        return False
-    return True
+    except re2.error as e:
+        text = e.args[0].decode("utf-8", "replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+        code, _, arg = text.partition(": ")
+        return f"error parsing regexp: {_GO_CODES.get(code, code)}: `{arg}`"
+    return None
+
+
+def regex_compiles(pattern: str) -> bool:
+    """Whether Go's regexp (RE2 syntax) accepts `pattern`."""
+    return go_regexp_error(pattern) is None
 
 
 _DUR = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
