@@ -51,9 +51,10 @@ def _version(text: Any, name: str) -> Semver:
 
 
 def _checked(v: Any, want: type, name: str) -> Any:
+    n: Any = v
     if type(v) is not want:
         raise EvaluationError(f"attribute {name}: unsupported attribute value")
-    if want is int and not INT64_MIN <= v <= INT64_MAX:
+    if want is int and not INT64_MIN <= n <= INT64_MAX:
         raise EvaluationError(f"attribute {name}: value out of the int64 range")
     return v
 
@@ -218,6 +219,11 @@ class DeviceInput:
                 if d == read[1]
             )
         )
+
+
+def normalise_device(device: dict[str, Any], driver: str) -> DeviceInput:
+    """The `device` variable for an API device of a slice of `driver` (see `DeviceInput`)."""
+    return DeviceInput(device, driver)
 
 
 class _Missing:

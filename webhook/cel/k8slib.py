@@ -103,7 +103,8 @@ def q_as_float(q: Any) -> float:
 def _arith(fn: str, a: Any, b: Any) -> Quantity:
     if type(a) is not Quantity or (type(b) is not Quantity and type(b) is not int):
         raise no_such_overload(fn, a, b)
-    other = b if type(b) is Quantity else Quantity(b, 0, DECIMAL_EXPONENT)
+    n: Any = b
+    other: Quantity = b if type(b) is Quantity else Quantity(n, 0, DECIMAL_EXPONENT)
     try:
         return a + other if fn == "add" else a - other
     except OverflowError:

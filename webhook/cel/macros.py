@@ -229,7 +229,7 @@ def expand(
                 return Select(f.id(), a.operand, a.field, True)
             raise MacroError(a, "invalid argument to has() macro")
         return None
-    if n == 2 and function in ("all", "exists", "exists_one", "existsOne"):
+    if n == 2 and function in ("all", "exists", "exists_one"):  # no two-argument existsOne in cel-go v0.27
         v = _iter_var(args[0], "argument must be a simple name")
         kind = "one" if function in ("exists_one", "existsOne") else function
         return _quantifier(f, kind, target, v, "", args[1])

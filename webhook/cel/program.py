@@ -125,7 +125,7 @@ class Program:
             if frame.cost > frame.limit:
                 raise EvaluationStopped(COST_LIMIT_MESSAGE)
         except (CelError, EvaluationStopped) as e:
-            e.cost = frame.cost  # type: ignore[attr-defined]
+            e.cost = frame.cost
             raise
         except MemoryError:
             raise _stopped("evaluation ran out of memory", frame) from None
@@ -138,7 +138,7 @@ class Program:
 
 def _stopped(message: str, frame: Frame) -> EvaluationStopped:
     e = EvaluationStopped(message)
-    e.cost = frame.cost  # type: ignore[attr-defined]
+    e.cost = frame.cost
     return e
 
 
@@ -275,8 +275,13 @@ class Planner:
     of the DRA device variable (chains on it read the API device directly), or None."""
 
     def __init__(
-        self, variables: frozenset[str] = frozenset(), device: str | None = None, optimize: bool = True
+        self,
+        variables: frozenset[str] = frozenset(),
+        device: str | None = None,
+        optimize: bool = True,
+        qualified: dict[int, str] | None = None,
     ) -> None:
+        self.qualified = qualified or {}  # the checker's namespaced call / identifier resolutions
         self.optimize = optimize  # cel-go OptOptimize (Kubernetes sets it): fold constant literals
         self.variables = variables | ({device} if device else frozenset())
         self.device = device
@@ -498,6 +503,9 @@ class Planner:
         fn = e.function
         if fn in _SPECIAL:
             return self._special(e)
+        resolved = self.qualified.get(e.id)
+        if resolved is not None and e.target is not None:
+            return self._generic(resolved, False, e.args)
         target = e.target
         if target is not None:
             qual = self._qualified_name(target)
@@ -540,9 +548,9 @@ class Planner:
             if type(pattern) is str:
                 from webhook.cel.regex import error_of
 
-                err = error_of(pattern)
-                if err is not None:
-                    raise PlanError(err)
+                problem = error_of(pattern)
+                if problem is not None:
+                    raise PlanError(problem)
         return _call_closure(f, fns)
 
     def _spine(self, e: A.Call) -> Closure:
@@ -554,17 +562,19 @@ class Planner:
             and node.function not in _SPECIAL
             and (node.target is not None or node.args)
         ):
+            if node.id in self.qualified:
+                break
             member = node.target is not None
-            operands = (node.target, *node.args) if member else node.args
-            if member:
-                qual = self._qualified_name(node.target)  # type: ignore[arg-type]
+            operands: tuple[A.Expr, ...] = (node.target, *node.args) if node.target is not None else node.args
+            if node.target is not None:
+                qual = self._qualified_name(node.target)
                 if qual is not None and any(k[0] == f"{qual}.{node.function}" for k in FUNCTIONS):
                     break
             f = FUNCTIONS.get((node.function, member, len(operands)))
             if f is None:
                 break
             links.append((f, [self.plan(a) for a in operands[1:]]))
-            node = operands[0]  # type: ignore[assignment]
+            node = operands[0]
         if not links:
             return self._generic(
                 e.function, e.target is not None, (*((e.target,) if e.target else ()), *e.args)
@@ -1050,11 +1060,16 @@ def _eq(a: Closure, b: Closure, negate: bool) -> Closure:
 
 
 def plan(
-    root: A.Expr, variables: frozenset[str] = frozenset(), device: str | None = None, optimize: bool = True
+    root: A.Expr,
+    variables: frozenset[str] = frozenset(),
+    device: str | None = None,
+    optimize: bool = True,
+    qualified: dict[int, str] | None = None,
 ) -> Program:
     """Plan an AST once; raises PlanError if it uses a construct the evaluator has no implementation of,
-    or where cel-go fails to create the program (a constant conversion or regex that is an error)."""
-    planner = Planner(variables, device, optimize)
+    or where cel-go fails to create the program (a constant conversion or regex that is an error).
+    `qualified`: the checker's resolution of namespaced calls (`sets.contains(...)`) by node id."""
+    planner = Planner(variables, device, optimize, qualified)
     depth = A.depth(root)
     if depth > _THREAD_DEPTH // 2 and sys.getrecursionlimit() - depth < 400:
         box: list[Any] = []
@@ -1081,3 +1096,31 @@ def plan(
 
 
 __all__ = ["COST_LIMIT", "Frame", "PlanError", "Program", "plan", "qualify", "UINT64_MAX"]
+
+
+class SelectorProgram:
+    """The program of a compiled DRA selector (`webhook.cel.compiler.Compiled.program`)."""
+
+    __slots__ = ("program",)
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+
+    def evaluate(self, device: Any) -> bool:
+        """Evaluate on a `webhook.cel.activation.DeviceInput`; raises EvaluationError (any failure)."""
+        from webhook.cel.activation import EvaluationError
+
+        if getattr(device, "failure", None):
+            raise EvaluationError(device.failure)
+        try:
+            value, _ = self.program.evaluate(device=device)
+        except (CelError, EvaluationStopped) as e:
+            raise EvaluationError(e.message) from None
+        if value is True or value is False:
+            return value
+        raise EvaluationError(f"CEL result of type {type_name(value)} could not be converted to bool")
+
+
+def plan_compiled(compiled: Any) -> SelectorProgram:
+    """The planner behind `Compiled.program` (a checked DRA selector: `device` is the API device)."""
+    return SelectorProgram(plan(compiled.ast.expr, device="device", qualified=compiled.qualified))

@@ -12,7 +12,7 @@ every one as an error of the claim, never as "no match".
 
 Result sharing: results are cached per (expression, device_key), and per (expression, projection) where
 the projection is the device's values of exactly what the selector reads with literal keys (see
-`_analyse`), so identical devices share one evaluation. Every cache is a ByteLRU; an evaluation keeps
+`webhook.cel.reads`), so identical devices share one evaluation. Every cache is a ByteLRU; an evaluation keeps
 nothing but its boolean result (or error text).
 
 Budget: `cost_used` grows by the actual cost (cel-go's runtime cost) of every evaluation this evaluator
@@ -25,9 +25,9 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.cel import ast as A
 from webhook.cel.activation import DeviceInput
 from webhook.cel.program import COST_LIMIT, PlanError, Program, plan
+from webhook.cel.reads import Read, analyse
 from webhook.cel.values import CelError, EvaluationStopped, type_name
 from webhook.model.cache import ByteLRU, approx_size
 
@@ -63,11 +63,6 @@ class _Failure:
         return CelRuntimeError(expression, self.detail, self.phase)
 
 
-# A read: ("driver",) | ("allowMultipleAllocations",) | ("attributes"|"capacity", domain, id)
-#       | ("attributes"|"capacity", domain)  (the whole domain map)
-Read = tuple[str, ...]
-
-
 _ENTRY_BYTES = 400  # a DeviceInput and its dict, beyond the API device it points to
 
 
@@ -85,6 +80,7 @@ class _Entry:
 @dataclass(frozen=True, slots=True)
 class _Selector:
     program: Program
+    nbytes: int
     reads: tuple[Read, ...] | None  # None: not projectable (reads a whole map or `device` itself)
 
 
@@ -147,7 +143,7 @@ class SelectorEvaluator:
         if sel is not None:
             return sel
         sel = compile_stored(expression)
-        self._selectors.put(expression, sel, 64 * len(expression) + 512)
+        self._selectors.put(expression, sel, sel.nbytes if isinstance(sel, _Selector) else 300)
         return sel
 
     # ---- evaluation -----------------------------------------------------------------------------
@@ -207,114 +203,15 @@ class SelectorEvaluator:
 def compile_stored(expression: str) -> _Selector | _Failure:
     """Compile as the scheduler compiles stored expressions (every field and function of the version,
     whatever the gates say; no estimated-cost limit) and plan the program."""
-    root = None
-    try:
-        from webhook.cel import compiler
-    except ImportError:  # the front end is being replaced: parse only
-        compiler = None  # type: ignore[assignment]
-    if compiler is not None and hasattr(compiler, "set_planner"):
-        compiled = compiler.compile_selector(
-            expression, list_attributes=True, consumable_capacity=True, check_cost=False
-        )
-        if isinstance(compiled, compiler.CompileError):
-            return _Failure(compiled.message, "compile")
-        root = compiled.ast.expr
-    if root is None:
-        from webhook.cel.errors import render
-        from webhook.cel.parser import parse
+    from webhook.cel.compiler import CompileError, compile_selector
 
-        parsed = parse(expression)
-        if parsed.expr is None:
-            return _Failure("compilation failed: " + render(parsed.issues, expression), "compile")
-        root = parsed.expr.expr
+    compiled = compile_selector(expression, list_attributes=True, consumable_capacity=True, check_cost=False)
+    if isinstance(compiled, CompileError):
+        return _Failure(compiled.message, "compile")
+    root = compiled.ast.expr
     try:
-        program = plan(root, device="device")
+        program = plan(root, device="device", qualified=compiled.qualified)
     except PlanError as e:
         return _Failure(f"program instantiation failed: {e}", "compile")
-    return _Selector(program, _analyse(root))
-
-
-# ---- what a selector reads -------------------------------------------------------------------------------
-
-_INDEX = ("_[_]", "_[?_]", "_?._")
-_DEVICE_MAPS = ("attributes", "capacity")
-
-
-def _literal_key(n: A.Expr) -> tuple[A.Expr, str] | None:
-    """(operand, key) for `t.key`, `t[lit]`, `t[?lit]`, `t.?key` and `has(t.key)`."""
-    if isinstance(n, A.Select):
-        return n.operand, n.field
-    if isinstance(n, A.Call) and n.function in _INDEX and len(n.args) == 2:
-        key = n.args[1]
-        if isinstance(key, A.Const) and isinstance(key.value, str):
-            return n.args[0], key.value
-    return None
-
-
-def _analyse(root: A.Expr) -> tuple[Read, ...] | None:
-    """The reads of one expression, or None when it looks at `device`, `device.attributes` or
-    `device.capacity` as a whole (iteration, `in`, `size`, computed keys): no projection then."""
-    reads: set[Read] = set()
-    stack: list[tuple[A.Expr, frozenset[str]]] = [(root, frozenset())]
-    while stack:
-        n, bound = stack.pop()
-        if isinstance(n, A.Ident):
-            if n.name == "device" and "device" not in bound:
-                return None
-            continue
-        if isinstance(n, A.Comprehension):
-            inner = bound | {v for v in (n.iter_var, n.iter_var2, n.accu_var) if v}
-            stack += [(n.iter_range, bound), (n.accu_init, bound)]
-            stack += [(n.loop_condition, inner), (n.loop_step, inner), (n.result, bound | {n.accu_var})]
-            continue
-        read = _device_read(n, bound)
-        if read is not None:
-            reads.add(read)
-            if isinstance(n, A.Call):  # a computed key still needs looking at
-                stack += [(a, bound) for a in n.args[1:]]
-            continue
-        stack += [(c, bound) for c in A.children(n)]
-    return tuple(sorted(reads))
-
-
-def _is_device(n: A.Expr, bound: frozenset[str]) -> bool:
-    return isinstance(n, A.Ident) and n.name == "device" and "device" not in bound
-
-
-def _device_read(n: A.Expr, bound: frozenset[str]) -> Read | None:
-    """The read `n` is, when it is `device.<field>`, `device.<map>[lit]` or `device.<map>[lit][lit]`."""
-    hit = _literal_key(n)
-    if hit is None:
-        return None
-    operand, key = hit
-    if isinstance(n, A.Select) and n.test_only:
-        inner = _literal_key(operand)
-        if inner is not None and _is_device_map(inner[0], bound):
-            return (_map_name(inner[0]), inner[1], key)
-        return None
-    if _is_device(operand, bound) and isinstance(n, A.Select):
-        return None if key in _DEVICE_MAPS else (key,)
-    if _is_device_map(operand, bound):
-        return (_map_name(operand), key)
-    inner = _literal_key(operand)
-    if (
-        inner is not None
-        and _is_device_map(inner[0], bound)
-        and not (isinstance(operand, A.Select) and operand.test_only)
-    ):
-        return (_map_name(inner[0]), inner[1], key)
-    return None
-
-
-def _is_device_map(n: A.Expr, bound: frozenset[str]) -> bool:
-    return (
-        isinstance(n, A.Select)
-        and not n.test_only
-        and n.field in _DEVICE_MAPS
-        and _is_device(n.operand, bound)
-    )
-
-
-def _map_name(n: A.Expr) -> str:
-    assert isinstance(n, A.Select)
-    return n.field
+    # closures, their cells and constants: ~700 bytes per AST node
+    return _Selector(program, 1000 + 700 * compiled.ast.max_id, analyse(root))

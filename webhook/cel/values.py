@@ -28,6 +28,8 @@ UINT64_MAX = (1 << 64) - 1
 class CelError(Exception):
     """A CEL runtime error value (cel-go's types.Err): `message` is cel-go's text."""
 
+    cost = 0  # the evaluation's actual cost when it raised (set by the evaluator)
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
@@ -35,6 +37,8 @@ class CelError(Exception):
 
 class EvaluationStopped(Exception):
     """The evaluation exceeded its cost or size limit; `message` in Kubernetes' wording."""
+
+    cost = 0
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
