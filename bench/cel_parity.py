@@ -21,9 +21,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "cel"))
-from exprgen import ExprGen  # noqa: E402
-
+from tests.cel.exprgen import ExprGen  # noqa: E402
 from webhook.cel.compiler import CompileError, compile_selector  # noqa: E402
 from webhook.model import names  # noqa: E402
 

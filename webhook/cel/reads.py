@@ -30,7 +30,11 @@ class Reads:
 
 
 def _is_device(e: Expr | None, bound: frozenset[str]) -> bool:
-    return isinstance(e, Ident) and e.name in ("device", ".device") and (e.name == ".device" or "device" not in bound)
+    return (
+        isinstance(e, Ident)
+        and e.name in ("device", ".device")
+        and (e.name == ".device" or "device" not in bound)
+    )
 
 
 def _literal_key(e: Expr) -> tuple[Expr, str] | None:
