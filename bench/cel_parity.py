@@ -21,9 +21,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "cel"))
-from exprgen import ExprGen  # noqa: E402
-
+from tests.cel.exprgen import ExprGen  # noqa: E402
 from webhook.cel.compiler import CompileError, compile_selector  # noqa: E402
 from webhook.model import names  # noqa: E402
 
@@ -31,34 +29,45 @@ ORACLE = Path("/work/shared/tools/upstream-allocator/draoracle")
 GATES = {"all": (True, True), "none": (False, False), "all,-ListTypeAttributes": (False, True)}
 
 
+def _run_batch(batch: list[str], features: str) -> list[tuple[str, str]]:
+    docs = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": f"c{i}"},
+            "spec": {"selectors": [{"cel": {"expression": e}}]},
+        }
+        for i, e in enumerate(batch)
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        yaml.safe_dump_all(docs, f, width=1 << 30, default_style='"')
+    res = subprocess.run(
+        [str(ORACLE), "validate", f"--features={features}", f.name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    Path(f.name).unlink()
+    try:
+        data = json.loads(res.stdout)
+    except json.JSONDecodeError:
+        if len(batch) == 1:  # upstream's compiler crashed on this expression
+            return [("CRASH", res.stderr.strip().splitlines()[0] if res.stderr.strip() else "no output")]
+        mid = len(batch) // 2
+        return _run_batch(batch[:mid], features) + _run_batch(batch[mid:], features)
+    by = {o["name"]: o["errors"] for o in data["objects"]}
+    out: list[tuple[str, str]] = []
+    for i in range(len(batch)):
+        errs = [e for e in by.get(f"c{i}", []) if e["field"].startswith("spec.selectors")]
+        out.append((errs[0]["type"], errs[0]["detail"]) if errs else ("", ""))
+    return out
+
+
 def oracle(exprs: list[str], features: str) -> list[tuple[str, str]]:
     """(error type or "", detail) per expression, one oracle process per batch of 500."""
     out: list[tuple[str, str]] = []
     for start in range(0, len(exprs), 500):
-        batch = exprs[start : start + 500]
-        docs = [
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "DeviceClass",
-                "metadata": {"name": f"c{i}"},
-                "spec": {"selectors": [{"cel": {"expression": e}}]},
-            }
-            for i, e in enumerate(batch)
-        ]
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-            yaml.safe_dump_all(docs, f, width=1 << 30)
-        res = subprocess.run(
-            [str(ORACLE), "validate", f"--features={features}", f.name],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        Path(f.name).unlink()
-        data = json.loads(res.stdout)
-        by = {o["name"]: o["errors"] for o in data["objects"]}
-        for i in range(len(batch)):
-            errs = [e for e in by.get(f"c{i}", []) if e["field"].startswith("spec.selectors")]
-            out.append((errs[0]["type"], errs[0]["detail"]) if errs else ("", ""))
+        out += _run_batch(exprs[start : start + 500], features)
     return out
 
 

@@ -245,7 +245,7 @@ CASES = [
         claim.check_config,
         "config: [{opaque: {driver: d.example.com, parameters: {blob: '" + "x" * 10240 + "'}}}]",
         ".config[0].opaque.parameters",
-        "Too long: may not be more than 10240 bytes",
+        "Too long: must have at most 10240 bytes",
     ),
     (
         claim.check_config,

@@ -473,7 +473,7 @@ def check(parsed: ParsedExpr, env: Env) -> Checked:
     """Type-check a parsed expression; types are final (type variables left unbound become dyn)."""
     c = _Checker(parsed, env)
     c.run(parsed.expr)
-    final = {i: t.substitute(c.m, tt, True) for i, tt in c.types.items()}
+    final = t.substitute_all(c.m, c.types, True)
     return Checked(final, c.refs, c.issues, c.idents)
 
 

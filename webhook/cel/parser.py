@@ -291,7 +291,11 @@ class _Parser:
             while self.la.kind == t.kind:
                 ops.append(self.consume())
             nxt = self.la
-            if nxt.kind not in _PRIMARY_FIRST or (nxt.kind == "-"):
+            signed = nxt.kind == "-" and self.toks[min(self.pos + 1, len(self.toks) - 1)].kind in (
+                "NUM_INT",
+                "NUM_FLOAT",
+            )
+            if nxt.kind not in _PRIMARY_FIRST or (nxt.kind == "-" and not signed):
                 if t.kind == "!":
                     raise self.fail(
                         nxt, f"extraneous input {display_token(nxt)} expecting {display_set(_FIRST)}"

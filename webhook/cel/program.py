@@ -403,14 +403,19 @@ class Planner:
             ):
                 return _costed(root, 1)
             return root
-        if isinstance(node, A.Ident) and node.name == self.device and self._lookup(node.name) is None:
+        if (
+            isinstance(node, A.Ident)
+            and node.name.lstrip(".") == self.device
+            and (node.name.startswith(".") or self._lookup(node.name) is None)
+        ):
             special = self._device_chain(quals)
             if special is not None:
                 return special
         return _apply_chain(root, quals, root_cost)
 
     def _ident(self, name: str) -> Closure:
-        hit = self._lookup(name)
+        hit = self._lookup(name) if not name.startswith(".") else None
+        name = name.lstrip(".")  # `.device`: the root namespace's `device`
         if hit is not None:
             slot, is_accu = hit
             if is_accu:

@@ -1,99 +1,128 @@
-"""What a selector reads from `device`, from its AST: the (domain, id) pairs it looks up with literal keys.
+"""What a compiled selector reads from `device`, from its checked AST (`webhook.cel.ast`): the (domain, id)
+pairs it looks up with literal keys, and whether it looks at a whole map (iteration, `in`, `size`, computed keys).
 
-The runtime keys selector results on the device's values of exactly these reads (the "projection"), so
-devices that agree on them share one evaluation. An expression that looks at `device`,
-`device.attributes` or `device.capacity` as a whole (iteration, `in`, `size`, computed keys) has no
-projection.
+The runtime keys selector results on the device's values of exactly these reads (the "projection"),
+so devices that agree on them share one evaluation. The walk is iterative (any AST depth).
 """
 
 from __future__ import annotations
 
-from webhook.cel import ast as A
+from dataclasses import dataclass
+
+from webhook.cel.ast import Call, Comprehension, Const, Expr, Ident, Select, children
 
 # A read: ("driver",) | ("allowMultipleAllocations",) | ("attributes"|"capacity", domain, id)
 #       | ("attributes"|"capacity", domain)  (the whole domain map)
 Read = tuple[str, ...]
 
-
 _INDEX = ("_[_]", "_[?_]", "_?._")
 _DEVICE_MAPS = ("attributes", "capacity")
 
 
-def _literal_key(n: A.Expr) -> tuple[A.Expr, str] | None:
-    """(operand, key) for `t.key`, `t[lit]`, `t[?lit]`, `t.?key` and `has(t.key)`."""
-    if isinstance(n, A.Select):
-        return n.operand, n.field
-    if isinstance(n, A.Call) and n.function in _INDEX and len(n.args) == 2:
-        key = n.args[1]
-        if isinstance(key, A.Const) and isinstance(key.value, str):
-            return n.args[0], key.value
-    return None
+@dataclass(frozen=True)
+class Reads:
+    """`reads` is only meaningful when `projectable`; `whole_map`: the expression inspects
+    `device.attributes`/`device.capacity` as maps (so seeded empty domains would be visible)."""
+
+    reads: tuple[Read, ...]
+    projectable: bool
+    whole_map: bool
 
 
-def analyse(root: A.Expr) -> tuple[Read, ...] | None:
-    """The reads of one expression, or None when it looks at `device`, `device.attributes` or
-    `device.capacity` as a whole (iteration, `in`, `size`, computed keys): no projection then."""
-    reads: set[Read] = set()
-    stack: list[tuple[A.Expr, frozenset[str]]] = [(root, frozenset())]
-    while stack:
-        n, bound = stack.pop()
-        if isinstance(n, A.Ident):
-            if n.name == "device" and "device" not in bound:
-                return None
-            continue
-        if isinstance(n, A.Comprehension):
-            inner = bound | {v for v in (n.iter_var, n.iter_var2, n.accu_var) if v}
-            stack += [(n.iter_range, bound), (n.accu_init, bound)]
-            stack += [(n.loop_condition, inner), (n.loop_step, inner), (n.result, bound | {n.accu_var})]
-            continue
-        read = _device_read(n, bound)
-        if read is not None:
-            reads.add(read)
-            if isinstance(n, A.Call):  # a computed key still needs looking at
-                stack += [(a, bound) for a in n.args[1:]]
-            continue
-        stack += [(c, bound) for c in A.children(n)]
-    return tuple(sorted(reads))
-
-
-def _is_device(n: A.Expr, bound: frozenset[str]) -> bool:
-    return isinstance(n, A.Ident) and n.name == "device" and "device" not in bound
-
-
-def _device_read(n: A.Expr, bound: frozenset[str]) -> Read | None:
-    """The read `n` is, when it is `device.<field>`, `device.<map>[lit]` or `device.<map>[lit][lit]`."""
-    hit = _literal_key(n)
-    if hit is None:
-        return None
-    operand, key = hit
-    if isinstance(n, A.Select) and n.test_only:
-        inner = _literal_key(operand)
-        if inner is not None and _is_device_map(inner[0], bound):
-            return (_map_name(inner[0]), inner[1], key)
-        return None
-    if _is_device(operand, bound) and isinstance(n, A.Select):
-        return None if key in _DEVICE_MAPS else (key,)
-    if _is_device_map(operand, bound):
-        return (_map_name(operand), key)
-    inner = _literal_key(operand)
-    if (
-        inner is not None
-        and _is_device_map(inner[0], bound)
-        and not (isinstance(operand, A.Select) and operand.test_only)
-    ):
-        return (_map_name(inner[0]), inner[1], key)
-    return None
-
-
-def _is_device_map(n: A.Expr, bound: frozenset[str]) -> bool:
+def _is_device(e: Expr | None, bound: frozenset[str]) -> bool:
     return (
-        isinstance(n, A.Select)
-        and not n.test_only
-        and n.field in _DEVICE_MAPS
-        and _is_device(n.operand, bound)
+        isinstance(e, Ident)
+        and e.name in ("device", ".device")
+        and (e.name == ".device" or "device" not in bound)
     )
 
 
-def _map_name(n: A.Expr) -> str:
-    assert isinstance(n, A.Select)
-    return n.field
+def _literal_key(e: Expr) -> tuple[Expr, str] | None:
+    """(target, key) for `t.key`, `t[lit]`, `t[?lit]`, `t.?key` and `has(t.key)`."""
+    if isinstance(e, Select):
+        return e.operand, e.field
+    if isinstance(e, Call) and e.function in _INDEX and len(e.args) == 2 and e.target is None:
+        key = e.args[1]
+        if isinstance(key, Const) and key.kind == "string" and isinstance(key.value, str):
+            return e.args[0], key.value
+    return None
+
+
+def _device_map(e: Expr, bound: frozenset[str]) -> str:
+    if isinstance(e, Select) and not e.test_only and e.field in _DEVICE_MAPS and _is_device(e.operand, bound):
+        return e.field
+    return ""
+
+
+def _domain(e: Expr, bound: frozenset[str]) -> tuple[str, str] | None:
+    """("attributes"|"capacity", domain) when `e` is a literal lookup of one domain map."""
+    if isinstance(e, Select) and e.test_only:
+        return None
+    hit = _literal_key(e)
+    if hit is None:
+        return None
+    which = _device_map(hit[0], bound)
+    return (which, hit[1]) if which else None
+
+
+def _scoped_children(e: Expr, bound: frozenset[str]) -> list[tuple[Expr, frozenset[str]]]:
+    if isinstance(e, Comprehension):
+        inner = bound | {v for v in (e.iter_var, e.iter_var2, e.accu_var) if v}
+        return [
+            (e.iter_range, bound),
+            (e.accu_init, bound),
+            (e.loop_condition, inner),
+            (e.loop_step, inner),
+            (e.result, bound | {e.accu_var}),
+        ]
+    return [(c, bound) for c in children(e)]
+
+
+def analyse(root: Expr) -> Reads:
+    """Collect the reads of one checked expression."""
+    reads: set[Read] = set()
+    projectable = True
+    whole_map = False
+    stack: list[tuple[Expr, frozenset[str]]] = [(root, frozenset())]
+    while stack:
+        e, bound = stack.pop()
+        hit = _literal_key(e)
+        if hit is not None:
+            dom = _domain(hit[0], bound)
+            if dom is not None:
+                reads.add((dom[0], dom[1], hit[1]))
+                continue
+        dom = _domain(e, bound)
+        if dom is not None:
+            reads.add(dom)
+            continue
+        if isinstance(e, Select) and _is_device(e.operand, bound):
+            if e.field in _DEVICE_MAPS:  # the whole map: iteration, `in`, size, computed key, has()
+                projectable = False
+                whole_map = True
+            else:
+                reads.add((e.field,))
+            continue
+        if _is_device(e, bound):
+            projectable = False
+            whole_map = True
+            continue
+        stack.extend(reversed(_scoped_children(e, bound)))
+    return Reads(tuple(sorted(reads)), projectable, whole_map)
+
+
+def attribute_ranges(root: Expr) -> tuple[tuple[str, str], ...]:
+    """The (domain, id) attribute values that comprehensions iterate over, looked up with literal keys
+    (`device.attributes["d"].ids.exists(...)`): used to word a non-iterable value's error as cel-go does."""
+    out: list[tuple[str, str]] = []
+    stack = [root]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Comprehension):
+            hit = _literal_key(e.iter_range)
+            if hit is not None:
+                dom = _domain(hit[0], frozenset())
+                if dom is not None and dom[0] == "attributes":
+                    out.append((dom[1], hit[1]))
+        stack.extend(reversed(children(e)))
+    return tuple(out)

@@ -214,4 +214,5 @@ def compile_stored(expression: str) -> _Selector | _Failure:
     except PlanError as e:
         return _Failure(f"program instantiation failed: {e}", "compile")
     # closures, their cells and constants: ~700 bytes per AST node
-    return _Selector(program, 1000 + 700 * compiled.ast.max_id, analyse(root))
+    reads = analyse(root)
+    return _Selector(program, 1000 + 700 * compiled.ast.max_id, reads.reads if reads.projectable else None)

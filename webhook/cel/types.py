@@ -291,6 +291,33 @@ def substitute(m: Mapping, t: Type, params_to_dyn: bool) -> Type:
     return Type(t.kind, t.name, tuple(substitute(m, p, params_to_dyn) for p in t.params))
 
 
+def substitute_all(m: Mapping, types: dict[int, Type], params_to_dyn: bool) -> dict[int, Type]:
+    """substitute() over many types sharing sub-trees: each distinct Type object is rebuilt once."""
+    memo: dict[int, Type] = {}
+
+    def sub(tt: Type) -> Type:
+        key = id(tt)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if tt.kind == TYPE_PARAM:
+            found = m.get(tt.name)
+            out = sub(found) if found is not None else (DYN_T if params_to_dyn else tt)
+        elif not tt.params:
+            out = tt
+        else:
+            new = tuple(sub(p) for p in tt.params)
+            out = (
+                tt
+                if all(a is b for a, b in zip(new, tt.params, strict=True))
+                else Type(tt.kind, tt.name, new)
+            )
+        memo[key] = out
+        return out
+
+    return {i: sub(tt) for i, tt in types.items()}
+
+
 def rename_params(t: Type, names: dict[str, Type]) -> Type:
     """Substitute declared type parameters (A, B, T...) by fresh type variables."""
     if t.kind == TYPE_PARAM:
