@@ -272,3 +272,17 @@ def test_errors_are_cached_and_shared_too() -> None:
 def test_bare_ids_belong_to_the_driver_domain() -> None:
     dev = {"name": "d", "attributes": {"model": {"string": "X"}, "other.example.com/model": {"string": "Y"}}}
     assert run(f"{A}.model == 'X' && device.attributes['other.example.com'].model == 'Y'", device=dev)
+
+
+def test_actual_cost_is_exposed_for_the_allocator_budget() -> None:
+    e = ev()
+    expr = f"{A}.ids.all(i, i > 0)"  # 3 elements: range 4 + 3 x 5 + result 1
+    assert e.matches(expr, "k", DRIVER, DEVICE)
+    assert e.last_cost == 20 and e.cost_used == 20
+    assert e.matches(expr, "k", DRIVER, DEVICE)  # cached: nothing spent
+    assert e.last_cost == 0 and e.cost_used == 20
+    ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+    heavy = f"{ten}.all(a, {ten}.all(b, {ten}.all(c, {ten}.all(d, {ten}.all(f, {ten}.all(g, g > 0))))))"
+    with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
+        e.matches(heavy, "k", DRIVER, DEVICE)
+    assert 1_000_000 < e.last_cost < 1_000_100 and e.cost_used == 20 + e.last_cost

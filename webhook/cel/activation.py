@@ -61,6 +61,17 @@ def _checked(v: Any, want: type, name: str) -> Any:
 
 def attribute_value(name: str, attr: Any) -> Any:
     """Upstream getAttributeValue: list values first, then scalars; raises EvaluationError."""
+    if type(attr) is dict and len(attr) == 1:  # the API's shape: exactly one value
+        for key, value in attr.items():
+            t = type(value)
+            if key == "string" and t is str or key == "bool" and t is bool:
+                return value
+            if key == "int" and t is int and INT64_MIN <= value <= INT64_MAX:
+                return value
+    return _attribute_value(name, attr)
+
+
+def _attribute_value(name: str, attr: Any) -> Any:
     if type(attr) is not dict:
         raise EvaluationError(f"attribute {name}: unsupported attribute value")
     for key in _LISTS:
@@ -111,10 +122,6 @@ class DeviceInput:
         self.failure: str | None = None
         try:
             for name, attr in self._attrs.items():
-                if type(attr) is dict and len(attr) == 1:
-                    (key, value), *_ = attr.items()
-                    if key in _SCALARS and type(value) is _SCALAR_TYPES[key] and key != "int":
-                        continue
                 attribute_value(name, attr)
             for name, cap in self._caps.items():
                 capacity_value(name, cap)
@@ -198,7 +205,7 @@ class DeviceInput:
     # -- what the result cache keys on ---------------------------------------------------------------
 
     def read(self, read: tuple[str, ...]) -> Any:
-        """The value of one read of `webhook.cel.reads` (for projections), or MISSING."""
+        """The value of one read of `webhook.cel.reads` as a hashable key (for projections), or MISSING."""
         first = read[0]
         if first == "driver":
             return self.driver
@@ -210,10 +217,14 @@ class DeviceInput:
             hit = self._raw(table, read[1], read[2])
             if hit is None:
                 return MISSING
-            return _freeze(hit[1]) if is_attr else _quantity_key(hit[0], hit[1])
+            try:
+                value = attribute_value(*hit) if is_attr else capacity_value(*hit)
+            except EvaluationError:
+                return MISSING
+            return _value_key(value)
         return tuple(
             sorted(
-                (ident, _freeze(raw) if is_attr else _quantity_key(name, raw))
+                (ident, _value_key(attribute_value(name, raw) if is_attr else capacity_value(name, raw)))
                 for name, raw in table.items()
                 for d, ident in (_split(name, self.driver),)
                 if d == read[1]
@@ -236,22 +247,10 @@ class _Missing:
 MISSING = _Missing()
 
 
-def _quantity_key(name: str, raw: Any) -> Any:
-    """Capacities compare by value (40Gi and 40960Mi read the same in every CEL function)."""
-    try:
-        return capacity_value(name, raw)
-    except EvaluationError:
-        return MISSING
-
-
-def _freeze(v: Any) -> Any:
-    t = type(v)
-    if t is dict:
-        return ("m", tuple(sorted((k, _freeze(x)) for k, x in v.items())))
-    if t is list:
-        return ("l", tuple(_freeze(x) for x in v))
-    if t is bool:
-        return ("b", v)
-    if t is float:
-        return ("f", v)
-    return v
+def _value_key(v: Any) -> Any:
+    """A hashable key equal exactly for values no CEL function tells apart: the type is part of it
+    (1, true and 1.0 differ); quantities compare by value (40Gi == 40960Mi), versions without build
+    metadata (which no function reads)."""
+    if type(v) is list:
+        return ("l", tuple(_value_key(x) for x in v))
+    return (type(v), v)

@@ -3,7 +3,7 @@
 
     ev = SelectorEvaluator(list_attributes=..., consumable_capacity=...)
     ev.matches(expression, device_key, driver, device) -> bool      # raises CelRuntimeError
-    ev.cost_used                                                    # actual CEL cost of all evaluations run
+    ev.last_cost / ev.cost_used      # actual CEL cost of the latest matches() / of all evaluations run
 
 Errors (`CelRuntimeError`, `phase` "compile" or "runtime"): a compile error of the stored expression,
 "no such key: x", a non-bool result, "no such overload", the runtime cost limit ("operation cancelled:
@@ -15,8 +15,9 @@ the projection is the device's values of exactly what the selector reads with li
 `webhook.cel.reads`), so identical devices share one evaluation. Every cache is a ByteLRU; an evaluation keeps
 nothing but its boolean result (or error text).
 
-Budget: `cost_used` grows by the actual cost (cel-go's runtime cost) of every evaluation this evaluator
-runs (cached results cost nothing); the allocator charges it against its step budget.
+Budget: `last_cost` is the actual cost (cel-go's runtime cost units, at most `max_cost` per evaluation)
+the latest `matches()` spent, 0 when the answer came from a cache; `cost_used` sums it over the
+evaluator's life. The allocator charges it against its step budget (webhook.engine.selectors).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ class SelectorEvaluator:
         self.max_cost = max_cost
         self.evaluations = 0  # evaluations actually run (for benchmarks and tests)
         self.cost_used = 0  # their summed actual CEL cost
+        self.last_cost = 0  # the actual CEL cost the latest matches() call spent (0: a cached answer)
         self._selectors: ByteLRU[str, _Selector | _Failure] = ByteLRU(SELECTOR_CACHE_BYTES)
         # per device_key: its DeviceInput and its results per expression
         self._devices: ByteLRU[Hashable, _Entry] = ByteLRU(DEVICE_CACHE_BYTES)
@@ -116,6 +118,7 @@ class SelectorEvaluator:
         ResourceSlice of `driver`). Cached by (expression, device_key): the caller guarantees that
         device_key changes whenever the device's content changes. Compile errors and runtime errors
         raise CelRuntimeError, never a silent False."""
+        self.last_cost = 0
         entry = self._devices.get(device_key)
         result = entry.results.get(expression) if entry is not None else None
         if result is None:
@@ -186,15 +189,19 @@ class SelectorEvaluator:
         try:
             value, cost = sel.program.evaluate(device=entry, limit=self.max_cost)
         except CelError as e:
-            self.cost_used += getattr(e, "cost", 0)
+            self._spent(e.cost)
             return _Failure(_runtime_detail(e))
         except EvaluationStopped as e:
-            self.cost_used += getattr(e, "cost", 0)
+            self._spent(e.cost)
             return _Failure(e.message)
-        self.cost_used += cost
+        self._spent(cost)
         if value is True or value is False:
             return value
         return _Failure(f"CEL result of type {type_name(value)} could not be converted to bool")
+
+    def _spent(self, cost: int) -> None:
+        self.last_cost = cost
+        self.cost_used += cost
 
 
 # ---- compiling stored expressions -----------------------------------------------------------------------
@@ -215,4 +222,7 @@ def compile_stored(expression: str) -> _Selector | _Failure:
         return _Failure(f"program instantiation failed: {e}", "compile")
     # closures, their cells and constants: ~700 bytes per AST node
     reads = analyse(root)
-    return _Selector(program, 1000 + 700 * compiled.ast.max_id, reads.reads if reads.projectable else None)
+    # A whole domain map as the key rarely matches between devices (drivers publish per-device ids):
+    # computing it costs more than the evaluation it could save.
+    shared = reads.projectable and all(len(r) != 2 for r in reads.reads)
+    return _Selector(program, 1000 + 700 * compiled.ast.max_id, reads.reads if shared else None)
