@@ -263,7 +263,21 @@ ERRORS: list[tuple[str, str]] = [
     ("'%s %s'.format(['a'])", "index 1 out of range"),
     ("quantity('1GB')", "quantities must match the regular expression"),
     ("semver('1.2')", "No Major.Minor.Patch elements found"),
-    ("ip('fe80::1%eth0')", "IP address with zone value is not allowed"),
+    ("ip('fe80::1%eth0')", 'IP address "fe80::1%eth0" with zone value is not allowed'),
+    (
+        "ip('192.168.0.1.0')",
+        'IP Address "192.168.0.1.0" parse error during conversion from string: '
+        'ParseAddr("192.168.0.1.0"): IPv4 address too long',
+    ),
+    (
+        "ip('2001:db8:::68')",
+        'ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit (at ":68")',
+    ),
+    (
+        "cidr('a')",
+        "from string: network address parse error during conversion from string: netip.ParsePrefix(\"a\"): no '/'",
+    ),
+    ("'a'.endsWith(dyn(1))", "no such overload"),
     ("url('rel/x')", 'URL parse error during conversion from string: parse "rel/x": invalid URI for request'),
     (
         "dyn(semver('1.0.0')).compareTo(quantity('1'))",

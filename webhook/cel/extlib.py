@@ -22,6 +22,7 @@ from webhook.cel.values import (
     UInt,
     equal,
     no_such_overload,
+    type_name,
 )
 
 # ---- strings ------------------------------------------------------------------------------------------
@@ -39,9 +40,10 @@ def char_at(s: Any, i: Any) -> str:
     return s[i : i + 1]
 
 
-def index_of(s: Any, sub: Any, offset: Any = 0) -> int:
+def index_of(s: Any, sub: Any, *rest: Any) -> int:
+    offset = rest[0] if rest else 0
     if type(s) is not str or type(sub) is not str or type(offset) is not int:
-        _str("indexOf", s, sub, offset)
+        _str("indexOf", s, sub, *rest)
     if sub == "":
         return offset  # type: ignore[no-any-return]
     if offset < 0:
@@ -88,9 +90,10 @@ def upper_ascii(s: Any) -> str:
     return s.translate(_UPPER)  # type: ignore[no-any-return]
 
 
-def replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
+def replace(s: Any, old: Any, new: Any, *rest: Any) -> str:
+    n = rest[0] if rest else -1
     if type(s) is not str or type(old) is not str or type(new) is not str or type(n) is not int:
-        _str("replace", s, old, new, n)
+        _str("replace", s, old, new, *rest)
     if n == 0 or (old == new and old):
         return s  # type: ignore[no-any-return]
     count = (len(s) + 1) if old == "" else s.count(old)
@@ -100,10 +103,11 @@ def replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
     return s.replace(old, new, n if n > 0 else -1)  # type: ignore[no-any-return]
 
 
-def split(s: Any, sep: Any, n: Any = -1) -> list[str]:
+def split(s: Any, sep: Any, *rest: Any) -> list[str]:
     """Go strings.SplitN: n == 0 gives [], n < 0 all parts, "" splits into characters."""
+    n = rest[0] if rest else -1
     if type(s) is not str or type(sep) is not str or type(n) is not int:
-        _str("split", s, sep, n)
+        _str("split", s, sep, *rest)
     if n == 0:
         return []
     if sep == "":
@@ -141,9 +145,10 @@ def trim(s: Any) -> str:
     return s.strip(_SPACE)  # type: ignore[no-any-return]
 
 
-def join(xs: Any, sep: Any = "") -> str:
+def join(xs: Any, *rest: Any) -> str:
+    sep = rest[0] if rest else ""
     if type(xs) not in LIST_TYPES or type(sep) is not str:
-        _str("join", xs, sep)
+        _str("join", xs, *rest)
     for x in xs:
         if type(x) is not str:
             raise CelError(f"join: invalid input: {fmtlib.debug(x)}")
@@ -234,11 +239,12 @@ def _flatten(xs: list[Any], depth: int, out: list[Any]) -> None:
                 check_size(len(out))
 
 
-def flatten(xs: Any, depth: Any = 1) -> list[Any]:
+def flatten(xs: Any, *rest: Any) -> list[Any]:
+    depth = rest[0] if rest else 1
     if type(xs) not in LIST_TYPES:
-        raise CelError(f"no such overload: list.flatten({'' if depth == 1 else 'int'})")
+        raise CelError(f"no such overload: {type_name(xs)}.flatten({', '.join(type_name(r) for r in rest)})")
     if type(depth) is not int:
-        raise no_such_overload("flatten", xs, depth)
+        raise no_such_overload("flatten", xs, *rest)
     if depth < 0:
         raise CelError("level must be non-negative")
     out: list[Any] = []

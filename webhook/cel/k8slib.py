@@ -134,18 +134,20 @@ def normalize_semver(s: str) -> str:
     return ".".join(parts)
 
 
-def to_semver(s: Any, normalize: Any = False) -> Semver:
+def to_semver(s: Any, *rest: Any) -> Semver:
+    normalize = rest[0] if rest else False
     if type(s) is not str or type(normalize) is not bool:
-        raise no_such_overload("semver", s, normalize)
+        raise no_such_overload("semver", s, *rest)
     try:
         return parse_semver(normalize_semver(s) if normalize else s)
     except ValueError as e:
         raise CelError(str(e)) from None
 
 
-def is_semver(s: Any, normalize: Any = False) -> bool:
+def is_semver(s: Any, *rest: Any) -> bool:
+    normalize = rest[0] if rest else False
     if type(s) is not str or type(normalize) is not bool:
-        raise no_such_overload("isSemver", s, normalize)
+        raise no_such_overload("isSemver", s, *rest)
     try:
         parse_semver(normalize_semver(s) if normalize else s)
     except ValueError:
@@ -317,9 +319,10 @@ def find(s: Any, pattern: Any) -> str:
     return regex.find(s, pattern)
 
 
-def find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
+def find_all(s: Any, pattern: Any, *rest: Any) -> list[str]:
+    limit = rest[0] if rest else -1
     if type(s) is not str or type(pattern) is not str or type(limit) is not int:
-        raise no_such_overload("findAll", s, pattern, limit)
+        raise no_such_overload("findAll", s, pattern, *rest)
     return regex.find_all(s, pattern, limit)
 
 

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import re
-from functools import lru_cache
 from typing import Any
 
 from webhook.cel.functions import TRAVERSAL, actual_size, register
+from webhook.cel.goip import NetipError, parse_addr, parse_prefix
 from webhook.cel.values import TYPE_NAMES, CelError, no_such_overload
+from webhook.model.cache import bounded_cache
+from webhook.model.names import go_quote
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-_PREFIX_BITS = re.compile(r"(0|[1-9][0-9]{0,2})")
 
 
 class IP:
@@ -70,50 +69,58 @@ TYPE_NAMES[IP] = "net.IP"
 TYPE_NAMES[CIDR] = "net.CIDR"
 
 
-@lru_cache(maxsize=4096)
-def _parse_ip(text: str) -> Address | str:
-    """The address, or the error text."""
-    if "%" in text:
-        return f"IP address with zone value is not allowed: {text}"
+def _parse_ip_uncached(text: str) -> Address | str:
+    """Kubernetes parseIPAddr: the address, or the error text."""
     try:
-        addr = ipaddress.ip_address(text)
-    except ValueError:
-        return f"IP Address {text!r} parse error during conversion from string"
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        return f"IPv4-mapped IPv6 address is not allowed: {text}"
-    return addr
+        family, value, zone = parse_addr(text)
+    except NetipError as e:
+        return f"IP Address {go_quote(text)} parse error during conversion from string: {e}"
+    if zone:
+        return f"IP address {go_quote(text)} with zone value is not allowed"
+    if family == 6 and value >> 32 == 0xFFFF:
+        return f"IPv4-mapped IPv6 address {go_quote(text)} is not allowed"
+    return ipaddress.IPv4Address(value) if family == 4 else ipaddress.IPv6Address(value)
+
+
+_parse_ip = bounded_cache(max_bytes=1 << 20)(_parse_ip_uncached)
 
 
 def parse_ip(text: str) -> Address:
-    r = (
-        _parse_ip(text)
-        if len(text) < 256
-        else f"IP Address {text[:64]!r} parse error during conversion from string"
-    )
+    r = _parse_ip(text)
     if isinstance(r, str):
         raise CelError(r)
     return r
 
 
-@lru_cache(maxsize=4096)
-def _parse_cidr(text: str) -> CIDR | str:
-    addr_text, sep, bits = text.partition("/")
-    bad = f"network address parse error during conversion from string: {text!r}"
-    if not sep or not _PREFIX_BITS.fullmatch(bits):
-        return bad
-    r = _parse_ip(addr_text)
-    if isinstance(r, str):
-        return r if "zone" in r or "mapped" in r else bad
-    if int(bits) > r.max_prefixlen:
-        return bad
-    return CIDR(r, int(bits))
+_PREFIX = "network address parse error during conversion from string: "
+
+
+def _parse_cidr_uncached(text: str) -> CIDR | str:
+    """Kubernetes parseCIDR: the prefix, or the error text (as `cidr()` reports it)."""
+    try:
+        family, value, _zone, bits = parse_prefix(text)
+    except NetipError as e:
+        return _PREFIX + _PREFIX + str(e)
+    if family == 6 and value >> 32 == 0xFFFF:
+        return _PREFIX + f"IPv4-mapped IPv6 address {go_quote(text)} is not allowed"
+    addr: Address = ipaddress.IPv4Address(value) if family == 4 else ipaddress.IPv6Address(value)
+    return CIDR(addr, bits)
+
+
+_parse_cidr = bounded_cache(max_bytes=1 << 20)(_parse_cidr_uncached)
 
 
 def parse_cidr(text: str) -> CIDR:
-    r = _parse_cidr(text) if len(text) < 300 else "network address parse error during conversion from string"
+    r = _parse_cidr(text)
     if isinstance(r, str):
         raise CelError(r)
     return r
+
+
+def to_cidr(s: Any) -> CIDR:
+    if type(s) is not str:
+        raise no_such_overload("cidr", s)
+    return parse_cidr(s)
 
 
 def _ip(fn: str, x: Any, *rest: Any) -> Address:
@@ -237,12 +244,7 @@ def _register() -> None:
     register("isLinkLocalMulticast", 1, is_link_local_multicast, **m)  # type: ignore[arg-type]
     register("isLinkLocalUnicast", 1, is_link_local_unicast, **m)  # type: ignore[arg-type]
     register("isGlobalUnicast", 1, is_global_unicast, **m)  # type: ignore[arg-type]
-    register(
-        "cidr",
-        1,
-        lambda s: parse_cidr(s) if type(s) is str else (_ for _ in ()).throw(no_such_overload("cidr", s)),
-        cost=_size_cost,
-    )
+    register("cidr", 1, to_cidr, cost=_size_cost)
     register("isCIDR", 1, lambda s: _ok(parse_cidr, s, "isCIDR"), cost=_size_cost)
     register("containsIP", 2, contains_ip, **m, cost=_contains_ip_cost)  # type: ignore[arg-type]
     register("containsCIDR", 2, contains_cidr, **m, cost=_contains_cidr_cost)  # type: ignore[arg-type]

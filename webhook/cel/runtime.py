@@ -29,7 +29,7 @@ from typing import Any
 from webhook.cel.activation import DeviceInput
 from webhook.cel.program import COST_LIMIT, PlanError, Program, plan
 from webhook.cel.reads import Read, analyse
-from webhook.cel.values import CelError, EvaluationStopped, type_name
+from webhook.cel.values import CelError, EvaluationStopped, Optional, type_name
 from webhook.model.cache import ByteLRU, approx_size
 
 # Upstream's allocator (cel.EnhanceRuntimeError) appends this to a "no such key" error.
@@ -90,6 +90,36 @@ def _runtime_detail(e: CelError) -> str:
     if msg.startswith("no such key: "):
         return msg + NO_SUCH_KEY_HINT
     return msg
+
+
+# cel-go ConvertToNative(bool) errors, which Kubernetes appends to the non-bool result message.
+_NATIVE = {
+    "int": "unsupported type conversion from 'int' to bool",
+    "uint": "unsupported type conversion from 'uint' to bool",
+    "double": "type conversion error from Double to 'bool'",
+    "string": "unsupported native conversion from string to 'bool'",
+    "bytes": "type conversion error from Bytes to 'bool'",
+    "list": "type conversion error from list to 'bool'",
+    "map": "type conversion error from map to 'bool'",
+    "null_type": "type conversion error from 'null_type' to 'bool'",
+    "type": "type conversion not supported for 'type'",
+    "google.protobuf.Duration": "type conversion error from 'Duration' to 'bool'",
+    "google.protobuf.Timestamp": "type conversion error from 'Timestamp' to 'bool'",
+}
+
+
+def not_bool(value: Any) -> str:
+    """Kubernetes' error for a selector whose result is not a bool."""
+    name = type_name(value)
+    if type(value) is Optional:
+        why = (
+            "optional.none() dereference"
+            if not value.has_value()
+            else _NATIVE.get(type_name(value.value), "")
+        )
+    else:
+        why = _NATIVE.get(name) or f"type conversion error from '{name.rpartition('.')[2]}' to 'bool'"
+    return f"CEL result of type {name} could not be converted to bool" + (f": {why}" if why else "")
 
 
 class SelectorEvaluator:
@@ -197,7 +227,7 @@ class SelectorEvaluator:
         self._spent(cost)
         if value is True or value is False:
             return value
-        return _Failure(f"CEL result of type {type_name(value)} could not be converted to bool")
+        return _Failure(not_bool(value))
 
     def _spent(self, cost: int) -> None:
         self.last_cost = cost
