@@ -15,6 +15,7 @@ from webhook.cel.values import (
     MAP_TYPES,
     NO_SUCH_OVERLOAD,
     NONE,
+    STRICT_EQUALITY,
     TYPE_NAMES,
     CelError,
     Optional,
@@ -29,6 +30,7 @@ from webhook.model.semver import Semver, parse_semver
 
 TYPE_NAMES[Quantity] = "kubernetes.Quantity"
 TYPE_NAMES[Semver] = "kubernetes.Semver"
+STRICT_EQUALITY.update((Quantity, Semver))
 LIST_INCLUDES_MAX = 48  # ResourceSliceMaxAttributeValuesPerDevice
 
 # ---- quantity -----------------------------------------------------------------------------------------
@@ -307,7 +309,7 @@ def includes(target: Any, arg: Any) -> bool:
             if equal(x, arg):
                 return True
         return False
-    return equal(target, arg)
+    return equal(target, arg) is True
 
 
 # ---- regex ---------------------------------------------------------------------------------------------
@@ -351,6 +353,7 @@ class NamedFormat:
 
 TYPE_NAMES[NamedFormat] = "kubernetes.NamedFormat"
 TYPE_NAMES[urls.URL] = "kubernetes.URL"
+STRICT_EQUALITY.update((NamedFormat, urls.URL))
 
 
 def format_named(name: Any) -> Optional:

@@ -12,7 +12,7 @@ from typing import Any
 
 from webhook.cel.functions import TRAVERSAL, actual_size, register
 from webhook.cel.goip import NetipError, parse_addr, parse_prefix
-from webhook.cel.values import TYPE_NAMES, CelError, no_such_overload
+from webhook.cel.values import STRICT_EQUALITY, TYPE_NAMES, CelError, no_such_overload
 from webhook.model.cache import bounded_cache
 from webhook.model.names import go_quote
 
@@ -67,6 +67,7 @@ class CIDR:
 
 TYPE_NAMES[IP] = "net.IP"
 TYPE_NAMES[CIDR] = "net.CIDR"
+STRICT_EQUALITY.update((IP, CIDR))
 
 
 def _parse_ip_uncached(text: str) -> Address | str:
@@ -179,7 +180,13 @@ def is_link_local_unicast(x: Any) -> bool:
 def contains_ip(c: Any, x: Any) -> bool:
     if type(c) is not CIDR or type(x) not in (IP, str):
         raise no_such_overload("containsIP", c, x)
-    addr = parse_ip(x) if type(x) is str else x.addr
+    if type(x) is str:
+        try:
+            addr = parse_ip(x)
+        except CelError:  # Kubernetes: the parse error is lost, `cidrContainsIP` sees a non-IP
+            raise CelError("no such overload") from None
+    else:
+        addr = x.addr
     net = c.network()
     return addr.version == net.version and addr in net
 

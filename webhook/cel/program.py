@@ -548,15 +548,21 @@ class Planner:
                 return self.const(f.impl(self.consts[id(fns[0])][1]))
             except CelError as err:  # cel-go fails to create the program
                 raise PlanError(err.message) from None
-        if name in _REGEX_FNS and len(fns) >= 2 and id(fns[1]) in self.consts:
-            pattern = self.consts[id(fns[1])][1]
-            if type(pattern) is str:
+        return _call_closure(self._regex(name, f, fns[1:2]), fns)
+
+    def _regex(self, name: str, f: Fn, pattern: list[Closure]) -> Fn:
+        """`matches`/`find`/`findAll` with a constant pattern: compiled now (an invalid one fails the
+        program, as in cel-go), called without the overload's type guard."""
+        if name in _REGEX_FNS and pattern and id(pattern[0]) in self.consts:
+            value = self.consts[id(pattern[0])][1]
+            if type(value) is str:
                 from webhook.cel.regex import error_of
 
-                problem = error_of(pattern)
+                problem = error_of(value)
                 if problem is not None:
                     raise PlanError(problem)
-        return _call_closure(f, fns)
+                return _regex_optimized(f)
+        return f
 
     def _spine(self, e: A.Call) -> Closure:
         """A left-deep chain of binary/unary/member calls, evaluated in a loop (no recursion per link)."""
@@ -578,7 +584,8 @@ class Planner:
             f = FUNCTIONS.get((node.function, member, len(operands)))
             if f is None:
                 break
-            links.append((f, [self.plan(a) for a in operands[1:]]))
+            rest = [self.plan(a) for a in operands[1:]]
+            links.append((self._regex(node.function, f, rest[:1]), rest))
             node = operands[0]
         if not links:
             return self._generic(
@@ -787,6 +794,19 @@ def _go_type(v: Any) -> str:
         "google.protobuf.Timestamp": "types.Timestamp",
         "google.protobuf.Duration": "types.Duration",
     }.get(name, name)
+
+
+def _regex_optimized(f: Fn) -> Fn:
+    """cel-go's regex optimization (a constant pattern, compiled with the program) calls the function
+    without the overload's type guard: a non-string receiver is a bare "no such overload"."""
+    impl = f.impl
+
+    def call(s: Any, *rest: Any) -> Any:
+        if type(s) is not str:
+            raise CelError("no such overload")
+        return impl(s, *rest)
+
+    return Fn(call, f.cost, f.grows)
 
 
 def _spine_length(e: A.Expr) -> int:
@@ -1043,7 +1063,7 @@ def _eq(a: Closure, b: Closure, negate: bool) -> Closure:
                 fr.cost += 1
                 return x != y
             fr.cost += _eq_cost(x, y)
-            return not equal(x, y)
+            return equal(x, y) is not True  # cel-go: Equal(x, y) != True
 
         return ne
 
@@ -1059,7 +1079,10 @@ def _eq(a: Closure, b: Closure, negate: bool) -> Closure:
                 fr.cost += 1
                 return x == y
         fr.cost += _eq_cost(x, y)
-        return equal(x, y)
+        r = equal(x, y)
+        if r is None:
+            raise CelError("no such overload")
+        return r
 
     return eq
 

@@ -148,7 +148,7 @@ class Optional:
             return False
         if self.value is _NOTHING or other.value is _NOTHING:
             return self.value is other.value
-        return equal(self.value, other.value)
+        return equal(self.value, other.value) is True
 
     def __hash__(self) -> int:
         return 0
@@ -231,8 +231,14 @@ def _num_cmp(a: Any, b: Any) -> int:
     return (a > b) - (a < b)
 
 
-def equal(a: Any, b: Any) -> bool:
-    """CEL heterogeneous equality (cel-go types.Equal): values of unrelated types are unequal."""
+# Kubernetes' own types (quantity, semver, IP, CIDR, URL, named format) compare only with their own type:
+# against anything else their Equal is an error ("no such overload"), not false.
+STRICT_EQUALITY: set[type] = set()
+
+
+def equal(a: Any, b: Any) -> bool | None:
+    """CEL heterogeneous equality (cel-go `types.Equal(a, b)`, i.e. `a.Equal(b)`): values of unrelated
+    types are unequal, except that a Kubernetes type compared with another type is an error (None)."""
     ta = type(a)
     tb = type(b)
     if ta is tb:
@@ -240,6 +246,10 @@ def equal(a: Any, b: Any) -> bool:
             return _list_eq(a, b)
         if ta in MAP_TYPES:
             return _map_eq(a, b)
+        if ta is Optional:
+            if a.value is _NOTHING or b.value is _NOTHING:
+                return a.value is b.value
+            return equal(a.value, b.value)
         return bool(a == b)
     if ta in _NUMS and tb in _NUMS:
         if (ta is float and a != a) or (tb is float and b != b):
@@ -249,13 +259,16 @@ def equal(a: Any, b: Any) -> bool:
         return _list_eq(a, b)
     if ta in MAP_TYPES and tb in MAP_TYPES:
         return _map_eq(a, b)
+    if ta in STRICT_EQUALITY and b is not None:
+        return None
     return False
 
 
 def _list_eq(a: list[Any], b: list[Any]) -> bool:
+    """cel-go list equality: an element comparison that errs does not make the lists unequal."""
     if len(a) != len(b):
         return False
-    return all(equal(x, y) for x, y in zip(a, b, strict=True))
+    return all(equal(x, y) is not False for x, y in zip(a, b, strict=True))
 
 
 def _map_eq(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
@@ -265,7 +278,7 @@ def _map_eq(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
         other = b.get(k, _ABSENT)
         if other is _ABSENT:
             return False
-        if not equal(v, other):
+        if equal(v, other) is False:
             return False
     return True
 
