@@ -29,7 +29,7 @@ def _devices() -> list[dict[str, Any]]:
             "index": {"bool": True},
             "family": {"strings": ["a", "b"]},
             "numa.k8s.io/numa": {"int": 0},
-            "x/model": {"versions": ["1.0.0", "2.0.0"]},
+            "y.example.com/model": {"versions": ["1.0.0", "2.0.0"]},
         },
         "capacity": {"memory": {"value": "40Gi"}, "numa.k8s.io/memory": {"value": "1500m"}},
         "allowMultipleAllocations": True,

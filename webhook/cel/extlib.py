@@ -147,7 +147,8 @@ def trim(s: Any) -> str:
 
 def join(xs: Any, *rest: Any) -> str:
     sep = rest[0] if rest else ""
-    if type(xs) not in LIST_TYPES or type(sep) is not str:
+    # cel-go's runtime type guard of list(string) looks at the first element only
+    if type(xs) not in LIST_TYPES or type(sep) is not str or (xs and type(xs[0]) is not str):
         _str("join", xs, *rest)
     for x in xs:
         if type(x) is not str:

@@ -197,8 +197,10 @@ def compare_to(a: Any, b: Any) -> int:
 _COMPARERS = (int, UInt, float, bool, str, bytes, Timestamp, Duration)
 
 
-def _items(fn: str, xs: Any) -> Any:
-    if type(xs) not in LIST_TYPES:
+def _items(fn: str, xs: Any, elements: tuple[type, ...] = ()) -> Any:
+    """The list argument; `elements`: the element types the overloads take (cel-go's runtime type guard
+    looks at the first element only)."""
+    if type(xs) not in LIST_TYPES or (elements and xs and type(xs[0]) not in elements):
         raise no_such_overload(fn, xs)
     return xs
 
@@ -213,7 +215,7 @@ def _try_compare(a: Any, b: Any) -> int | None:
 def is_sorted(xs: Any) -> bool:
     prev = None
     first = True
-    for x in _items("isSorted", xs):
+    for x in _items("isSorted", xs, _COMPARERS):
         if type(x) not in _COMPARERS:
             raise CelError(NO_SUCH_OVERLOAD)
         if not first and _try_compare(prev, x) == 1:
@@ -223,12 +225,13 @@ def is_sorted(xs: Any) -> bool:
 
 
 _ZERO: dict[type, Any] = {int: 0, UInt: UInt(0), float: 0.0, Duration: Duration(0)}
+_SUMMABLE = (int, UInt, float, Duration)
 
 
 def sum_(xs: Any) -> Any:
     from webhook.cel.stdlib import add
 
-    items = _items("sum", xs)
+    items = _items("sum", xs, _SUMMABLE)
     acc = _ZERO.get(type(items[0]), 0) if items else 0
     for x in items:
         if type(x) not in (int, UInt, float, Duration, str, bytes, list, Timestamp):
@@ -241,7 +244,7 @@ def _extreme(fn: str, prefer: int) -> Any:
     def pick(xs: Any) -> Any:
         result = None
         seen = False
-        for x in _items(fn, xs):
+        for x in _items(fn, xs, _COMPARERS):
             if type(x) not in _COMPARERS:
                 raise CelError(NO_SUCH_OVERLOAD)
             if not seen:
