@@ -5,6 +5,7 @@ it returns must be exactly the devices our SelectorEvaluator matches, and a runt
 error here too (same first device, same message).
 
     python bench/cel_eval_diff.py --count 1000 --seed 1 [--oracle PATH] [--show 20]
+    python bench/cel_eval_diff.py --corpus      # the expressions of tests/cel/test_eval.py instead
 
 Prints the agreement figures and every disagreement (expression, upstream, ours).
 """
@@ -147,18 +148,61 @@ def ours(expr: str, driver: str) -> tuple[str, Any]:
     return "devices", sorted(matched)
 
 
+def _literal(v: Any) -> str | None:
+    """A CEL literal for a plain value (None when there is none)."""
+    from webhook.cel.values import NONE, UInt
+
+    if v is True or v is False:
+        return "true" if v else "false"
+    if type(v) is UInt:
+        return f"{int(v)}u"
+    if type(v) is int:
+        return str(v) if v > -(2**63) else "-9223372036854775807 - 1"
+    if type(v) is float:
+        return repr(v) if v == v and abs(v) != float("inf") else None
+    if type(v) is str:
+        return json.dumps(v)
+    if v is None:
+        return "null"
+    if v is NONE:
+        return "optional.none()"
+    if type(v) is list:
+        parts = [_literal(x) for x in v]
+        return None if None in parts else "[" + ", ".join(parts) + "]"  # type: ignore[arg-type]
+    if type(v) is dict:
+        items = [(_literal(k), _literal(x)) for k, x in v.items()]
+        if any(a is None or b is None for a, b in items):
+            return None
+        return "{" + ", ".join(f"{a}: {b}" for a, b in items) + "}"
+    return None
+
+
+def _selector(expr: str, value: Any) -> str:
+    """A bool selector from an evaluator-test case: the expression compared with our expected value."""
+    if value is True or value is False:
+        return expr
+    lit = _literal(value)
+    return f"({expr}) == {lit}" if lit is not None else f"type({expr}) != null_type"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--oracle", default=ORACLE)
     parser.add_argument("--show", type=int, default=30)
+    parser.add_argument("--corpus", action="store_true", help="the evaluator tests' expressions")
     args = parser.parse_args()
+    if args.corpus:
+        from tests.cel.test_eval import ERRORS, VALUES
+
+        corpus = iter([_selector(e, v) for e, v in VALUES] + [e for e, _ in ERRORS])
+        args.count = len(VALUES) + len(ERRORS)
     gen = ExprGen(args.seed)
     tried = verdicts = messages = skipped = 0
     diffs = []
-    while tried < args.count:
-        expr = gen.expression()
+    while tried + skipped < args.count if args.corpus else tried < args.count:
+        expr = next(corpus) if args.corpus else gen.expression()
         if isinstance(
             compile_selector(expr, list_attributes=True, consumable_capacity=True, check_cost=False),
             CompileError,

@@ -145,8 +145,13 @@ VALUES: list[tuple[str, Any]] = [
     ("['a', 'b'].join() + ['a', 'b'].join('-')", "aba-b"),
     ("strings.quote('a\"b\\n')", '"a\\"b\\n"'),
     (
-        "'%s|%d|%.2f|%e|%x|%X|%o|%b|%%'.format(['s', 42, 1234.567, 1234.5, 255, 'hi', 8, 5])",
-        "s|42|1,234.57|1.234500e+03|ff|6869|10|101|%",
+        "'%s|%d|%.2f|%x|%X|%o|%b|%%'.format(['s', 42, 1234.567, 255, 'hi', 8, 5])",
+        "s|42|1,234.57|ff|6869|10|101|%",
+    ),
+    # %e goes through x/text's en_US printer, and its "precision" is a width (upstream, probed)
+    (
+        "'%e|%.3e|%e'.format([1234.5, -0.000123, 'NaN'])",
+        "1.234500\u202f×\u202f10⁰³|-1.230000\u202f×\u202f10⁻⁰⁴|   NaN",
     ),
     ("'%s'.format([[1, 'a', 1.5, true, null]])", '[1, "a", 1.500000, true, null]'),
     ("'%s'.format([{'b': 1, 'a': [2]}])", '{"a":[2], "b":1}'),

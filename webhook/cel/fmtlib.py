@@ -142,15 +142,23 @@ def _double_arg(v: Any, clause: str) -> float:
     raise CelError(f"{clause} clause can only be used on doubles, was given {type_name(v)}")
 
 
-def _scientific(f: float, precision: int) -> str:
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _scientific(f: float, width: int) -> str:
+    """cel-go's %e: Go `%<n>e` (the "precision" is a width: 6 decimals always) through golang.org/x/text's
+    en_US printer, which writes the exponent as `× 10` and superscript digits."""
     if f != f:
-        return "NaN"
-    if math.isinf(f):
-        return "∞" if f > 0 else "-∞"
-    check_size(precision + 40)
-    s = f"{f:.{precision}e}"
-    mant, _, exp = s.partition("e")
-    return f"{mant}e{exp[0]}{exp[1:].lstrip('0').rjust(2, '0')}"
+        text = "NaN"
+    elif math.isinf(f):
+        text = "∞" if f > 0 else "-∞"
+    else:
+        mant, _, exp = f"{f:.6e}".partition("e")
+        e = int(exp)
+        digits = ("-" if e < 0 else "") + f"{abs(e):02d}"
+        text = f"{mant}\u202f×\u202f10{digits.translate(_SUPERSCRIPT)}"
+    check_size(width)
+    return text.rjust(width)
 
 
 def _integer_clause(v: Any, clause: str, what: str) -> int:
