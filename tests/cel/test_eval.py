@@ -101,7 +101,7 @@ VALUES: list[tuple[str, Any]] = [
     ("[1, 2, 3].map(x, x * 2)", [2, 4, 6]),
     ("[1, 2, 3].map(x, x > 1, x * 10)", [20, 30]),
     ("[1, 2, 3].filter(x, x % 2 == 1)", [1, 3]),
-    ("{'a': 1, 'b': 2}.map(k, k)", ["a", "b"]),
+    ("{'a': 1, 'b': 2}.map(k, k).sort()", ["a", "b"]),  # upstream iterates maps in random order
     ("{'a': 1, 'b': 2}.filter(k, k == 'b')", ["b"]),
     ("[1, 2].all(i, v, i < v) && [5, 6].exists(i, v, i == 1 && v == 6)", True),
     ("[5, 6].existsOne(i, v, v > 5) && {'a': 1}.all(k, v, k == 'a' && v == 1)", True),

@@ -286,3 +286,21 @@ def test_actual_cost_is_exposed_for_the_allocator_budget() -> None:
     with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
         e.matches(heavy, "k", DRIVER, DEVICE)
     assert 1_000_000 < e.last_cost < 1_000_100 and e.cost_used == 20 + e.last_cost
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        {"name": "d", "attributes": {1: {"int": 1}}},
+        {"name": "d", "attributes": {"model": ["x"]}},
+        {"name": "d", "attributes": {"model": {"int": 2**70}}},
+        {"name": "d", "attributes": {"model": {"version": "1.0"}}},
+        {"name": "d", "capacity": {"memory": {"value": "1GB"}}},
+        {"name": "d", "capacity": {"memory": [1]}},
+        {"name": "d", "attributes": {"model": {}}},
+    ],
+)
+def test_device_values_upstream_refuses_fail_every_selector(device: dict) -> None:
+    # upstream converts every value before evaluating: one bad value is an error of the claim
+    e = error("true", device=device)
+    assert e.phase == "runtime" and e.detail

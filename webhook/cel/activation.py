@@ -122,11 +122,17 @@ class DeviceInput:
         self.failure: str | None = None
         try:
             for name, attr in self._attrs.items():
+                if type(name) is not str:
+                    raise EvaluationError(f"attribute {name!r}: the name is not a string")
                 attribute_value(name, attr)
             for name, cap in self._caps.items():
+                if type(name) is not str:
+                    raise EvaluationError(f"capacity {name!r}: the name is not a string")
                 capacity_value(name, cap)
         except EvaluationError as e:
             self.failure = str(e)
+        except (TypeError, ValueError, OverflowError, RecursionError) as e:  # input no API server accepts
+            self.failure = f"invalid device: {type(e).__name__}: {e}"
 
     # -- lookups by literal keys (the evaluator's fast paths) ---------------------------------------
 

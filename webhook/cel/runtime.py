@@ -250,6 +250,8 @@ def compile_stored(expression: str) -> _Selector | _Failure:
         program = plan(root, device="device", qualified=compiled.qualified)
     except PlanError as e:
         return _Failure(f"program instantiation failed: {e}", "compile")
+    except Exception as e:  # a defect of ours: an error of the selector, never a traceback
+        return _Failure(f"internal error planning the expression: {type(e).__name__}: {e}", "compile")
     # closures, their cells and constants: ~700 bytes per AST node
     reads = analyse(root)
     # A whole domain map as the key rarely matches between devices (drivers publish per-device ids):
