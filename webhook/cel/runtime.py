@@ -30,7 +30,7 @@ from webhook.cel.activation import DeviceInput
 from webhook.cel.program import COST_LIMIT, PlanError, Program, plan
 from webhook.cel.reads import Read, analyse
 from webhook.cel.values import CelError, EvaluationStopped, Optional, type_name
-from webhook.model.cache import ByteLRU, approx_size
+from webhook.model.cache import ByteLRU
 
 # Upstream's allocator (cel.EnhanceRuntimeError) appends this to a "no such key" error.
 NO_SUCH_KEY_HINT = (
@@ -38,7 +38,7 @@ NO_SUCH_KEY_HINT = (
     " for optional fields"
 )
 PROJECTION_CACHE_BYTES = 16 << 20
-DEVICE_CACHE_BYTES = 32 << 20
+DEVICE_CACHE_BYTES = 64 << 20  # ~300 B a device + ~60 B a result: 100,000+ devices
 SELECTOR_CACHE_BYTES = 16 << 20
 
 
@@ -64,7 +64,10 @@ class _Failure:
         return CelRuntimeError(expression, self.detail, self.phase)
 
 
-_ENTRY_BYTES = 400  # a DeviceInput and its dict, beyond the API device it points to
+# What an entry retains beyond the API device it points to (owned by the cluster state): the entry, its
+# DeviceInput and results dict, the key tuple; each result adds a dict slot (the expression is shared).
+_ENTRY_BYTES = 300
+_RESULT_BYTES = 60
 
 
 class _Entry:
@@ -210,8 +213,8 @@ class SelectorEvaluator:
         else:
             result = self._run(sel, dev)
         entry.results[expression] = result
-        entry.nbytes += 120 + len(expression) // 4  # expressions are shared strings: count a pointer + slot
-        self._devices.put(device_key, entry, entry.nbytes + approx_size(device_key))
+        entry.nbytes += _RESULT_BYTES
+        self._devices.put(device_key, entry, entry.nbytes)
         return result
 
     def _run(self, sel: _Selector, entry: DeviceInput) -> bool | _Failure:
