@@ -140,6 +140,15 @@ class _Parser:
             raise self.fail(t, f"missing '{kind}' at {display_token(t)}")
         raise self.mismatched({kind})
 
+    def single_token_deletion(self, expected: frozenset[str]) -> None:
+        """ANTLR's sync at a block start: drop one unexpected token when the next one fits, else fail."""
+        t = self.la
+        if self.la2().kind not in expected:
+            raise self.mismatched(expected)
+        msg = f"extraneous input {display_token(t)} expecting {display_set(expected)}"
+        self.syntax.append((t.start, "Syntax error: " + msg))
+        self.consume()
+
     def no_viable(self, start: Token, offending: Token) -> _Abort:
         end = offending.start + len(offending.text) if offending.kind != EOF else len(self.text)
         return self.fail(offending, f"no viable alternative at input '{_esc(self.text[start.start : end])}'")
@@ -317,19 +326,17 @@ class _Parser:
                 if self.la.kind == "?":
                     opt = self.consume()
                 name_tok = self.la
+                if name_tok.kind not in ("IDENTIFIER", "ESC_IDENTIFIER") and opt is not None:
+                    self.single_token_deletion(_IDENTS)
+                    name_tok = self.la
                 if name_tok.kind not in ("IDENTIFIER", "ESC_IDENTIFIER"):
-                    if opt is not None:
-                        raise self.fail(
-                            name_tok,
-                            f"mismatched input {display_token(name_tok)} expecting {{IDENTIFIER, ESC_IDENTIFIER}}",
-                        )
                     if name_tok.kind in ("true", "false", "null"):
                         raise self.fail(name_tok, f"mismatched input '{name_tok.text}' expecting IDENTIFIER")
                     raise self.no_viable(dot, name_tok)
                 self.consume()
                 if name_tok.kind == "IDENTIFIER" and opt is None and self.la.kind == "(":
                     open_ = self.consume()
-                    args, ha = yield self.args(open_)
+                    args, ha = yield self.args(open_, follow)
                     h = self.counted(max(h, ha), dot.start)
                     e = self.member_call(open_, name_tok.text, e, args)
                     continue
@@ -369,12 +376,20 @@ class _Parser:
             self.consume()
         return (yield self.expr(follow))
 
-    def args(self, open_: Token) -> _Gen[tuple[tuple[Expr, ...], int]]:
+    def args(self, open_: Token, follow: frozenset[str]) -> _Gen[tuple[tuple[Expr, ...], int]]:
         if self.la.kind == ")":
             self.consume()
             return (), 0
         if self.la.kind not in _FIRST:
-            raise self.mismatched(_FIRST | {")"})
+            t = self.la
+            if self.la2().kind not in _FIRST and self.la2().kind != ")":
+                raise self.mismatched(_FIRST | {")"})
+            msg = f"extraneous input {display_token(t)} expecting {display_set(_FIRST | {')'})}"
+            self.syntax.append((t.start, "Syntax error: " + msg))
+            self.consume()
+            if self.la.kind == ")":
+                self.consume()
+                return (), 0
         out = []
         h = 0
         while True:
@@ -384,7 +399,7 @@ class _Parser:
             if self.la.kind == ",":
                 self.consume()
                 continue
-            self.expect(")", _FOLLOW_CLOSE)
+            self.expect(")", follow | _POSTFIX)
             return tuple(out), h
 
     def primary(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
@@ -424,11 +439,11 @@ class _Parser:
         if name in RESERVED:
             if self.la.kind == "(":
                 self.consume()
-                (yield self.args(id_tok))
+                (yield self.args(id_tok, follow))
             return self.visitor_error(start.start, f"reserved identifier: {name}"), 0
         if self.la.kind == "(":
             open_ = self.consume()
-            args, h = yield self.args(open_)
+            args, h = yield self.args(open_, follow)
             return self.global_call(open_, lead + name, args), h
         return Ident(self.new_id(id_tok.start), lead + name), 0
 
@@ -443,9 +458,13 @@ class _Parser:
                 opt = True
             name_tok = self.la
             if name_tok.kind not in ("IDENTIFIER", "ESC_IDENTIFIER"):
-                if fields or opt:
-                    raise self.mismatched({"IDENTIFIER", "ESC_IDENTIFIER"} if opt else {"}", ","})
-                raise self.mismatched({"}", ",", "?", "IDENTIFIER", "ESC_IDENTIFIER"})
+                if opt:
+                    self.single_token_deletion(_IDENTS)
+                elif fields:
+                    raise self.mismatched({"}", ","})
+                else:
+                    self.single_token_deletion(_IDENTS | {"}", ",", "?"})
+                name_tok = self.la
             self.consume()
             col = self.expect(":", _FIRST)
             v, hv = yield self.expr(frozenset({",", "}"}))
@@ -601,10 +620,9 @@ _MACRO_NAMES = frozenset(
     "has all exists exists_one existsOne map filter transformList transformMap transformMapEntry bind "
     "optMap optFlatMap sortBy".split()
 )
-_POSTFIX = frozenset(
-    {".", "[", "*", "/", "%", "+", "-", "&&", "||", "?", ":", ",", ")", "]", "}", EOF} | set(_RELOPS)
-)
-_FOLLOW_CLOSE = _POSTFIX
+# What may follow a complete operand inside its expression (the enclosing context adds its own closers).
+_IDENTS = frozenset({"IDENTIFIER", "ESC_IDENTIFIER"})
+_POSTFIX = frozenset({".", "[", "*", "/", "%", "+", "-", "&&", "||", "?"} | set(_RELOPS))
 
 
 def _esc(text: str) -> str:
