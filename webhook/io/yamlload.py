@@ -57,6 +57,7 @@ class YamlIssue:
     line: int
     path: str
     message: str
+    rule: str = "input.duplicate-key"
 
 
 @dataclass
@@ -309,7 +310,7 @@ class _Builder:
             elif t is DocumentEndEvent:
                 return root, root_line, item_lines
 
-    def _duplicate(self, frame: _Frame, k: str, ev: ScalarEvent) -> None:
+    def _duplicate(self, frame: _Frame, k: str, ev: Any) -> None:
         if frame.merged is not None and k in frame.merged:
             frame.merged.discard(k)  # an explicit key overrides a merged one
             return
