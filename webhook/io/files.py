@@ -120,6 +120,7 @@ def _walk(top: str, out: Discovery) -> None:
             else:
                 out.skipped.append(Skipped(path, f"skipped: {_kind(st.st_mode)}, not a regular file"))
     out.files.extend(sorted(found))
+    out.skipped.sort(key=lambda s: s.path)
 
 
 def discover(paths: Iterable[str]) -> list[str]:
