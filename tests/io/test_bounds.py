@@ -100,7 +100,13 @@ def test_duplicate_keys_with_paths_inside_lists() -> None:
 
 def test_pieces_and_recovery() -> None:
     text = "%YAML 1.1\n---\na: 1\n---\nb: [1\n---\nc: 3\n--- |\n  block\n---\nd: 4\n"
-    assert [text[s:e].split("\n", 1)[0] for s, e in chunks(text)] == ["%YAML 1.1", "---", "---", "--- |", "---"]
+    assert [text[s:e].split("\n", 1)[0] for s, e in chunks(text)] == [
+        "%YAML 1.1",
+        "---",
+        "---",
+        "--- |",
+        "---",
+    ]
     out = list(load_documents(text))
     assert [(type(d).__name__, d.line) for d in out] == [
         ("RawDocument", 3),
@@ -207,3 +213,22 @@ def test_discovery_skips_special_entries_and_hidden_directories(tmp_path: Path) 
     ]
     with pytest.raises(UnreadableInput, match="no such file or directory"):
         discover_all([str(tmp_path / "missing")])
+
+
+def test_pieces_read_together_give_what_each_piece_alone_gives() -> None:
+    from webhook.io.yamlload import load_chunk, pieces_of
+
+    docs = [
+        "a: 1\n",
+        "b: [1\n",
+        "c: 3\n...\nd: [\n",
+        "e: 5\n",
+        "- x\n- {y: 1, y: 2}\n",
+        "f: !!int x\n",
+        "g: *h\n",
+    ]
+    text = "".join(f"---\n{d}" for d in docs * 50)
+    alone = [d for s, e, line in pieces_of(text) for d in load_chunk(text[s:e], line)]
+    together = list(load_documents(text))
+    assert [repr(d) for d in together] == [repr(d) for d in alone]
+    assert sum(isinstance(d, YamlError) for d in together) == 3 * 50

@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from webhook.io.scalars import json_key, plain_scalar
-from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, chunks, load_chunk, marker_lines
+from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, load_pieces, marker_lines, pieces_of
 
-__all__ = ["Fallback", "fast_document", "load_chunk", "load_documents"]
+__all__ = ["Fallback", "fast_document", "load_documents", "load_pieces"]
 
 MAX_LINE = 2000  # longer lines go to libyaml (linear in memory whatever their length)
 
@@ -347,31 +347,35 @@ def fast_document(text: str) -> tuple[Any, int, list[int] | None]:
 
 def load_documents(text: str) -> Iterator[RawDocument | YamlError]:
     """Every document of a YAML stream, as `yamlload.load_documents` reads it, but faster: the stream's
-    pieces (`yamlload.chunks`) are read one at a time, each by the fast path or else by libyaml."""
+    pieces (`yamlload.chunks`) are read one at a time by the fast path; runs of pieces outside it go to
+    libyaml together (`yamlload.load_pieces`)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n")  # libyaml reads CR LF as one line break
         if "\r" in text:  # a lone CR is a line break too: not worth a fast path
-            yield from load_chunk_stream(text)
+            yield from load_pieces(text, pieces_of(text))
             return
     memo = _Memo()
-    line = 1  # 1-based line of the piece's start
-    for start, stop in chunks(text):
+    libyaml_memo: dict[str, Any] = {}
+    pending: list[tuple[int, int, int]] = []  # pieces outside the fast subset, not read yet
+    misses = 0  # pieces in a row outside the fast subset: after 8, the fast path is tried on every 32nd
+    for n, (start, stop, line) in enumerate(pieces_of(text)):
+        if misses >= 8 and n % 32:
+            pending.append((start, stop, line))
+            continue
         try:
-            doc = _fast_chunk(text, start, stop, line, memo)
+            doc = _fast_chunk(text, start, stop, line + 1, memo)
         except Fallback:
-            yield from load_chunk(text[start:stop], line - 1)
-        else:
-            if doc is not None:
-                yield doc
-        line += text.count("\n", start, stop)
-
-
-def load_chunk_stream(text: str) -> Iterator[RawDocument | YamlError]:
-    """The libyaml path for a whole stream (what `yamlload.load_documents` does)."""
-    line = 0
-    for start, stop in chunks(text):
-        yield from load_chunk(text[start:stop], line)
-        line += text.count("\n", start, stop)
+            pending.append((start, stop, line))
+            misses += 1
+            continue
+        misses = 0
+        if pending:
+            yield from load_pieces(text, pending, libyaml_memo)
+            pending = []
+        if doc is not None:
+            yield doc
+    if pending:
+        yield from load_pieces(text, pending, libyaml_memo)
 
 
 def _fast_chunk(text: str, start: int, stop: int, line: int, memo: _Memo) -> RawDocument | None:

@@ -16,6 +16,7 @@ Every document keeps the line of its first node; items of `List` documents keep 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -418,10 +419,66 @@ def chunks(text: str) -> list[tuple[int, int]]:
     return out
 
 
+RUN_BYTES, RUN_PIECES = 64 << 10, 256  # read by one parser together (an error re-reads at most this)
+
+
+def load_pieces(
+    text: str, pieces: list[tuple[int, int, int]], memo: dict[str, Any] | None = None
+) -> Iterator[RawDocument | YamlError]:
+    """The documents of consecutive pieces (start, stop, 0-based line of start), exactly as reading each
+    piece alone would give them, but small pieces are read by one parser (a parser per 100-byte document
+    costs more than the document). After an error, the piece of the last good document is read alone
+    and reading goes on after it."""
+    memo = {} if memo is None else memo
+    i = 0
+    while i < len(pieces):
+        j = i + 1
+        end = min(len(pieces), i + RUN_PIECES)
+        while j < end and pieces[j][1] - pieces[i][0] <= RUN_BYTES:
+            j += 1
+        if j == i + 1:
+            start, stop, line = pieces[i]
+            yield from load_chunk(text[start:stop], line, memo)
+            i = j
+            continue
+        firsts = [p[2] for p in pieces[i:j]]
+        last, done = i, 0  # the piece of the last good document, and how many came from it
+        failed = False
+        for item in load_chunk(text[pieces[i][0] : pieces[j - 1][1]], pieces[i][2], memo):
+            if isinstance(item, YamlError):
+                failed = True
+                break
+            k = i + bisect_right(firsts, item.line - 1) - 1
+            if k != last:
+                last, done = k, 0
+            done += 1
+            yield item
+        if not failed:
+            i = j
+            continue
+        start, stop, line = pieces[last]
+        for n, item in enumerate(load_chunk(text[start:stop], line, memo)):
+            if n >= done:
+                yield item
+        i = last + 1
+
+
+def pieces_of(text: str) -> list[tuple[int, int, int]]:
+    """`chunks` with the 0-based line each starts at, lines counted as libyaml counts them (CR, NEL, LS
+    and PS are line breaks too; CR LF is one)."""
+    out = []
+    line = 0
+    exotic = any(c in text for c in "\r\x85\u2028\u2029")
+    for start, stop in chunks(text):
+        out.append((start, stop, line))
+        line += text.count("\n", start, stop)
+        if exotic:
+            line += sum(text.count(c, start, stop) for c in "\r\x85\u2028\u2029") - text.count(
+                "\r\n", start, stop
+            )
+    return out
+
+
 def load_documents(text: str) -> Iterator[RawDocument | YamlError]:
     """Every document of a YAML stream; after a syntax error, reading resumes at the next `---` line."""
-    line = 0
-    memo: dict[str, Any] = {}
-    for start, stop in chunks(text):
-        yield from load_chunk(text[start:stop], line, memo)
-        line += text.count("\n", start, stop)
+    return load_pieces(text, pieces_of(text))
