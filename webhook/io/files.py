@@ -149,17 +149,21 @@ def read_bytes(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
             raise UnreadableInput(f"{path}: {_kind(st.st_mode)}, not a regular file")
         if st.st_size > max_bytes:
             raise _too_large(path, max_bytes)
-        return _read_limited(lambda n: os.read(fd, n), path, max_bytes)
+        return _read_limited(lambda n: os.read(fd, n), path, max_bytes, first=st.st_size + 1)
     finally:
         os.close(fd)
 
 
-def _read_limited(read: Callable[[int], bytes], name: str, max_bytes: int) -> bytes:
+def _read_limited(read: Callable[[int], bytes], name: str, max_bytes: int, first: int = _READ_BLOCK) -> bytes:
+    """At most max_bytes + 1 bytes in blocks (the first of `first` bytes: a regular file's whole size,
+    so that it is read in one piece and not copied again)."""
     chunks: list[bytes] = []
     total = 0
+    size = first
     while True:
         try:
-            block = read(min(_READ_BLOCK, max_bytes + 1 - total))
+            block = read(min(size, max_bytes + 1 - total))
+            size = _READ_BLOCK
         except OSError as e:
             raise UnreadableInput(f"{name}: {e.strerror or e}") from e
         if not block:
