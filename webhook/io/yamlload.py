@@ -89,13 +89,13 @@ _MERGE = object()  # a mapping frame whose pending key is `<<`
 
 
 class _Anchor:
-    __slots__ = ("value", "open", "size", "height")
+    __slots__ = ("value", "open", "size", "levels")
 
     def __init__(self, value: Any, open_: bool) -> None:
         self.value = value
         self.open = open_
         self.size = 1  # decoded nodes of the anchored node, expansions included (go-yaml's count)
-        self.height = 0  # nesting levels below it, expansions included
+        self.levels = 0  # nesting levels it adds where an alias puts it (a container: 1 + those below)
 
 
 class _Frame:
@@ -264,7 +264,7 @@ class _Builder:
                 if done.anchor is not None:
                     done.anchor.open = False
                     done.anchor.size = decoded - done.start + 1
-                    done.anchor.height = done.deepest - done.depth
+                    done.anchor.levels = done.deepest - done.depth + 1
                 frame = done.parent
                 if frame is None:
                     continue
@@ -287,7 +287,7 @@ class _Builder:
                 aliased += target.size
                 if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded):
                     raise _Stop(line, _ALIAS_ERROR)
-                depth = (0 if frame is None else frame.depth) + target.height
+                depth = (0 if frame is None else frame.depth) + target.levels
                 if depth > MAX_DEPTH:
                     raise _Stop(line, f"document is nested deeper than {MAX_DEPTH} levels")
                 value = target.value
