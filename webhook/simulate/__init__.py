@@ -11,6 +11,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.engine import Budget, ClaimResult, Outcome, allocate
+from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.path import Path
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
@@ -56,6 +57,7 @@ class SimulateOptions:
     budget: Budget | None = None
     jobs: int = 1
     stdin_text: str | None = None  # `-` was already read (validate --feasibility reads it first)
+    max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
 
 
 @dataclass
@@ -143,7 +145,7 @@ def simulate(
     bad version/gate and `UnreadableInput` for a missing path."""
     options = options or SimulateOptions()
     ctx = Context(profile=load_profile(options.version, dict(options.gates)))
-    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text)
+    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes)
     state = ClusterState.from_objects(data.state, ctx.profile)
     run = _Run(data, state, ctx, options.budget or Budget())
     if data.pods:
