@@ -274,7 +274,7 @@ def call_closure(f: Fn, fns: list[Closure]) -> Closure:
     cost = f.cost
     grows = f.grows
     n = len(fns)
-    if n == 1 and cost is None and not grows:
+    if n == 1 and cost is None and grows is None:
         (a,) = fns
 
         def call1(fr: Frame) -> Any:
@@ -283,7 +283,7 @@ def call_closure(f: Fn, fns: list[Closure]) -> Closure:
             return r
 
         return call1
-    if n == 2 and cost is None and not grows:
+    if n == 2 and cost is None and grows is None:
         a, b = fns
 
         def call2(fr: Frame) -> Any:
@@ -310,8 +310,8 @@ def call_closure(f: Fn, fns: list[Closure]) -> Closure:
             fr.cost += cost(args, r)
             if fr.cost > fr.limit:
                 raise EvaluationStopped(COST_LIMIT_MESSAGE)
-        if grows:
-            fr.grow(actual_size(r))
+        if grows is not None:
+            fr.grow(grows(args, r))
         return r
 
     return call

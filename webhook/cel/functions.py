@@ -22,11 +22,12 @@ MAX_RESULT_SIZE = 4_000_000
 @dataclass(frozen=True, slots=True)
 class Fn:
     """One overload group. `cost(args, result)`: the call's runtime cost (None: 1).
-    `grows`: the result may be large (counted against the evaluation's size budget)."""
+    `grows(args, result)`: how many characters/elements the call newly built (counted against the
+    evaluation's size budget), None for calls whose results are small."""
 
     impl: Callable[..., Any]
     cost: Callable[[tuple[Any, ...], Any], int] | None = None
-    grows: bool = False
+    grows: Callable[[tuple[Any, ...], Any], int] | None = None
 
 
 FUNCTIONS: dict[tuple[str, bool, int], Fn] = {}
@@ -40,15 +41,19 @@ def register(
     member: bool = False,
     both: bool = False,
     cost: Callable[[tuple[Any, ...], Any], int] | None = None,
-    grows: bool = False,
+    grows: bool | Callable[[tuple[Any, ...], Any], int] = False,
 ) -> None:
     """Register `impl` for `name` with `arity` arguments (receiver included for member calls);
     `both`: callable as `f(x, ...)` and `x.f(...)`."""
-    fn = Fn(impl, cost, grows)
+    fn = Fn(impl, cost, result_size if grows is True else (grows or None))
     if both or not member:
         FUNCTIONS[(name, False, arity)] = fn
     if both or member:
         FUNCTIONS[(name, True, arity)] = fn
+
+
+def result_size(args: tuple[Any, ...], result: Any) -> int:
+    return actual_size(result)
 
 
 def names() -> set[str]:

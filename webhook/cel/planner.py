@@ -30,7 +30,7 @@ from webhook.cel.closures import (
     or_op,
     regex_unguarded,
 )
-from webhook.cel.functions import FUNCTIONS, Fn, actual_size
+from webhook.cel.functions import FUNCTIONS, Fn
 from webhook.cel.values import (
     COST_LIMIT_MESSAGE,
     MAP_TYPES,
@@ -417,8 +417,8 @@ class Planner:
                 else:
                     fr.cost += f.cost(args, v)
                     fr.check()
-                if f.grows:
-                    fr.grow(actual_size(v))
+                if f.grows is not None:
+                    fr.grow(f.grows(args, v))
             return v
 
         return spine

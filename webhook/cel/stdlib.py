@@ -95,6 +95,14 @@ def _add_cost(args: tuple[Any, ...], result: Any) -> int:
     return 1
 
 
+def _added(args: tuple[Any, ...], result: Any) -> int:
+    """What `+` built: an accumulator list grows in place by the appended part only."""
+    a, b = args
+    if type(a) is MutList:
+        return len(b)
+    return len(result) if type(result) in (str, bytes, list) else 0
+
+
 def sub(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is int and tb is int:
@@ -536,7 +544,7 @@ def map_insert_all(m: Any, entries: Any) -> Any:
 
 
 def _register() -> None:
-    register("_+_", 2, add, cost=_add_cost, grows=True)
+    register("_+_", 2, add, cost=_add_cost, grows=_added)
     register("_-_", 2, sub)
     register("_*_", 2, mul)
     register("_/_", 2, div)
