@@ -78,7 +78,18 @@ _CONVERSIONS = {"bool", "bytes", "double", "duration", "dyn", "int", "string", "
 
 _REGEX_FNS = {"matches", "find", "findAll"}
 
-_SPECIAL = {"_&&_", "_||_", "_?_:_", "_==_", "_!=_", "@not_strictly_false", "_[_]", "_[?_]", "_?._"}
+_SPECIAL = {
+    "__not_strictly_false__",
+    "_&&_",
+    "_||_",
+    "_?_:_",
+    "_==_",
+    "_!=_",
+    "@not_strictly_false",
+    "_[_]",
+    "_[?_]",
+    "_?._",
+}
 
 _INDEX_FNS = ("_[_]", "_[?_]", "_?._")
 
@@ -432,7 +443,7 @@ class Planner:
             return or_op(args[0], args[1])
         if fn == "_?_:_":
             return conditional(args[0], args[1], args[2])
-        if fn == "@not_strictly_false":
+        if fn in ("@not_strictly_false", "__not_strictly_false__"):
             return not_strictly_false(args[0])
         if fn == "_==_":
             return equality(args[0], args[1], False)

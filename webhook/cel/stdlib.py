@@ -527,6 +527,21 @@ def _fmt(k: Any) -> str:
     return str(k)
 
 
+def opt_unwrap(xs: Any) -> list[Any]:
+    """optional.unwrap(list) / list.unwrapOpt(): the values of the optionals that hold one."""
+    if type(xs) not in LIST_TYPES:
+        raise no_such_overload("optional.unwrap", xs)
+    out = []
+    for o in xs:
+        if type(o) is not Optional:
+            from webhook.cel.fmtlib import debug
+
+            raise CelError(f"value {debug(o)} is not optional")
+        if o.has_value():
+            out.append(o.value)
+    return out
+
+
 def map_insert(m: Any, k: Any, v: Any) -> Any:
     """cel.@mapInsert(map, key, value) (transformMap / transformMapEntry macros)."""
     if type(m) not in MAP_TYPES:
@@ -554,6 +569,8 @@ def _register() -> None:
     for fn in ("_<_", "_<=_", "_>_", "_>=_"):
         register(fn, 2, _cmp(fn), cost=_cmp_cost)
     register("@in", 2, in_, cost=_in_cost)
+    register("_in_", 2, in_, cost=_in_cost)  # cel-go's former names of `in`, still callable
+    register("in", 2, in_, cost=_in_cost)
     register("size", 1, size, both=True)
     register("int", 1, to_int)
     register("uint", 1, to_uint)
@@ -591,6 +608,8 @@ def _register() -> None:
     register("hasValue", 1, opt_has_value, member=True)
     register("or", 2, opt_or, member=True)
     register("orValue", 2, opt_or_value, member=True)
+    register("optional.unwrap", 1, opt_unwrap, grows=True)
+    register("unwrapOpt", 1, opt_unwrap, member=True, grows=True)
     register("cel.@mapInsert", 3, map_insert)
     register("cel.@mapInsert", 2, map_insert_all)
 
