@@ -12,8 +12,9 @@ from typing import Any, NoReturn
 
 from webhook import __version__
 from webhook.cli.formats import FORMATS, render, rules_table
-from webhook.io.documents import UndecodableInput, UnreadableInput
+from webhook.io.files import MAX_FILE_BYTES, InputFileError, UnreadableInput
 from webhook.model.errors import UsageError
+from webhook.model.text import one_line
 from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, parse_feature_gates
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -100,6 +101,29 @@ def _add_budget_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+_UNITS = {"": 1, "k": 1000, "ki": 1 << 10, "m": 1000**2, "mi": 1 << 20, "g": 1000**3, "gi": 1 << 30}
+
+
+def _byte_size(text: str) -> int:
+    """`1048576`, `512Ki`, `256Mi`, `1Gi` (also `256MiB`, `256M`): a positive number of bytes."""
+    t = text.strip().lower().removesuffix("b")
+    digits = t.rstrip("kmgi")
+    unit = _UNITS.get(t[len(digits) :])
+    if not digits.isdigit() or unit is None or int(digits) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 256Mi, 1Gi, 1048576)")
+    return int(digits) * unit
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-input-bytes",
+        type=_byte_size,
+        default=MAX_FILE_BYTES,
+        metavar="SIZE",
+        help="largest file or stdin read (default 256Mi); a larger one is an error on that input",
+    )
+
+
 def _budget(args: argparse.Namespace) -> Any:
     from webhook.engine import Budget
 
@@ -123,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("paths", nargs="+", metavar="PATH")
     v.add_argument("-o", "--format", "--output", dest="format", choices=FORMATS, default="text")
     _add_profile_args(v)
+    _add_input_args(v)
     v.add_argument("--policy", metavar="FILE", help="policy file: disable rules or change their severity")
     v.add_argument(
         "-j",
@@ -155,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("paths", nargs="+", metavar="PATH")
     m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
     _add_profile_args(m)
+    _add_input_args(m)
     m.add_argument(
         "-j",
         "-n",
@@ -174,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("paths", nargs="+", metavar="PATH")
     _add_profile_args(s)
+    _add_input_args(s)
 
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
     r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")
@@ -199,11 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     except UsageError as e:
-        sys.stderr.write(f"draguard: error: {e}\n")
+        sys.stderr.write(one_line(f"draguard: error: {e}") + "\n")
         return EXIT_USAGE
     except UnreadableInput as e:
-        where = f"{e.path}: " if isinstance(e, UndecodableInput) and e.path else ""
-        sys.stderr.write(f"draguard: error: {where}{e}\n")
+        where = f"{e.path}: " if isinstance(e, InputFileError) and e.path else ""
+        sys.stderr.write(one_line(f"draguard: error: {where}{e}") + "\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -212,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from webhook.policy import load_policy
+    from webhook.io.policyfile import load_policy
     from webhook.rules.registry import RULES
     from webhook.validate import RunOptions, check_files
 
@@ -222,15 +249,15 @@ def _validate(args: argparse.Namespace) -> int:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
     skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
-    options = RunOptions(args.k8s_version, tuple(sorted(gates.items())), policy, skip)
+    options = RunOptions(args.k8s_version, tuple(sorted(gates.items())), policy, skip, args.max_input_bytes)
     progress = None
     if not args.no_progress and sys.stderr.isatty():
         progress = _Progress()
     stdin_text = None
     if args.feasibility and "-" in args.paths:
-        from webhook.io.documents import read_text
+        from webhook.io.files import read_text
 
-        stdin_text = read_text("-")  # read once: validation and simulation both need it
+        stdin_text = read_text("-", args.max_input_bytes)  # read once: validation and simulation need it
     report = check_files(args.paths, options, jobs=args.jobs, progress=progress, stdin_text=stdin_text)
     if progress:
         progress.finish()
@@ -253,6 +280,7 @@ def _simulate(args: argparse.Namespace) -> int:
         budget=_budget(args),
         jobs=args.jobs,
         deadline_seconds=args.deadline_seconds,
+        max_bytes=args.max_input_bytes,
     )
     report = simulate(args.paths, options)
     if args.format == "json":
@@ -279,6 +307,7 @@ def _add_feasibility(
         jobs=args.jobs,
         stdin_text=stdin_text,
         deadline_seconds=args.deadline_seconds,
+        max_bytes=args.max_input_bytes,
     )
     sim = simulate(args.paths, options)
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
@@ -297,24 +326,41 @@ def _add_feasibility(
 def _strip(args: argparse.Namespace) -> int:
     import yaml
 
+    from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
-    from webhook.io.documents import DocumentError, discover, parse, read_text
+    from webhook.io.documents import DocumentError, discover_all, parse, read_text
+    from webhook.rules.registry import RULES
     from webhook.skew import strip_disabled_fields
+
+    def say(line: str) -> None:
+        sys.stderr.write(one_line(line) + "\n")
 
     ctx = Context(profile=load_profile(args.k8s_version, parse_feature_gates(args.feature_gates)))
     status = EXIT_OK
     out = []
-    for path in discover(args.paths):
-        for doc in parse(read_text(path), "<stdin>" if path == "-" else path):
+    found = discover_all(args.paths)
+    for skipped in found.skipped:
+        say(f"{skipped.path}:1: warning input.skipped-file: {skipped.reason}")
+    for path in found.files:
+        source = "<stdin>" if path == "-" else path
+        try:
+            text = read_text(path, args.max_input_bytes)
+        except InputFileError as e:
+            say(f"{source}:1: error {e.rule}: {e}")
+            status = EXIT_ERRORS
+            continue
+        for doc in parse(text, source):
             if isinstance(doc, DocumentError):
-                sys.stderr.write(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}\n")
+                say(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}")
                 status = EXIT_ERRORS
                 continue
+            for issue in doc.issues:
+                severity = RULES[issue.rule].severity.value
+                say(f"{doc.source}:{issue.line}: {severity} {issue.rule}: {issue.path}: {issue.message}")
+                status = EXIT_ERRORS if severity == "error" else status
             stripped, dropped = strip_disabled_fields(doc.obj, ctx)
             for f in dropped:
-                sys.stderr.write(
-                    f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}\n"
-                )
+                say(f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}")
             out.append(stripped)
     sys.stdout.write(yaml.safe_dump_all(out, sort_keys=False))
     return status

@@ -12,6 +12,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.engine import Budget, ClaimResult, Outcome, allocate
+from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
 from webhook.model.path import Path
 from webhook.model.violation import Severity, Violation
@@ -71,6 +72,7 @@ class SimulateOptions:
     jobs: int = 1
     stdin_text: str | None = None  # `-` was already read (validate --feasibility reads it first)
     deadline_seconds: float = RUN_SECONDS  # the whole run's allocations; Pods left then are undecided
+    max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -170,7 +172,7 @@ def simulate(
     if deadline is None or own.at < deadline.at:
         deadline = own
     ctx = Context(profile=load_profile(options.version, dict(options.gates)))
-    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text)
+    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes)
     try:
         state = ClusterState.from_objects(data.state, ctx.profile, deadline)
     except OutOfBudget:

@@ -1,7 +1,9 @@
-"""Text rendering of a simulation: validation errors of objects left out, then one block per Pod."""
+"""Text rendering of a simulation: validation errors of objects left out, then one block per Pod. Every
+line is passed through `one_line`: names and messages from the input cannot print lines of their own."""
 
 from __future__ import annotations
 
+from webhook.model.text import one_line
 from webhook.simulate import PodSimulation, SimulationReport
 
 
@@ -76,4 +78,4 @@ def render_text(report: SimulationReport) -> str:
         lines.append("nothing to simulate: the input has no Pods and no unallocated ResourceClaims")
     for sim in report.pods:
         lines.extend(render_pod(sim))
-    return "\n".join(lines) + "\n"
+    return "\n".join(one_line(line) for line in lines) + "\n"  # input cannot start a line of its own
