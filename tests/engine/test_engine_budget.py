@@ -191,4 +191,5 @@ def test_values_too_far_apart_to_combine_make_the_answer_undecided(tmp_path: Pat
     state.apply(allocated)
     out = allocate(state, claims)
     assert out.feasible is None and out.internal is None
-    assert out.reason.startswith("undecided: values 10^") and "cannot be combined exactly" in out.reason
+    assert out.reason.startswith("undecided: quantities of magnitudes 10^")
+    assert "digits apart: draguard cannot add or subtract them exactly" in out.reason

@@ -121,7 +121,8 @@ def _align(ma: int, ea: int, mb: int, eb: int) -> tuple[int, int, int]:
     e = min(ea, eb)
     if max(ea, eb) - e > ALIGN_DIGITS:
         raise TooLarge(
-            f"values 10^{ea} and 10^{eb} apart by more than {ALIGN_DIGITS} digits cannot be combined exactly"
+            f"quantities of magnitudes 10^{ea - 9} and 10^{eb - 9} are more than {ALIGN_DIGITS} digits "
+            "apart: draguard cannot add or subtract them exactly"
         )
     return ma * 10 ** (ea - e), mb * 10 ** (eb - e), e
 
