@@ -22,6 +22,7 @@ __all__ = [
     "ALIGN_DIGITS",
     "Big",
     "Nano",
+    "decimal_int",
     "decimal_str",
     "TooLarge",
     "ndigits",
@@ -78,6 +79,15 @@ def decimal_str(n: int) -> str:
     k = ndigits(n) // 2
     high, low = divmod(n, 10**k)
     return decimal_str(high) + decimal_str(low).zfill(k)
+
+
+def decimal_int(digits: str) -> int:
+    """int(digits) for a string of decimal digits of any length (Python refuses int() of strings over
+    4,300 digits): above 3,000 digits, divide and conquer (subquadratic: 1,000,000 digits in ~1 s)."""
+    if len(digits) <= 3000:
+        return int(digits)
+    k = len(digits) // 2
+    return decimal_int(digits[:-k]) * 10**k + decimal_int(digits[-k:])
 
 
 def _normalize(m: int, e: int) -> tuple[int, int]:
