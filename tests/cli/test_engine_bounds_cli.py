@@ -204,3 +204,33 @@ def test_int32_pod_fields_and_resource_quantities(tmp_path: Path, capsys: pytest
     assert ports["message"].endswith(
         "into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32"
     )
+
+
+UNQUOTED_HUGE = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: p, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: d0
+    capacity:
+      memory: {value: 1e9999}
+      tiny: {value: .inf}
+"""
+
+
+def test_an_unquoted_quantity_beyond_float64_is_the_string_kubectl_sends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # go-yaml (kubectl) cannot read 1e9999 as a float64 and keeps the text: ParseQuantity accepts it.
+    # `.inf` is a YAML float (+Inf), which no quantity can be.
+    f = tmp_path / "huge.yaml"
+    f.write_text(UNQUOTED_HUGE)
+    assert main(["validate", "-o", "json", str(f)]) == 1
+    violations = json.loads(capsys.readouterr().out)["objects"][0]["violations"]
+    assert [(v["rule"], v["field"]) for v in violations] == [
+        ("schema.quantity", "spec.devices[0].capacity[tiny].value")
+    ]
