@@ -193,6 +193,34 @@ def _capacities(raw: Any, intern: ClearingCache[Hashable, Any] | None) -> dict[s
     return hit  # type: ignore[no-any-return]
 
 
+_NO_GROUPS: frozenset[str] = frozenset()
+
+
+def _consumption(c: dict[str, Any]) -> Consumption:
+    groups = _list(c.get("compatibilityGroups"))
+    return Consumption(
+        str(c.get("counterSet") or ""),
+        _counters(c.get("counters")),
+        frozenset(str(g) for g in groups) if groups else _NO_GROUPS,
+    )
+
+
+def _consumptions(raw: Any, intern: ClearingCache[Hashable, Any] | None) -> tuple[Consumption, ...]:
+    """A device's consumesCounters; identical ones (the same partition profile on every GPU of a
+    cluster) share one tuple of shared records when `intern` is given (see `_capacities`)."""
+    entries = _list(raw)
+    if not entries:
+        return ()
+    key = ("consumes", _plain_key(entries)) if intern is not None and len(entries) <= 16 else None
+    if key is None or key[1] is None:
+        return tuple(_consumption(_dict(c)) for c in entries)
+    hit = intern.get(key)  # type: ignore[union-attr]
+    if hit is None:
+        hit = tuple(_consumption(_dict(c)) for c in entries)
+        intern.put(key, hit, 200 + 400 * len(hit))  # type: ignore[union-attr]
+    return hit  # type: ignore[no-any-return]
+
+
 def parse_slice(
     obj: dict[str, Any], serial: int, intern: ClearingCache[Hashable, Any] | None = None
 ) -> SliceRec:
@@ -227,14 +255,7 @@ def parse_slice(
     for i, d in enumerate(_list(spec.get("devices"))):
         d = _dict(d)
         dname = str(d.get("name") or "")
-        consumes = tuple(
-            Consumption(
-                str(_dict(c).get("counterSet") or ""),
-                _counters(_dict(c).get("counters")),
-                frozenset(str(g) for g in _list(_dict(c).get("compatibilityGroups"))),
-            )
-            for c in _list(d.get("consumesCounters"))
-        )
+        consumes = _consumptions(d.get("consumesCounters"), intern)
         dev = DeviceRec(
             slice=info,
             index=i,
