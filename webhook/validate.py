@@ -7,7 +7,6 @@ Everything here is pure apart from reading files in `check_files`.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -273,13 +272,17 @@ def _check_file(path: str) -> FileResult:
         text = read_text(path, options.max_bytes)
     except InputFileError as e:
         return input_error_result(e)
-    # Manifests build acyclic trees that reference counting frees; the cyclic collector only costs
-    # time here (~25% of a large run), so it is paused while one file is checked.
-    gc.disable()
+    return safe_check_text(text, path, _worker["ctx"], options.policy, options.skip)
+
+
+def usable_workers(requested: int | None, inputs: int) -> int:
+    """Worker processes worth starting: `requested` (0/None: all), but never more than the cores this
+    process may run on (its CPU affinity) nor than `inputs` (files are the unit of work); at least 1."""
     try:
-        return safe_check_text(text, path, _worker["ctx"], options.policy, options.skip)
-    finally:
-        gc.enable()
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(requested or cores, cores, inputs))
 
 
 def safe_check_text(
@@ -313,8 +316,8 @@ def check_files(
     files = found.files
     ctx = options.context()
     results: list[FileResult | None] = [None] * len(files)
-    jobs = max(1, jobs or os.cpu_count() or 1)
     on_disk = [i for i, p in enumerate(files) if p != STDIN]
+    jobs = usable_workers(jobs, len(on_disk))
     for i, p in enumerate(files):
         if p == STDIN:
             try:

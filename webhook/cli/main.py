@@ -5,7 +5,6 @@ feasible, 1 any infeasible (or invalid input), 3 any undecided, 2 usage."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -45,20 +44,60 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0 (NaN, inf and negatives are usage errors)."""
+    from webhook.model.budget import check_seconds
+
+    try:
+        return check_seconds(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds >= 0") from None
+
+
+def _steps(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return n
+
+
+def _jobs(text: str) -> int:
+    """argparse type: a number of workers >= 0 (0 = as many as the machine and the input can use)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return n
+
+
 def _add_budget_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--budget-steps",
-        type=int,
+        type=_steps,
         default=200_000,
         metavar="N",
         help="allocator search steps per Pod before the answer is undecided (default 200000)",
     )
     p.add_argument(
         "--budget-seconds",
-        type=float,
+        type=_seconds,
         default=2.0,
         metavar="S",
         help="allocator wall-clock limit per Pod before the answer is undecided (default 2)",
+    )
+    p.add_argument(
+        "--deadline-seconds",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="wall-clock limit of the whole run's allocations: Pods not decided by then are undecided "
+        "(default 60)",
     )
 
 
@@ -88,8 +127,6 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
 def _budget(args: argparse.Namespace) -> Any:
     from webhook.engine import Budget
 
-    if args.budget_steps < 0 or args.budget_seconds < 0:
-        raise UsageError("--budget-steps and --budget-seconds must not be negative")
     return Budget(steps=args.budget_steps, seconds=args.budget_seconds)
 
 
@@ -113,7 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_args(v)
     v.add_argument("--policy", metavar="FILE", help="policy file: disable rules or change their severity")
     v.add_argument(
-        "-j", "-n", "--jobs", dest="jobs", type=int, default=0, help="parallel workers (default: all cores)"
+        "-j",
+        "-n",
+        "--jobs",
+        dest="jobs",
+        type=_jobs,
+        default=0,
+        help="parallel workers (default: all usable cores; never more than the input's files)",
     )
     v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
@@ -143,9 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--jobs",
         dest="jobs",
-        type=int,
+        type=_jobs,
         default=0,
-        help="parallel workers for loading (default: all cores)",
+        help="parallel workers for loading (default: all usable cores; never more than the input's files)",
     )
     _add_budget_args(m)
 
@@ -205,8 +248,6 @@ def _validate(args: argparse.Namespace) -> int:
     if args.policy or args.feasibility:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
-    if args.jobs < 0:
-        raise UsageError("-j/--jobs must be a positive number")
     skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
     options = RunOptions(args.k8s_version, tuple(sorted(gates.items())), policy, skip, args.max_input_bytes)
     progress = None
@@ -217,9 +258,7 @@ def _validate(args: argparse.Namespace) -> int:
         from webhook.io.files import read_text
 
         stdin_text = read_text("-", args.max_input_bytes)  # read once: validation and simulation need it
-    report = check_files(
-        args.paths, options, jobs=args.jobs or os.cpu_count(), progress=progress, stdin_text=stdin_text
-    )
+    report = check_files(args.paths, options, jobs=args.jobs, progress=progress, stdin_text=stdin_text)
     if progress:
         progress.finish()
     if args.feasibility:
@@ -235,13 +274,12 @@ def _simulate(args: argparse.Namespace) -> int:
 
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates)
-    if args.jobs < 0:
-        raise UsageError("-j/--jobs must be a positive number")
     options = SimulateOptions(
         args.k8s_version,
         tuple(sorted(gates.items())),
         budget=_budget(args),
-        jobs=args.jobs or os.cpu_count() or 1,
+        jobs=args.jobs,
+        deadline_seconds=args.deadline_seconds,
         max_bytes=args.max_input_bytes,
     )
     report = simulate(args.paths, options)
@@ -266,8 +304,9 @@ def _add_feasibility(
         tuple(sorted(gates.items())),
         policy,
         budget=_budget(args),
-        jobs=args.jobs or os.cpu_count() or 1,
+        jobs=args.jobs,
         stdin_text=stdin_text,
+        deadline_seconds=args.deadline_seconds,
         max_bytes=args.max_input_bytes,
     )
     sim = simulate(args.paths, options)

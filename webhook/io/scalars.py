@@ -53,6 +53,8 @@ def _number(text: str) -> Any:
             return text
     if _FLOAT.fullmatch(text):
         f = float(text.replace("_", ""))
+        if f in (_INF_F, -_INF_F):
+            return text  # out of float64 range (1e9999): go-yaml's ParseFloat fails, the text stays a string
         return (
             int(f) if f.is_integer() and abs(f) < 2**63 and "." not in text and "e" not in text.lower() else f
         )
@@ -62,6 +64,8 @@ def _number(text: str) -> Any:
         return float("nan")
     return text
 
+
+_INF_F = float("inf")
 
 _TYPE_CHECKS = {
     "int": lambda x: isinstance(x, int) and not isinstance(x, bool),

@@ -26,7 +26,7 @@ from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 from webhook.simulate.podclaims import key_of, namespace_of
-from webhook.validate import FileResult, assemble, check_document, prepare, skipped_result
+from webhook.validate import FileResult, assemble, check_document, prepare, skipped_result, usable_workers
 
 STATE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
@@ -148,14 +148,15 @@ def load(
         done: dict[str, tuple[FileResult, list[Loaded | None]]] = {}
         if STDIN in files:
             done[STDIN] = _file_result(_documents(STDIN, max_bytes, stdin_text), ctx, policy)
-        if max(1, jobs) == 1 or len(on_disk) <= 1:
+        jobs = usable_workers(jobs, len(on_disk))
+        if jobs == 1:
             for path in on_disk:
                 done[path] = _file_result(_documents(path, max_bytes), ctx, policy)
         else:
             import multiprocessing as mp
 
             with ProcessPoolExecutor(
-                min(jobs, len(on_disk)),
+                jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
                 initargs=(ctx.profile.version, gates, policy, max_bytes),

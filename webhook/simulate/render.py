@@ -48,7 +48,12 @@ def render_pod(sim: PodSimulation) -> list[str]:
             selector = _node_selector(c.allocation.get("nodeSelector"))
             lines.append(f"    node selector: {selector}")
         return lines
-    verdict = "infeasible" if sim.feasible is False else "undecided (allocator budget exhausted)"
+    if sim.feasible is False:
+        verdict = "infeasible"
+    elif sim.internal:
+        verdict = "internal error (no answer)"
+    else:
+        verdict = "undecided (allocator budget or deadline exhausted)"
     lines = [f"{title}: {verdict}"]
     if sim.reason:
         lines.append(f"  {sim.reason}")
