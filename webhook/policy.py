@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from webhook.model.errors import UsageError
 from webhook.model.violation import Severity, Violation
 
@@ -42,15 +40,9 @@ class Policy:
         return out
 
 
-def load_policy(path: str, known_rules: Mapping[str, Any]) -> Policy:
-    """Read a policy file; unknown rule ids and severities are usage errors naming the file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f) or {}
-    except OSError as e:
-        raise UsageError(f"--policy {path}: {e.strerror or e}") from e
-    except yaml.YAMLError as e:
-        raise UsageError(f"--policy {path}: not valid YAML: {e}") from e
+def policy_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Policy:
+    """A policy from a policy file's parsed content (`webhook.io.policyfile` reads the file); unknown
+    rule ids and severities, or the wrong shape, are usage errors naming the file."""
     rules = data.get("rules") if isinstance(data, dict) else None
     if not isinstance(rules, dict):
         raise UsageError(

@@ -7,7 +7,6 @@ Everything here is pure apart from reading files in `check_files`.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -16,7 +15,17 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.defaults import apply_defaults
-from webhook.io.documents import Document, DocumentError, UndecodableInput, discover, parse, read_text
+from webhook.io.documents import (
+    MAX_FILE_BYTES,
+    STDIN,
+    Document,
+    DocumentError,
+    InputFileError,
+    Skipped,
+    discover_all,
+    parse,
+    read_text,
+)
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
 from webhook.profile import load_profile
@@ -43,6 +52,26 @@ declare(
     "input.duplicate-key",
     summary="a mapping repeats a key (kubectl's strict decoding rejects it)",
     field="<path of the key>",
+    tag="input",
+)
+declare(
+    "input.too-large",
+    summary="a file, stdin or request body larger than the input limit (not read)",
+    field="",
+    tag="input",
+)
+declare(
+    "input.skipped-file",
+    summary="a FIFO, socket, device file or broken symlink inside a directory: skipped, never opened",
+    field="",
+    severity=Severity.WARNING,
+    tag="input",
+)
+declare(
+    "input.invalid-unicode",
+    summary="a JSON string holds a lone UTF-16 surrogate escape, which kubectl and the API server read as U+FFFD",
+    field="<path of the string>",
+    severity=Severity.WARNING,
     tag="input",
 )
 declare("input.kind", summary="document has no apiVersion or kind", field="kind", tag="input")
@@ -150,9 +179,7 @@ def check_document(
         doc.source, doc.line, _str(api_version), _str(kind), _str(meta.get("namespace")), _str(name)
     )
     for issue in doc.issues:
-        result.violations.append(
-            _violation("input.duplicate-key", issue.path, f"{issue.message} (line {issue.line})")
-        )
+        result.violations.append(_violation(issue.rule, issue.path, f"{issue.message} (line {issue.line})"))
     if api_version is None and kind is None:
         return None, None  # not a Kubernetes object (CI config, Helm values, ...): skipped and counted
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
@@ -225,6 +252,7 @@ class RunOptions:
     gates: tuple[tuple[str, bool], ...] = ()
     policy: Policy | None = None
     skip: frozenset[str] = frozenset()
+    max_bytes: int = MAX_FILE_BYTES  # one file or stdin
 
     def context(self) -> Context:
         return Context(profile=load_profile(self.version, dict(self.gates)))
@@ -241,18 +269,20 @@ def _init_worker(options: RunOptions) -> None:
 def _check_file(path: str) -> FileResult:
     options: RunOptions = _worker["options"]
     try:
-        text = read_text(path)
-    except UndecodableInput as e:
-        return FileResult(
-            [ObjectResult(path, 1, None, None, None, None, [_violation("input.parse", "", str(e))])], [None]
-        )
-    # Manifests build acyclic trees that reference counting frees; the cyclic collector only costs
-    # time here (~25% of a large run), so it is paused while one file is checked.
-    gc.disable()
+        text = read_text(path, options.max_bytes)
+    except InputFileError as e:
+        return input_error_result(e)
+    return safe_check_text(text, path, _worker["ctx"], options.policy, options.skip)
+
+
+def usable_workers(requested: int | None, inputs: int) -> int:
+    """Worker processes worth starting: `requested` (0/None: all), but never more than the cores this
+    process may run on (its CPU affinity) nor than `inputs` (files are the unit of work); at least 1."""
     try:
-        return safe_check_text(text, path, _worker["ctx"], options.policy, options.skip)
-    finally:
-        gc.enable()
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(requested or cores, cores, inputs))
 
 
 def safe_check_text(
@@ -282,14 +312,19 @@ def check_files(
     """Validate files (directories expanded; `-` is stdin) in parallel, then run inventory rules.
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
-    files = discover(paths)
+    found = discover_all(paths)
+    files = found.files
     ctx = options.context()
     results: list[FileResult | None] = [None] * len(files)
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    on_disk = [i for i, p in enumerate(files) if p != "-"]
+    on_disk = [i for i, p in enumerate(files) if p != STDIN]
+    jobs = usable_workers(jobs, len(on_disk))
     for i, p in enumerate(files):
-        if p == "-":
-            text = stdin_text if stdin_text is not None else read_text(p)
+        if p == STDIN:
+            try:
+                text = stdin_text if stdin_text is not None else read_text(p, options.max_bytes)
+            except InputFileError as e:
+                results[i] = input_error_result(e)
+                continue
             results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
@@ -312,7 +347,26 @@ def check_files(
                 done += 1
                 if progress:
                     progress(done, len(on_disk))
-    return assemble([r for r in results if r is not None], ctx, options.policy)
+    skipped = [skipped_result(s, options.policy) for s in found.skipped]
+    return assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+
+
+def input_error_result(e: InputFileError) -> FileResult:
+    """A file that was found but not read (too large, not UTF-8): one error on it."""
+    return FileResult(
+        [ObjectResult(e.path, 1, None, None, None, None, [_violation(e.rule, "", str(e))])], [None]
+    )
+
+
+def skipped_result(s: Skipped, policy: Policy | None = None) -> FileResult:
+    """A directory entry that was not opened (FIFO, socket, device, broken symlink): one warning."""
+    violations = [_violation("input.skipped-file", "", s.reason)]
+    if policy is not None and not policy.enabled("input.skipped-file"):
+        return FileResult()
+    return FileResult(
+        [ObjectResult(s.path, 1, None, None, None, None, policy.apply(violations) if policy else violations)],
+        [None],
+    )
 
 
 def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None) -> Report:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from webhook.cel.runtime import CelRuntimeError, CelUnsupportedError, SelectorEvaluator
+from webhook.cel.runtime import CelRuntimeError, SelectorEvaluator
 
 DRIVER = "gpu.example.com"
 SLICE = yaml.safe_load(
@@ -80,14 +80,12 @@ TRUE = [
     f"{C}.memory == quantity('40960Mi') && {C}.memory.compareTo(quantity('40Gi')) == 0",
     f"{C}.memory.isGreaterThan(quantity('32Gi')) && {C}.cores.isLessThan(quantity('200'))",
     f"{C}.cores.add(quantity('2')) == quantity('110') && {C}.cores.sub(8) == quantity('100')",
-    f"{C}.cores.asInteger() == 108 && {C}.cores.isInteger() && {C}.cores.sign() == 1",
+    f"{C}.cores.asInteger() == 108 && {C}.cores.isInteger() && sign({C}.cores) == 1",
     "quantity('1.5').asApproximateFloat() == 1.5 && !quantity('1.5').isInteger()",
     "isQuantity('1Gi') && !isQuantity('1GB')",
     # lists, sets
     "[1, 2, 3].isSorted() && [3, 1].sum() == 4 && [3, 1].min() == 1 && [3, 1].max() == 3",
     "[1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2 && [1].indexOf(5) == -1",
-    "[semver('1.10.0'), semver('1.2.0')].max() == semver('1.10.0')",
-    "[quantity('1Gi'), quantity('1Mi')].sum() == quantity('1025Mi')",
     "sets.contains([1, 2, 3], [2]) && sets.equivalent([1, 2], [2, 1]) && sets.intersects([1], [1, 5])",
     # list attributes and includes()
     f"{A}.ids.includes(2) && {A}.tags.includes('big') && {A}.model.includes('A100')",
@@ -174,7 +172,7 @@ def test_domain_named_later_extends_existing_activations() -> None:
         ("quantity('1GB') == quantity('1G')", "quantities must match the regular expression"),
         ("[1].min() == 1 && [].max() == 1", "empty list"),
         ("1 / (device.attributes['gpu.example.com'].numa - 1) == 1", "division by zero"),
-        ("'abc'.substring(5) == ''", "substring"),
+        ("'abc'.substring(5) == ''", "index out of range: 5"),
         ("[1].indexOf(1) == 0 && 'abc'.substring(5) == ''", "index out of range: 5"),  # Python strings
         ("ip('fe80::1%eth0').family() == 6", "zone"),
     ],
@@ -228,11 +226,6 @@ def test_gated_fields_and_list_attributes() -> None:
     assert "longer than 48 values" in error(f"{A}.ids.includes(99)", device=long_list).detail
 
 
-def test_unimplemented_library_is_unsupported_not_false() -> None:
-    with pytest.raises(CelUnsupportedError):
-        run("url('https://example.com').getScheme() == 'https'")
-
-
 def test_result_cache_and_forget() -> None:
     e = ev()
     expr = f"{A}.model == 'A100'"
@@ -279,3 +272,35 @@ def test_errors_are_cached_and_shared_too() -> None:
 def test_bare_ids_belong_to_the_driver_domain() -> None:
     dev = {"name": "d", "attributes": {"model": {"string": "X"}, "other.example.com/model": {"string": "Y"}}}
     assert run(f"{A}.model == 'X' && device.attributes['other.example.com'].model == 'Y'", device=dev)
+
+
+def test_actual_cost_is_exposed_for_the_allocator_budget() -> None:
+    e = ev()
+    expr = f"{A}.ids.all(i, i > 0)"  # 3 elements: range 4 + 3 x 5 + result 1
+    assert e.matches(expr, "k", DRIVER, DEVICE)
+    assert e.last_cost == 20 and e.cost_used == 20
+    assert e.matches(expr, "k", DRIVER, DEVICE)  # cached: nothing spent
+    assert e.last_cost == 0 and e.cost_used == 20
+    ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+    heavy = f"{ten}.all(a, {ten}.all(b, {ten}.all(c, {ten}.all(d, {ten}.all(f, {ten}.all(g, g > 0))))))"
+    with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
+        e.matches(heavy, "k", DRIVER, DEVICE)
+    assert 1_000_000 < e.last_cost < 1_000_100 and e.cost_used == 20 + e.last_cost
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        {"name": "d", "attributes": {1: {"int": 1}}},
+        {"name": "d", "attributes": {"model": ["x"]}},
+        {"name": "d", "attributes": {"model": {"int": 2**70}}},
+        {"name": "d", "attributes": {"model": {"version": "1.0"}}},
+        {"name": "d", "capacity": {"memory": {"value": "1GB"}}},
+        {"name": "d", "capacity": {"memory": [1]}},
+        {"name": "d", "attributes": {"model": {}}},
+    ],
+)
+def test_device_values_upstream_refuses_fail_every_selector(device: dict) -> None:
+    # upstream converts every value before evaluating: one bad value is an error of the claim
+    e = error("true", device=device)
+    assert e.phase == "runtime" and e.detail

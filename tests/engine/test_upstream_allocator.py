@@ -274,8 +274,10 @@ SIX = {
     ("count", "budget", "feasible"),
     [
         pytest.param(6, Budget(), False, id="off"),
-        # 6 of 5 is proven impossible by counting, before any search: no budget needed.
-        pytest.param(6, Budget(steps=0, seconds=0.0), False, id="cancel-proven"),
+        # 6 of 5 is proven impossible by counting, but counting evaluates the class selector, and
+        # selector work is charged to the budget: without any budget the answer stays undecided.
+        pytest.param(6, Budget(steps=0, seconds=0.0), {None}, id="cancel-before-counting"),
+        pytest.param(6, Budget(steps=20, seconds=10.0), False, id="proven-by-counting"),
         pytest.param(5, Budget(), True, id="off-fits"),
         pytest.param(5, Budget(steps=200_000, seconds=0.0), {True, None}, id="deadline"),
         pytest.param(5, Budget(steps=0, seconds=10.0), {None}, id="cancel"),

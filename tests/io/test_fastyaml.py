@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from webhook.io import fastyaml
 from webhook.io.documents import Document, parse
-from webhook.io.yamlload import RawDocument, YamlError
+from webhook.io.yamlload import RawDocument, YamlError, load_pieces
 from webhook.io.yamlload import load_documents as libyaml_path
 
 
@@ -32,11 +32,11 @@ def _read(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[Any, .
     """(results of the fast reader, how many times it handed text to libyaml)."""
     calls: list[str] = []
 
-    def spy(t: str) -> Any:
+    def spy(t: str, pieces: list[tuple[int, int, int]], memo: Any = None) -> Any:
         calls.append(t)
-        return libyaml_path(t)
+        return load_pieces(t, pieces, memo)
 
-    monkeypatch.setattr(fastyaml, "libyaml_documents", spy)
+    monkeypatch.setattr(fastyaml, "load_pieces", spy)
     return _norm(fastyaml.load_documents(text)), len(calls)
 
 
@@ -201,7 +201,7 @@ def test_cached_collections_are_fresh_objects() -> None:
 
 def test_documents_parse_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(fastyaml, "libyaml_documents", lambda t: calls.append(t) or libyaml_path(t))
+    monkeypatch.setattr(fastyaml, "load_pieces", lambda t, p, m=None: calls.append(t) or load_pieces(t, p, m))
     (doc,) = parse(MANIFEST, "slice.yaml")
     assert isinstance(doc, Document) and doc.line == 2 and doc.obj["spec"]["devices"][0]["name"] == "gpu-0"
     assert calls == []

@@ -6,7 +6,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webhook.io.yamlload import _FLOAT, YAML11_BOOLEANS, RawDocument, YamlError, load_documents
+from webhook.io.scalars import _FLOAT, YAML11_BOOLEANS
+from webhook.io.yamlload import RawDocument, YamlError, load_documents
 
 
 def docs(text: str) -> list[RawDocument | YamlError]:

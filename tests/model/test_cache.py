@@ -73,3 +73,38 @@ def test_concurrent_puts_keep_the_accounting_exact() -> None:
 
 def test_approx_size_counts_nested_strings() -> None:
     assert approx_size({"a": ["x" * 1000]}) > 1000
+
+
+def test_short_input_cache_caches_only_short_inputs() -> None:
+    from webhook.model.cache import short_input_cache
+
+    calls: list[str] = []
+
+    @short_input_cache(maxsize=8, max_len=16)
+    def upper(s: str, flag: bool = False) -> str:
+        calls.append(s)
+        return s.upper() + ("!" if flag else "")
+
+    assert upper("abc") == "ABC" and upper("abc") == "ABC" and calls == ["abc"]
+    assert upper("abc", True) == "ABC!" and len(calls) == 2  # flags are part of the key
+    long = "x" * 1000
+    assert upper(long) == long.upper() and upper(long) == long.upper()
+    assert calls.count(long) == 2  # never cached: a long key would pin its memory
+    assert upper.cache_info().currsize == 2  # type: ignore[attr-defined]
+    for i in range(100):
+        upper(f"k{i}")
+    assert upper.cache_info().currsize == 8  # type: ignore[attr-defined]
+
+
+def test_clearing_cache_stays_within_its_bound() -> None:
+    from webhook.model.cache import ClearingCache
+
+    c: ClearingCache[str, str] = ClearingCache(max_bytes=4000)
+    c.put("a", "x", 100)
+    assert c.get("a") == "x" and c.get("b") is None
+    for i in range(100):
+        c.put(f"k{i}", "v", 300)
+        assert c.nbytes <= 4000
+    assert c.clears > 0 and len(c) < 100
+    c.put("huge", "x", 2000)  # over a quarter of the cache: never stored
+    assert c.get("huge") is None

@@ -248,3 +248,13 @@ def test_order_matches_fractions(m: int, e: int) -> None:
     b = parse_quantity(f"{m + 1}e{e - 1}")
     assert (a < b) == (a.value < b.value)
     assert (a == b) == (a.value == b.value)
+
+
+def test_any_number_of_digits_parses_exactly_as_inf_dec_does() -> None:
+    # ParseQuantity has no digit limit (inf.Dec); Python's int() refuses strings over 4,300 digits
+    long = "1" + "0" * 5000 + "1"
+    q = parse_quantity(long)
+    assert q > parse_quantity("1e5001") and q < parse_quantity("2e5001")  # 10^5001 + 1
+    assert q.canonical() == long
+    assert parse_quantity("7" * 20_000 + "Ki").canonical() == "9223372036854775807"  # binary caps at int64
+    assert parse_quantity("0." + "0" * 6000 + "1").canonical() == "1n"  # rounded up to 1n

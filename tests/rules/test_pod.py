@@ -171,3 +171,26 @@ def test_extended_resource_status() -> None:
     assert any(f == f"{base}.requestMappings[1].containerName" and "spec.containers" in m for f, m in found)
     assert any(f == f"{base}.requestMappings[2].requestName" for f, _ in found)
     assert (f"{base}.requestMappings[2]", 'Duplicate value: "main/example.com/gpu"') in found
+
+
+def test_thousands_of_claim_references_keep_their_findings_and_short_messages() -> None:
+    o = load()
+    o["spec"]["resourceClaims"] = [{"name": f"c{i:04d}", "resourceClaimName": f"x{i}"} for i in range(3000)]
+    refs = [{"name": f"c{i:04d}", "request": "r"} for i in range(3000)]
+    refs += [{"name": "c0007"}]  # the whole claim next to one of its requests
+    refs += [{"name": "c0007", "request": "r"}]  # a repeated (name, request)
+    refs += [{"name": "gone"}]  # not a Pod claim
+    o["spec"]["containers"][0]["resources"]["claims"] = refs
+    found = run(pod.container_claims, o)
+    p = "spec.containers[0].resources.claims"
+    assert (f"{p}[3000]", 'Duplicate value: "c0007"') in found
+    assert (f"{p}[3001]", 'Duplicate value: "c0007"') in found
+    missing = [m for f, m in found if f == f"{p}[3002]"]
+    assert missing == [
+        'Not found: "gone": must be one of the names in pod.spec.resourceClaims: '
+        + ", ".join(f"c{i:04d}" for i in range(pod.LISTED_NAMES))
+        + f", ... ({3000 - pod.LISTED_NAMES} more)"
+    ]
+    assert not [
+        f for f, _ in found if f.startswith(p) and f not in (f"{p}[3000]", f"{p}[3001]", f"{p}[3002]")
+    ]

@@ -158,3 +158,48 @@ def test_extended_resource_class_resolution() -> None:
     assert st.class_for_extended_resource("example.com/gpu") == "a"
     assert st.class_for_extended_resource("deviceclass.resource.kubernetes.io/old") == "old"
     assert st.class_for_extended_resource("example.com/none") is None
+
+
+def test_device_taint_rules_index_matches_every_selector_shape() -> None:
+    import itertools
+
+    from webhook.profile import load_profile
+    from webhook.state import ClusterState
+
+    state = ClusterState(load_profile("1.37", {"DRADeviceTaintRules": True}))
+    state.apply(
+        {
+            "kind": "ResourceSlice",
+            "metadata": {"name": "s"},
+            "spec": {
+                "driver": "a.example.com",
+                "nodeName": "n",
+                "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "d0"}, {"name": "d1"}],
+            },
+        }
+    )
+    shapes = []
+    for n, (driver, pool, device) in enumerate(
+        itertools.product(["a.example.com", "b.example.com", ""], ["p", "q", ""], ["d0", "d9", ""])
+    ):
+        sel = {k: v for k, v in (("driver", driver), ("pool", pool), ("device", device)) if v}
+        name = f"rule-{26 - n:02d}"  # names in reverse order of creation: the result is in name order
+        state.apply(
+            {
+                "kind": "DeviceTaintRule",
+                "metadata": {"name": name},
+                "spec": {"deviceSelector": sel, "taint": {"key": name, "effect": "NoSchedule"}},
+            }
+        )
+        shapes.append((name, driver, pool, device))
+    state.apply(
+        {"kind": "DeviceTaintRule", "metadata": {"name": "no-selector"}, "spec": {"taint": {"key": "x"}}}
+    )
+    d0 = state.slices["s"].devices[0]
+    expected = sorted(
+        name
+        for name, driver, pool, device in shapes
+        if driver in ("", "a.example.com") and pool in ("", "p") and device in ("", "d0")
+    )
+    assert [t["key"] for t in state.device_taints(d0)] == expected

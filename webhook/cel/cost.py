@@ -1,233 +1,674 @@
-"""A static worst-case cost estimate for DRA CEL selectors, modelled on cel-go's `EstimateCost`.
-
-Units follow cel-go/Kubernetes: identifiers and field selections cost 1, most calls 1, string
-comparisons and searches 0.1 per byte, list/map literals 10/30, and a comprehension costs its range,
-init and result plus (loop condition + step) per element. Element counts come from the API bounds of
-the `device` variable (≤32 domains and ids, attribute values ≤64) and from literal sizes.
-Divergence: where Kubernetes would assume an unbounded size (e.g. the list from `split()`), we assume
-`UNKNOWN_SIZE` elements, so we reject fewer expressions than the API server, never more.
+"""The worst-case cost estimate of a checked selector: cel-go's `checker/cost.go` with the Kubernetes library
+estimator (`apiserver/pkg/cel/library/cost.go`), the ext lists/sets estimators and the DRA estimator (the
+declared maximum sizes of the `device` fields, `includes`). The API server rejects a selector whose estimated
+maximum exceeds 1,000,000. Sizes and costs are (min, max) pairs saturating at 2**64-1, as in Go.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Generator
+from typing import Any
 
-from webhook.cel.checked import Node
+from webhook.cel import types as t
+from webhook.cel.ast import (
+    ACCUMULATOR,
+    Call,
+    Comprehension,
+    Const,
+    Expr,
+    Ident,
+    ListExpr,
+    MapExpr,
+    ParsedExpr,
+    Select,
+    StructExpr,
+)
+from webhook.cel.checker import Checked
+from webhook.cel.types import Type
 
-UNKNOWN_SIZE = 64
-MAX_ATTRS = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
-ATTR_VALUE_SIZE = 64  # max(DeviceAttributeMaxValueLength, ResourceSliceMaxAttributeValuesPerDevice)
-DOMAIN_LEN, ID_LEN, DRIVER_LEN = 63, 32, 63
-LIST_INCLUDES = 48
-
-_FREE = {"_&&_", "_||_"}
-_STRING_FNS = {
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "split",
-    "lowerAscii",
-    "upperAscii",
-    "replace",
-    "trim",
-    "indexOf",
-    "lastIndexOf",
-    "substring",
-    "charAt",
-    "find",
-    "findAll",
-    "join",
-    "reverse",
-    "quote",
-    "format",
-}
+U64 = (1 << 64) - 1
+Est = tuple[int, int]
+UNKNOWN: Est = (0, U64)
+STRING_FACTOR = 0.1
+REGEX_FACTOR = 0.25
+ATTRIBUTE_MAX = 64  # max(DeviceAttributeMaxValueLength, ResourceSliceMaxAttributeValuesPerDevice)
+INCLUDES_MAX = 48  # ResourceSliceMaxAttributeValuesPerDevice
 
 
-@dataclass(frozen=True)
-class Shape:
-    """What the estimator knows about a value: element count / byte length and a device role."""
-
-    size: int = UNKNOWN_SIZE
-    role: str = ""  # device | attrs | attrs_domain | attr_value | caps | caps_domain | quantity | string
+def _add(a: int, b: int) -> int:
+    return U64 if b > 0 and a > U64 - b else a + b
 
 
-_UNKNOWN = Shape()
+def _mul(a: int, b: int) -> int:
+    return U64 if b != 0 and a > U64 // b else a * b
 
 
-def _device_select(parent: Shape, name: str) -> Shape:
-    if parent.role == "device":
-        return {
-            "driver": Shape(DRIVER_LEN, "string"),
-            "attributes": Shape(MAX_ATTRS, "attrs"),
-            "capacity": Shape(MAX_ATTRS, "caps"),
-            "allowMultipleAllocations": Shape(1, ""),
-        }.get(name, _UNKNOWN)
-    if parent.role == "attrs":
-        return Shape(MAX_ATTRS, "attrs_domain")
-    if parent.role == "attrs_domain":
-        return Shape(ATTR_VALUE_SIZE, "attr_value")
-    if parent.role == "caps":
-        return Shape(MAX_ATTRS, "caps_domain")
-    if parent.role == "caps_domain":
-        return Shape(1, "quantity")
-    return _UNKNOWN
+def _factor(x: int, f: float) -> int:
+    xf = float(x)
+    if xf > 0 and f > 0 and xf > float(U64) / f:
+        return U64
+    c = math.ceil(xf * f)
+    return U64 if c >= 2.0**64 else int(c)
 
 
-def _key_shape(range_shape: Shape) -> Shape:
-    """The iteration variable over a map is its key; over a list, an element."""
-    if range_shape.role in ("attrs", "caps"):
-        return Shape(DOMAIN_LEN, "string")
-    if range_shape.role in ("attrs_domain", "caps_domain"):
-        return Shape(ID_LEN, "string")
-    if range_shape.role == "attr_value":
-        return Shape(ATTR_VALUE_SIZE, "")
-    return _UNKNOWN
+def add(a: Est, b: Est) -> Est:
+    return _add(a[0], b[0]), _add(a[1], b[1])
 
 
-def _str_len(n: Node, s: Shape) -> int | None:
-    if n.kind == "const" and isinstance(n.value, str):
-        return len(n.value.encode())
-    if n.type == "string" or s.role == "string":
-        return s.size
+def mul(a: Est, b: Est) -> Est:
+    return _mul(a[0], b[0]), _mul(a[1], b[1])
+
+
+def by_factor(a: Est, f: float) -> Est:
+    return _factor(a[0], f), _factor(a[1], f)
+
+
+def union(a: Est, b: Est) -> Est:
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
+# The DRA size model: declared maximum sizes of the newest `kubernetes.DRADevice` declaration.
+# node = (max_elements, fields | None, key node | None, element node | None, is_attribute_value)
+_Node = tuple[int, dict[str, Any] | None, Any, Any, bool]
+_ATTR: _Node = (ATTRIBUTE_MAX, None, None, None, True)
+_DOMAIN: _Node = (63, None, None, None, False)
+_ID: _Node = (32, None, None, None, False)
+_QUANTITY: _Node = (0, None, None, None, False)
+_INNER_ATTRS: _Node = (32, None, _ID, _ATTR, False)
+_INNER_CAPS: _Node = (32, None, _ID, _QUANTITY, False)
+_DEVICE: _Node = (
+    0,
+    {
+        "driver": (63, None, None, None, False),
+        "allowMultipleAllocations": (1, None, None, None, False),
+        "attributes": (32, None, _DOMAIN, _INNER_ATTRS, False),
+        "capacity": (32, None, _DOMAIN, _INNER_CAPS, False),
+    },
+    None,
+    None,
+    False,
+)
+
+
+def dra_size(path: list[str] | None) -> Est | None:
+    """The DRA size estimator: the declared maximum along a path like device.attributes.@values.x."""
+    if not path or path[0] != "device":
+        return None
+    node = _DEVICE
+    for name in path[1:]:
+        if name in ("@items", "@values"):
+            if node[3] is None:
+                return None
+            node = node[3]
+        elif name == "@keys":
+            if node[2] is None:
+                return None
+            node = node[2]
+        else:
+            fields = node[1]
+            if fields is None or name not in fields:
+                if node[3] is not None and node[3][4]:
+                    node = node[3]
+                    continue
+                return None
+            node = fields[name]
+    return 0, node[0]
+
+
+class _Var:
+    __slots__ = ("path", "size", "entry")
+
+    def __init__(self, path: list[str] | None, size: Est | None, entry: tuple[str, Est, Est] | None) -> None:
+        self.path = path
+        self.size = size
+        self.entry = entry
+
+
+class _Node2:
+    """cel-go's AstNode handed to call estimators: path, type, expression, computed size."""
+
+    __slots__ = ("path", "type", "expr", "size")
+
+    def __init__(self, path: list[str] | None, type_: Type, expr: Expr | None, size: Est | None) -> None:
+        self.path = path
+        self.type = type_
+        self.expr = expr
+        self.size = size
+
+
+class _Coster:
+    def __init__(self, checked: Checked) -> None:
+        self.types = checked.types
+        self.refs = checked.refs
+        self.paths: dict[int, list[str]] = {}
+        self.sizes: dict[int, Est] = {}
+        self.entries: dict[int, tuple[str, Est, Est]] = {}
+        self.vars: dict[str, list[_Var]] = {}
+
+    # variables and paths
+    def peek(self, name: str) -> _Var | None:
+        s = self.vars.get(name)
+        return s[-1] if s else None
+
+    def push(self, name: str, v: _Var) -> None:
+        self.vars.setdefault(name, []).append(v)
+
+    def pop(self, name: str) -> None:
+        self.vars[name].pop()
+
+    def path(self, e: Expr) -> list[str] | None:
+        if isinstance(e, Ident):
+            v = self.peek(e.name)
+            if v is not None:
+                return list(v.path) if v.path is not None else None
+        p = self.paths.get(e.id)
+        return list(p) if p is not None else None
+
+    def type(self, e: Expr) -> Type:
+        return self.types.get(e.id, t.DYN_T)
+
+    def node(self, e: Expr) -> _Node2:
+        p = self.path(e)
+        if p and p[0] in (ACCUMULATOR, "__result__"):
+            p = None
+        return _Node2(p, self.type(e), e, self.size(e))
+
+    def size(self, e: Expr) -> Est | None:
+        s = self.sizes.get(e.id)
+        if s is not None:
+            return s
+        if isinstance(e, Const):
+            if e.kind == "string":
+                assert isinstance(e.value, str)
+                return len(e.value), len(e.value)
+            if e.kind == "bytes":
+                assert isinstance(e.value, bytes)
+                return len(e.value), len(e.value)
+            return 1, 1
+        if isinstance(e, ListExpr):
+            return len(e.elements), len(e.elements)
+        if isinstance(e, MapExpr):
+            return len(e.entries), len(e.entries)
+        s = dra_size(self.path(e))
+        if s is not None:
+            self.sizes[e.id] = s
+            return s
+        if _scalar(self.type(e)):
+            return 1, 1
+        if isinstance(e, Ident):
+            v = self.peek(e.name)
+            if v is not None and v.size is not None:
+                return v.size
+        return None
+
+    def size_or_unknown(self, x: Expr | _Node2) -> Est:
+        if isinstance(x, _Node2):
+            return x.size if x.size is not None else UNKNOWN
+        s = self.size(x)
+        return s if s is not None else UNKNOWN
+
+    def entry(self, e: Expr) -> tuple[str, Est, Est] | None:
+        s = self.entries.get(e.id)
+        if s is not None:
+            return s
+        if isinstance(e, Ident):
+            v = self.peek(e.name)
+            if v is not None and v.entry is not None:
+                return v.entry
+        return None
+
+    # the walk (generators: `cost = yield child`)
+    def cost(self, e: Expr) -> Generator[Expr, Est, Est]:
+        if isinstance(e, Const):
+            return 0, 0
+        if isinstance(e, Ident):
+            v = self.peek(e.name)
+            self.paths[e.id] = list(v.path) if v is not None and v.path is not None else [e.name]
+            if v is not None and v.path is None:
+                self.paths.pop(e.id, None)
+            return 1, 1
+        if isinstance(e, Select):
+            if e.test_only:
+                return (yield e.operand)  # presence tests cost nothing in Kubernetes
+            sc: Est = yield e.operand
+            if self.type(e.operand).kind in (t.MAP, t.STRUCT, t.TYPE_PARAM):
+                sc = add(sc, (1, 1))
+            p = self.path(e.operand)
+            self.paths[e.id] = (p or []) + [e.field]
+            return sc
+        if isinstance(e, Call):
+            return (yield from self.cost_call(e))
+        if isinstance(e, ListExpr):
+            s: Est = (0, 0)
+            item: Est = (0 if not e.elements else U64, 0)
+            for x in e.elements:
+                s = add(s, (yield x))
+                item = union(item, self.size_or_unknown(x))
+            self.entries[e.id] = (t.LIST, (1, 1), item)
+            return add(s, (10, 10))
+        if isinstance(e, MapExpr):
+            ms: Est = (0, 0)
+            ks: Est = (0 if not e.entries else U64, 0)
+            vs: Est = (0 if not e.entries else U64, 0)
+            for en in e.entries:
+                ms = add(ms, (yield en.key))
+                ms = add(ms, (yield en.value))
+                ks = union(ks, self.size_or_unknown(en.key))
+                vs = union(vs, self.size_or_unknown(en.value))
+            self.entries[e.id] = (t.MAP, ks, vs)
+            return add(ms, (30, 30))
+        if isinstance(e, StructExpr):
+            fs: Est = (0, 0)
+            for f in e.fields:
+                fs = add(fs, (yield f.value))
+            return add(fs, (40, 40))
+        if isinstance(e, Comprehension):
+            if _is_bind(e):
+                bs = add((yield e.iter_range), (yield e.accu_init))
+                self.push(e.accu_var, self.local(e.accu_init))
+                bs = add(bs, (yield e.result))
+                self.pop(e.accu_var)
+                self.copy_sizes(e, e.result)
+                return bs
+            return (yield from self.cost_comprehension(e))
+        return 0, 0
+
+    def local(self, e: Expr) -> _Var:
+        return _Var(self.path(e), self.size(e), self.entry(e))
+
+    def copy_sizes(self, dst: Expr, src: Expr) -> None:
+        s = self.size(src)
+        if s is not None:
+            self.sizes[dst.id] = s
+        en = self.entry(src)
+        if en is not None:
+            self.entries[dst.id] = en
+
+    def cost_comprehension(self, e: Comprehension) -> Generator[Expr, Est, Est]:
+        s = add((yield e.iter_range), (yield e.accu_init))
+        self.push(e.accu_var, self.local(e.accu_init))
+        rng = e.iter_range
+        en = self.entry(rng)
+        container = en[0] if en is not None else self.type(rng).kind
+        base = self.path(rng)
+        if e.iter_var2:
+            key_sub = "@indices" if container == t.LIST else "@keys"
+            val_sub = "@items" if container == t.LIST else "@values"
+            self.push(e.iter_var, _Var((base or []) + [key_sub], en[1] if en else None, None))
+            self.push(e.iter_var2, _Var((base or []) + [val_sub], en[2] if en else None, None))
+        else:
+            if container == t.LIST:
+                self.push(e.iter_var, _Var((base or []) + ["@items"], en[2] if en else None, None))
+            else:
+                self.push(e.iter_var, _Var((base or []) + ["@keys"], en[1] if en else None, None))
+        loop = yield e.loop_condition
+        step = yield e.loop_step
+        self.pop(e.iter_var)
+        if e.iter_var2:
+            self.pop(e.iter_var2)
+        s = add(s, (yield e.result))
+        self.pop(e.accu_var)
+        count = self.size_or_unknown(rng)
+        s = add(s, mul(count, add(step, loop)))
+        init = e.accu_init
+        if isinstance(init, Const):
+            sz = self.size(init)
+            if sz is not None:
+                self.sizes[e.id] = sz
+        elif isinstance(init, ListExpr | MapExpr):
+            self.sizes[e.id] = count
+            step_entry = self.entry(e.loop_step)
+            if step_entry is not None:
+                self.entries[e.id] = step_entry
+        return s
+
+    def cost_call(self, e: Call) -> Generator[Expr, Est, Est]:
+        if e.function == "dyn" and len(e.args) == 1:
+            c = yield e.args[0]
+            self.copy_sizes(e, e.args[0])
+            return add((1, 1), c)
+        arg_costs: list[Est] = []
+        arg_nodes: list[_Node2] = []
+        for a in e.args:
+            arg_costs.append((yield a))
+            arg_nodes.append(self.node(a))
+        ids = self.refs.get(e.id, ())
+        if not ids:
+            return 0, 0
+        total: Est = (0, 0)
+        target: _Node2 | None = None
+        if e.target is not None and e.id not in self._namespaced:
+            total = add(total, (yield e.target))
+            target = self.node(e.target)
+        fn_cost: Est = (U64, 0)
+        result: Est | None = None
+        for oid in ids:
+            c, rs = self.function_cost(e, oid, target, arg_nodes, arg_costs)
+            fn_cost = union(fn_cost, c)
+            if rs is not None:
+                result = rs if result is None else union(result, rs)
+            if oid in ("index_list", "index_map") and e.args:
+                en = self.entry(e.args[0])
+                result = en[2] if en is not None else None
+                p = self.path(e.args[0])
+                self.paths[e.id] = (p or []) + ["@items" if oid == "index_list" else "@values"]
+            if result is None:
+                result = self.size(e)
+        if result is not None:
+            self.sizes[e.id] = result
+        return add(total, fn_cost)
+
+    _namespaced: frozenset[int] = frozenset()
+
+    def function_cost(
+        self, e: Call, oid: str, target: _Node2 | None, args: list[_Node2], arg_costs: list[Est]
+    ) -> tuple[Est, Est | None]:
+        arg_sum: Est = (0, 0)
+        for c in arg_costs:
+            arg_sum = add(arg_sum, c)
+        est = _overload_estimate(self, oid, target, args)
+        if est is None:
+            est = _k8s_estimate(self, e.function, oid, target, args)
+        if est is not None:
+            return add(est[0], arg_sum), est[1]
+        if oid == "string_format" and target is not None:
+            return add(by_factor(self.size_or_unknown(target), STRING_FACTOR), arg_sum), None
+        if oid in ("string_to_bytes", "bytes_to_string", "strings_quote") and len(args) == 1:
+            sz = self.size_or_unknown(args[0])
+            res = {
+                "string_to_bytes": (sz[0], _mul(sz[1], 4)),
+                "bytes_to_string": (sz[0] // 4, sz[1]),
+                "strings_quote": (_add(sz[0], 2), _add(_mul(sz[1], 2), 2)),
+            }[oid]
+            return add(by_factor(sz, STRING_FACTOR), arg_sum), res
+        if oid in ("starts_with_string", "ends_with_string") and len(args) == 1:
+            return add(by_factor(self.size_or_unknown(args[0]), STRING_FACTOR), arg_sum), None
+        if oid == "in_list" and len(args) == 2:
+            return add(by_factor(self.size_or_unknown(args[1]), 1), arg_sum), None
+        if oid == "matches_string" and target is not None and len(args) == 1:
+            s = by_factor(add(self.size_or_unknown(target), (1, 1)), STRING_FACTOR)
+            r = by_factor(self.size_or_unknown(args[0]), REGEX_FACTOR)
+            return add(mul(s, r), arg_sum), None
+        if oid == "contains_string" and target is not None and len(args) == 1:
+            s = by_factor(self.size_or_unknown(target), STRING_FACTOR)
+            r = by_factor(self.size_or_unknown(args[0]), STRING_FACTOR)
+            return add(mul(s, r), arg_sum), None
+        if oid in ("logical_or", "logical_and"):
+            lhs, rhs = arg_costs[0], arg_costs[1]
+            return (lhs[0], add(lhs, rhs)[1]), None
+        if oid == "conditional":
+            size = union(self.size_or_unknown(args[1]), self.size_or_unknown(args[2]))
+            a, b = self.entry(e.args[1]), self.entry(e.args[2])
+            if a is not None and b is not None:
+                self.entries[e.id] = (a[0], union(a[1], b[1]), union(a[2], b[2]))
+            return add(arg_costs[0], union(arg_costs[1], arg_costs[2])), size
+        if oid in ("add_string", "add_bytes", "add_list") and len(args) == 2:
+            res = add(self.size_or_unknown(args[0]), self.size_or_unknown(args[1]))
+            a, b = self.entry(e.args[0]), self.entry(e.args[1])
+            if a is not None and b is not None:
+                self.entries[e.id] = (a[0], union(a[1], b[1]), union(a[2], b[2]))
+            if oid == "add_list":
+                return add((1, 1), arg_sum), res
+            return add(by_factor(res, STRING_FACTOR), arg_sum), res
+        if oid in _COMPARE_SIZED:
+            lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
+            smallest = min(lhs[1], rhs[1])
+            return add(by_factor((1 if smallest > 0 else 0, smallest), STRING_FACTOR), arg_sum), None
+        return add((1, 1), arg_sum), None
+
+
+_COMPARE_SIZED = frozenset(
+    {
+        "less_string",
+        "greater_string",
+        "less_equals_string",
+        "greater_equals_string",
+        "less_bytes",
+        "greater_bytes",
+        "less_equals_bytes",
+        "greater_equals_bytes",
+        "equals",
+        "not_equals",
+    }
+)
+
+
+def _scalar(tt: Type) -> bool:
+    if tt.kind in (t.BOOL, t.DOUBLE, t.DURATION, t.INT, t.TIMESTAMP, t.UINT):
+        return True
+    return tt.kind == t.OPAQUE and tt.name == "optional_type" and _scalar(tt.params[0])
+
+
+def _is_bind(e: Comprehension) -> bool:
+    r, cond = e.iter_range, e.loop_condition
+    return (
+        isinstance(r, ListExpr)
+        and not r.elements
+        and isinstance(cond, Const)
+        and cond.kind == "bool"
+        and cond.value is False
+        and e.accu_var != "__result__"
+    )
+
+
+def _size(c: _Coster, n: _Node2) -> Est:
+    """sizeEstimate of an estimator argument: computed size, else the DRA estimator, else unknown."""
+    if n.size is not None:
+        return n.size
+    s = dra_size(n.path)
+    return s if s is not None else UNKNOWN
+
+
+def _int_literal(n: _Node2, default: int) -> int:
+    e = n.expr
+    if not isinstance(e, Const) or e.kind != "int":
+        return default
+    assert isinstance(e.value, int)
+    return max(e.value, 0)
+
+
+def _alloc_list(factor: float, size: Est) -> tuple[Est, Est | None]:
+    cost = add(add(by_factor(size, factor), (1, 1)), (10, 10))
+    return cost, size
+
+
+def _overload_estimate(
+    c: _Coster, oid: str, target: _Node2 | None, args: list[_Node2]
+) -> tuple[Est, Est | None] | None:
+    """ext lists v3 and sets estimators (checker.OverloadCostEstimate)."""
+    if oid.startswith("list_sets_") and len(args) == 2:
+        f = 2.0 if oid == "list_sets_equivalent_list" else 1.0
+        return add(by_factor(mul(_size(c, args[0]), _size(c, args[1])), f), (1, 1)), None
+    if target is None:
+        if oid == "lists_range" and len(args) == 1:
+            n = _int_literal(args[0], U64)
+            return _alloc_list(1, (n, n))
+        return None
+    if oid == "list_slice" and len(args) == 2:
+        sz = _size(c, target)
+        start, end = _int_literal(args[0], 0), _int_literal(args[1], sz[1])
+        n = (end - start) % (1 << 64)
+        return _alloc_list(1, (n, n))
+    if oid == "list_reverse" and not args:
+        return _alloc_list(1, _size(c, target))
+    if oid in ("list_flatten", "list_flatten_int") and len(args) <= 1:
+        depth = _int_literal(args[0], U64) if args else 1
+        return _alloc_list(float(depth), _size(c, target))
+    if oid == "list_distinct" and not args:
+        sz = _size(c, target)
+        return _alloc_list(2.0, mul(sz, sz))
+    if oid.endswith("_sort") and oid.startswith("list_") and not args:
+        sz = _size(c, target)
+        f = 2.1 if oid in ("list_string_sort", "list_bytes_sort") else 2.0
+        return _alloc_list(f, mul(sz, sz))
+    if oid.endswith("_sortByAssociatedKeys") and len(args) == 1:
+        sz = _size(c, args[0])
+        f = 2.1 if oid in ("list_string_sortByAssociatedKeys", "list_bytes_sortByAssociatedKeys") else 2.0
+        return _alloc_list(f, mul(sz, sz))
     return None
 
 
-class Estimator:
-    """`estimate(root)` returns the worst-case cost; comprehension variables are tracked in scope."""
+_ONE: tuple[Est, None] = ((1, 1), None)
+_CONSTANT_ONE = frozenset(
+    "serviceAccount path group resource subresource namespace name allowed reason error errored format.named "
+    "masked prefixLength family isUnspecified isLoopback isLinkLocalMulticast isLinkLocalUnicast isGlobalUnicast "
+    "sign asInteger isInteger asApproximateFloat isGreaterThan isLessThan compareTo add sub major minor patch "
+    "getScheme getHostname getHost getPort getEscapedPath getQuery".split()
+)
+_EQ_ONE = frozenset(
+    {
+        "net.IP",
+        "net.CIDR",
+        "kubernetes.Quantity",
+        "kubernetes.Semver",
+        "kubernetes.authorization.Authorizer",
+        "kubernetes.authorization.PathCheck",
+        "kubernetes.authorization.GroupCheck",
+        "kubernetes.authorization.ResourceCheck",
+        "kubernetes.authorization.Decision",
+    }
+)
 
-    def __init__(self) -> None:
-        self.scope: list[dict[str, Shape]] = [{}]
 
-    def _lookup(self, name: str) -> Shape | None:
-        for frame in reversed(self.scope):
-            if name in frame:
-                return frame[name]
+def _list_elem(c: _Coster, lst: _Node2) -> _Node2 | None:
+    if not lst.type.params:
         return None
+    p = lst.path + ["@items"] if lst.path is not None else None
+    return _Node2(p, lst.type.params[0], None, None)
 
-    def estimate(self, n: Node) -> tuple[int, Shape]:
-        k = n.kind
-        if k == "const":
-            if isinstance(n.value, str | bytes):
-                return 0, Shape(len(n.value if isinstance(n.value, bytes) else n.value.encode()), "string")
-            return 0, Shape(1)
-        if k == "ident":
-            bound = self._lookup(n.value)
-            if bound is not None:
-                return 1, bound
-            return 1, Shape(1, "device") if n.value == "device" else _UNKNOWN
-        if k == "select":
-            assert n.target is not None
-            c, s = self.estimate(n.target)
-            return c + (0 if n.test_only else 1), (Shape(1) if n.test_only else _device_select(s, n.value))
-        if k in ("list", "map", "struct"):
-            total = sum(self.estimate(a)[0] for a in n.args)
-            base = {"list": 10, "map": 30, "struct": 40}[k]
-            count = len(n.args) if k == "list" else len(n.args) // 2
-            return base + total, Shape(count, "")
-        if k == "comprehension":
-            return self._comprehension(n)
-        if k == "call":
-            return self._call(n)
-        return 1, _UNKNOWN
 
-    def _comprehension(self, n: Node) -> tuple[int, Shape]:
-        assert n.iter_range is not None
-        rc, rs = self.estimate(n.iter_range)
-        ic, ishape = self.estimate(n.accu_init) if n.accu_init is not None else (0, _UNKNOWN)
-        frame = {n.accu_var: ishape if n.iter_range.kind == "list" and not n.iter_range.args else _UNKNOWN}
-        if n.iter_var2:  # two-variable form: index/key and value
-            frame[n.iter_var] = Shape(ID_LEN, "string")
-            frame[n.iter_var2] = _UNKNOWN
-        else:
-            frame[n.iter_var] = _key_shape(rs)
-        self.scope.append(frame)
+def _k8s_estimate(
+    c: _Coster, fn: str, oid: str, target: _Node2 | None, args: list[_Node2]
+) -> tuple[Est, Est | None] | None:
+    """The DRA `includes` estimate and the Kubernetes library CostEstimator.EstimateCallCost."""
+    if fn == "includes" and oid == "dra_includes_dyn_dyn" and target is not None:
+        return (0, INCLUDES_MAX), None
+    if fn == "check":
+        return (350000, 350000), None
+    if fn in _CONSTANT_ONE:
+        if fn == "ip":
+            return None
+        return _ONE
+    if fn in ("fieldSelector", "labelSelector") and len(args) == 1:
+        sz = _size(c, args[0])
+        tokens = _add(_factor(sz[1], 0.5), 1)
+        return add(by_factor((sz[0], sz[1]), STRING_FACTOR), (1, tokens)), None
+    if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
+        el = _list_elem(c, target)
+        if el is not None:
+            elc: Est = (1, 1)
+            if el.type.kind in (t.STRING, t.BYTES):
+                elc = add(elc, by_factor(_size(c, el), STRING_FACTOR))
+            return mul(_size(c, target), elc), None
+        return by_factor(_size(c, target), STRING_FACTOR), None
+    if fn == "url" and len(args) == 1:
+        sz = _size(c, args[0])
+        return by_factor(sz, STRING_FACTOR), sz
+    if fn in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
+        sz = _size(c, target)
+        return by_factor(sz, STRING_FACTOR), sz
+    if fn == "replace" and target is not None and len(args) >= 2:
+        return _replace(c, target, args)
+    if fn == "split" and target is not None:
+        sz = _size(c, target)
+        mx = sz[1]
+        if len(args) > 1:
+            e = args[1].expr
+            if isinstance(e, Const) and e.kind == "int":
+                assert isinstance(e.value, int)
+                mx = e.value % (1 << 64)
+        return by_factor(sz, 2 * STRING_FACTOR), (0, mx)
+    if fn == "join" and target is not None:
+        lst = _size(c, target)
+        joined: Est = (0, 0)
+        el = _list_elem(c, target)
+        if el is not None:
+            joined = mul(lst, _size(c, el))
+        if args:
+            sep = _size(c, args[0])
+            seps = (lst[0] - 1 if lst[0] > 0 else 0, lst[1] - 1 if lst[1] > 0 else 0)
+            joined = add(joined, mul(sep, seps))
+        return by_factor(joined, STRING_FACTOR), joined
+    if fn in ("find", "findAll") and target is not None and args:
+        sz = _size(c, target)
+        s = by_factor(add(sz, (1, 1)), STRING_FACTOR)
+        r = by_factor(_size(c, args[0]), REGEX_FACTOR)
+        return mul(s, r), (0, sz[1])
+    if fn in ("cidr", "isIP", "isCIDR") and args:
+        return by_factor(_size(c, args[0]), STRING_FACTOR), None
+    if fn == "ip":
+        if oid == "cidr_ip":
+            return _ONE
+        if args:
+            return by_factor(_size(c, args[0]), STRING_FACTOR), None
+        return None
+    if fn == "ip.isCanonical" and args:
+        return by_factor(_size(c, args[0]), 2 * STRING_FACTOR), None
+    if fn in ("containsIP", "containsCIDR") and args:
+        ipc = by_factor((8, 32), STRING_FACTOR)
+        if fn == "containsCIDR":
+            ipc = add(add(ipc, by_factor((4, 16), STRING_FACTOR)), (1, 1))
+        if oid in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
+            ipc = add(ipc, by_factor(_size(c, args[0]), STRING_FACTOR))
+        return ipc, None
+    if fn in ("quantity", "isQuantity", "semver", "isSemver") and args:
+        return by_factor(_size(c, args[0]), STRING_FACTOR), None
+    if fn == "validate" and args:
+        return by_factor(by_factor(_size(c, args[0]), STRING_FACTOR), 128 * REGEX_FACTOR), None
+    if fn == "_==_" and len(args) == 2 and args[0].type.name == args[1].type.name:
+        tt = args[0].type
+        if tt.kind in (t.OPAQUE, t.STRUCT) and tt.name in _EQ_ONE:
+            if tt.kind == t.OPAQUE and tt.name not in ("net.IP", "net.CIDR"):
+                return None
+            return _ONE
+        if tt.kind == t.STRUCT and tt.name == "kubernetes.NamedFormat":
+            return by_factor((1, 64), STRING_FACTOR), None
+        if tt.kind == t.STRUCT and tt.name == "kubernetes.URL":
+            size: Est = (1, 1)
+            if args[1].size is not None:
+                size = union(args[1].size, args[1].size)
+            return by_factor((1, size[1]), STRING_FACTOR), None
+    return None
+
+
+def _replace(c: _Coster, target: _Node2, args: list[_Node2]) -> tuple[Est, Est | None]:
+    sz = _size(c, target)
+    old = _size(c, args[0])
+    new = _size(c, args[1])
+    if old[0] == 0:
+        cnt_max = _add(sz[1], 1) if sz[1] < U64 else sz[1]
+        kept_max = sz[1]
+    elif new[1] <= old[0]:
+        cnt_max, kept_max = 0, sz[1]
+    else:
+        cnt_max, kept_max = math.ceil(sz[1] / old[0]), 0
+    if old[1] == 0:
+        cnt_min = _add(sz[0], 1) if sz[0] < U64 else sz[0]
+        kept_min = sz[0]
+    elif old[1] <= new[0]:
+        cnt_min, kept_min = 0, sz[0]
+    else:
+        cnt_min, kept_min = math.ceil(sz[0] / old[1]), 0
+    size = add(mul((cnt_min, cnt_max), new), (kept_min, kept_max))
+    return by_factor(sz, 2 * STRING_FACTOR), size
+
+
+def estimate_cost(parsed: ParsedExpr, checked: Checked) -> int:
+    """The estimated maximum cost of evaluating the expression once (cel-go's CostEstimate.Max); the size
+    model is the newest device declaration whatever the gates, as upstream's."""
+    c = _Coster(checked)
+    c._namespaced = frozenset(checked.qualified)
+    stack: list[Generator[Expr, Est, Est]] = [c.cost(parsed.expr)]
+    value: Any = None
+    while True:
         try:
-            cc = self.estimate(n.loop_condition)[0] if n.loop_condition is not None else 0
-            sc = self.estimate(n.loop_step)[0] if n.loop_step is not None else 0
-            res_c, res_s = self.estimate(n.result) if n.result is not None else (0, _UNKNOWN)
-        finally:
-            self.scope.pop()
-        iterations = rs.size
-        if res_s is _UNKNOWN or res_s.role == "":
-            res_s = Shape(max(iterations, 1), "")  # map()/filter() produce at most one item per element
-        return rc + ic + iterations * (cc + sc) + res_c, res_s
-
-    def _call(self, n: Node) -> tuple[int, Shape]:
-        fn = n.value
-        parts = ([n.target] if n.target is not None else []) + n.args
-        est = [self.estimate(p) for p in parts]
-        cost = sum(c for c, _ in est)
-        shapes = [s for _, s in est]
-        if fn == "_?_:_":
-            return est[0][0] + max(est[1][0], est[2][0]), shapes[1]
-        if fn in _FREE:
-            return cost, Shape(1)
-        if fn in ("_[_]", "_[?_]", "_?._"):
-            return cost + 1, _device_select(shapes[0], "")
-        if fn in ("_==_", "_!=_"):
-            lens = [_str_len(p, s) for p, s in zip(parts, shapes, strict=False)]
-            known = [x for x in lens if x is not None]
-            if known:
-                return cost + math.ceil(0.1 * min(known)), Shape(1)
-            return cost + 1, Shape(1)
-        if fn == "@in":
-            rhs = shapes[1]
-            is_map = rhs.role in ("attrs", "caps", "attrs_domain", "caps_domain") or parts[1].type.startswith(
-                "map"
-            )
-            return cost + (1 if is_map else rhs.size), Shape(1)
-        if fn == "includes":
-            return cost + LIST_INCLUDES, Shape(1)
-        if fn in _STRING_FNS and n.target is not None:
-            length = _str_len(n.target, shapes[0])
-            size = length if length is not None else UNKNOWN_SIZE
-            return cost + _string_fn_cost(fn, size, parts, shapes), Shape(size, "string")
-        if fn in ("isSorted", "sum", "min", "max") and shapes:
-            return cost + shapes[0].size, Shape(1)
-        if fn.startswith("sets."):
-            return cost + shapes[0].size * shapes[1].size, Shape(1)
-        if fn == "_+_" and any(
-            s.role == "string" or p.type == "string" for p, s in zip(parts, shapes, strict=False)
-        ):
-            size = sum(s.size for s in shapes)
-            return cost + math.ceil(0.1 * size), Shape(size, "string")
-        if fn == "_+_" and all(p.type.startswith("list") for p in parts):
-            size = sum(s.size for s in shapes)
-            return cost + math.ceil(0.1 * size), Shape(size, "")
-        if fn in ("quantity", "semver", "isQuantity", "isSemver") and n.target is None and parts:
-            length = _str_len(parts[0], shapes[0])
-            step = math.ceil(0.1 * (length if length is not None else UNKNOWN_SIZE))
-            return cost + step, Shape(1, "quantity" if fn == "quantity" else "")
-        if fn in ("add", "sub"):
-            return cost + 1, Shape(1, "quantity")
-        return cost + 1, _UNKNOWN if fn not in ("size", "int", "string", "bool") else Shape(1)
-
-
-def _arg_len(parts: list[Node], shapes: list[Shape], k: int) -> int:
-    if k >= len(parts):
-        return 0
-    length = _str_len(parts[k], shapes[k])
-    return length if length is not None else UNKNOWN_SIZE
-
-
-def _string_fn_cost(fn: str, size: int, parts: list[Node], shapes: list[Shape]) -> int:
-    """The call's own cost for a string function of a `size`-byte target (parts[0]); as the Kubernetes
-    library estimator and cel-go price them (0.1 per byte traversed, regexes 0.25 per pattern byte)."""
-    if fn in ("lowerAscii", "upperAscii", "substring", "trim", "indexOf", "lastIndexOf"):
-        return math.ceil(0.1 * size)
-    if fn in ("split", "replace"):
-        return math.ceil(0.2 * size)
-    if fn in ("find", "findAll", "matches"):
-        return math.ceil(0.1 * (size + 1)) * math.ceil(0.25 * _arg_len(parts, shapes, 1))
-    if fn == "contains":
-        return math.ceil(0.1 * size * _arg_len(parts, shapes, 1))
-    if fn in ("startsWith", "endsWith"):
-        return math.ceil(0.1 * _arg_len(parts, shapes, 1))
-    return 1 + math.ceil(0.1 * size)
-
-
-def estimate_cost(root: Node) -> int:
-    """Worst-case cost of evaluating `root` once."""
-    return Estimator().estimate(root)[0]
+            child = stack[-1].send(value)
+        except StopIteration as done:
+            stack.pop()
+            if not stack:
+                return int(done.value[1])
+            value = done.value
+            continue
+        stack.append(c.cost(child))
+        value = None

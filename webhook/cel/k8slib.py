@@ -1,148 +1,125 @@
-"""The Kubernetes CEL library functions DRA selectors may call, for cel-expr-python.
-
-cel-expr-python cannot carry custom value types, so semver, quantity, IP and CIDR values travel through
-CEL as one-entry maps (`{"\\x01v": "1.2.3"}`, `{"\\x01q": "1536"}`): the entry keeps the exact value, so
-`==` compares values as Kubernetes does (`1Gi == 1024Mi`), and, as in Kubernetes, `<`, `+`, `string()`
-or string methods on them find no overload. The parsing and arithmetic live in
-`webhook.model.semver` / `webhook.model.quantity`.
-"""
+"""The Kubernetes CEL libraries at run time (k8s.io/apiserver/pkg/cel/library, v1.37): quantity, semver,
+lists, regex, URLs, named formats, and DRA's `includes`; with the Kubernetes runtime cost functions.
+Values are real Python objects (`webhook.model.quantity.Quantity`, `webhook.model.semver.Semver`)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
-from fractions import Fraction
-from functools import lru_cache
+import math
 from typing import Any
 
-from cel_expr_python import cel
-
-from webhook.model.quantity import Quantity, parse_quantity
+from webhook.cel import regex, urls
+from webhook.cel.functions import TRAVERSAL, actual_size, cost_first_traversal, cost_regex, register
+from webhook.cel.timelib import Duration, Timestamp
+from webhook.cel.values import (
+    LIST_TYPES,
+    MAP_TYPES,
+    NO_SUCH_OVERLOAD,
+    NONE,
+    STRICT_EQUALITY,
+    TYPE_NAMES,
+    CelError,
+    Optional,
+    UInt,
+    compare,
+    equal,
+    key_value,
+    no_such_overload,
+)
+from webhook.model.quantity import DECIMAL_EXPONENT, INT64_MAX, Quantity, parse_quantity
 from webhook.model.semver import Semver, parse_semver
 
-SEMVER_KEY = "\x01v"  # the key of the one-entry map that stands for a kubernetes.Semver
-QUANTITY_KEY = "\x01q"  # ... for a kubernetes.Quantity
-IP_KEY = "\x01ip"  # ... for a net.IP (see webhook.cel.netlib)
-CIDR_KEY = "\x01cidr"  # ... for a net.CIDR
-TYPE_NAMES = {
-    SEMVER_KEY: "kubernetes.Semver",
-    QUANTITY_KEY: "kubernetes.Quantity",
-    IP_KEY: "net.IP",
-    CIDR_KEY: "net.CIDR",
-}
-MAX_INT64 = (1 << 63) - 1
-_LIST_INCLUDES_MAX = 48  # ResourceSliceMaxAttributeValuesPerDevice: `includes` looks at no more
+TYPE_NAMES[Quantity] = "kubernetes.Quantity"
+TYPE_NAMES[Semver] = "kubernetes.Semver"
+STRICT_EQUALITY.update((Quantity, Semver))
+LIST_INCLUDES_MAX = 48  # ResourceSliceMaxAttributeValuesPerDevice
+
+# ---- quantity -----------------------------------------------------------------------------------------
 
 
-def _decimal(v: Fraction) -> str:
-    """An exact decimal string for a quantity's value (quantities have finite decimal expansions)."""
-    for scale in range(64):
-        n = v * 10**scale
-        if n.denominator == 1:
-            break
-    else:  # not a finite decimal: cannot come from a parsed quantity
-        return repr(float(v))
-    digits = str(abs(n.numerator)).rjust(scale + 1, "0")
-    sign = "-" if v < 0 else ""
-    return f"{sign}{digits[:-scale]}.{digits[-scale:]}" if scale else sign + digits
+def _q(fn: str, *args: Any) -> None:
+    for a in args:
+        if type(a) is not Quantity:
+            raise no_such_overload(fn, *args)
 
 
-# ---- tagged values ---------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=8192)
-def semver_tag(v: Semver) -> dict[str, str]:
-    """The CEL value of a version: build metadata dropped (it does not take part in ==)."""
-    return {SEMVER_KEY: str(v).partition("+")[0]}
-
-
-@lru_cache(maxsize=8192)
-def quantity_tag(q: Quantity) -> dict[str, str]:
-    """The CEL value of a quantity: its exact decimal value (equal quantities are equal maps)."""
+def to_quantity(s: Any) -> Quantity:
+    if type(s) is not str:
+        raise no_such_overload("quantity", s)
     try:
-        return {QUANTITY_KEY: _decimal(q.value)}
-    except OverflowError:  # absurd exponents: the canonical form is still exact enough to compare
-        return {QUANTITY_KEY: q.canonical()}
+        return parse_quantity(s, trim=False)
+    except ValueError as e:
+        raise CelError(str(e)) from None
 
 
-def tag_of(x: Any) -> str:
-    """The tag key if `x` is one of our encoded values, else ""."""
-    if type(x) is dict and len(x) == 1:
-        key = next(iter(x))
-        if key in TYPE_NAMES and isinstance(x[key], str):
-            return str(key)
-    return ""
+def is_quantity(s: Any) -> bool:
+    if type(s) is not str:
+        raise no_such_overload("isQuantity", s)
+    try:
+        parse_quantity(s, trim=False)
+    except ValueError:
+        return False
+    return True
 
 
-@lru_cache(maxsize=8192)
-def _semver_of(text: str) -> Semver:
-    return parse_semver(text)
+def q_sign(q: Any) -> int:
+    _q("sign", q)
+    return q.sign()  # type: ignore[no-any-return]
 
 
-@lru_cache(maxsize=8192)
-def _quantity_of(text: str) -> Quantity:
-    return parse_quantity(text)
+def q_cmp(a: Any, b: Any, fn: str) -> int:
+    _q(fn, a, b)
+    return a.cmp(b)  # type: ignore[no-any-return]
 
 
-def _obj(x: Any) -> Semver | Quantity:
-    tag = tag_of(x)
-    if tag == SEMVER_KEY:
-        return _semver_of(x[tag])
-    if tag == QUANTITY_KEY:
-        return _quantity_of(x[tag])
-    raise TypeError(f"no such overload: expected a semver or quantity, got {kind(x)}")
+def _as_int64(q: Quantity) -> int | None:
+    if not q.is_integer:
+        return None
+    if not q.fits_int64():
+        return None
+    v = q.int_value()
+    return v if -INT64_MAX - 1 <= v <= INT64_MAX else None
 
 
-def kind(x: Any) -> str:
-    """The CEL type name of a value as Kubernetes would print it."""
-    tag = tag_of(x)
-    if tag:
-        return TYPE_NAMES[tag]
-    if isinstance(x, bool):
-        return "bool"
-    if isinstance(x, int):
-        return "int"
-    if isinstance(x, float):
-        return "double"
-    if isinstance(x, str):
-        return "string"
-    if isinstance(x, bytes):
-        return "bytes"
-    if isinstance(x, list | tuple):
-        return "list"
-    if isinstance(x, dict):
-        return "map"
-    return "null_type" if x is None else type(x).__name__
+def q_is_integer(q: Any) -> bool:
+    _q("isInteger", q)
+    return _as_int64(q) is not None
 
 
-def _quantity(x: Any) -> Quantity:
-    if tag_of(x) == QUANTITY_KEY:
-        return _quantity_of(x[QUANTITY_KEY])
-    raise TypeError(f"no such overload: expected a kubernetes.Quantity, got {kind(x)}")
+def q_as_integer(q: Any) -> int:
+    _q("asInteger", q)
+    v = _as_int64(q)
+    if v is None:
+        raise CelError("cannot convert value to integer")
+    return v
 
 
-def _semver(x: Any) -> Semver:
-    if tag_of(x) == SEMVER_KEY:
-        return _semver_of(x[SEMVER_KEY])
-    raise TypeError(f"no such overload: expected a kubernetes.Semver, got {kind(x)}")
+def q_as_float(q: Any) -> float:
+    _q("asApproximateFloat", q)
+    mant, exp = q._mant, q._exp
+    try:
+        return float(mant) * 10.0**exp if abs(exp) < 300 else float(f"{mant}e{exp}")
+    except OverflowError:
+        return math.copysign(math.inf, mant)
 
 
-def cel_equal(a: Any, b: Any) -> bool:
-    """CEL equality on plain values: bool is not a number; encoded values compare by their entry."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+def _arith(fn: str, a: Any, b: Any) -> Quantity:
+    if type(a) is not Quantity or (type(b) is not Quantity and type(b) is not int):
+        raise no_such_overload(fn, a, b)
+    n: Any = b
+    other: Quantity = b if type(b) is Quantity else Quantity(n, 0, DECIMAL_EXPONENT)
+    try:
+        return a + other if fn == "add" else a - other
+    except OverflowError:
+        raise CelError("quantity arithmetic out of range") from None
 
 
-# ---- semver (Kubernetes semver library, version 1) ---------------------------------------------------
+# ---- semver -------------------------------------------------------------------------------------------
 
 
 def normalize_semver(s: str) -> str:
     """`semver(s, true)`: drop one leading `v`, drop leading zeros of each of the (at most three)
-    dot-separated parts, and fill a short `1` / `1.2` up to three parts (which then must not carry
-    pre-release or build data). Raises ValueError for the latter."""
+    dot-separated parts, fill a short `1` / `1.2` up to three parts (which then must not carry
+    pre-release or build data: ValueError)."""
     if s.startswith("v"):
         s = s[1:]
     parts = s.split(".", 2)
@@ -159,259 +136,319 @@ def normalize_semver(s: str) -> str:
     return ".".join(parts)
 
 
-def k8s_semver(s: str, normalize: bool = False) -> dict[str, str]:
+def to_semver(s: Any, *rest: Any) -> Semver:
+    normalize = rest[0] if rest else False
+    if type(s) is not str or type(normalize) is not bool:
+        raise no_such_overload("semver", s, *rest)
     try:
-        return semver_tag(parse_semver(normalize_semver(s) if normalize else s))
+        return parse_semver(normalize_semver(s) if normalize else s)
     except ValueError as e:
-        raise ValueError(str(e)) from None
+        raise CelError(str(e)) from None
 
 
-def k8s_is_semver(s: str, normalize: bool = False) -> bool:
+def is_semver(s: Any, *rest: Any) -> bool:
+    normalize = rest[0] if rest else False
+    if type(s) is not str or type(normalize) is not bool:
+        raise no_such_overload("isSemver", s, *rest)
     try:
         parse_semver(normalize_semver(s) if normalize else s)
-        return True
     except ValueError:
         return False
+    return True
 
 
-def k8s_quantity(s: str) -> dict[str, str]:
-    try:
-        return quantity_tag(parse_quantity(s))
-    except ValueError as e:
-        raise ValueError(str(e)) from None
+def _v(fn: str, *args: Any) -> None:
+    for a in args:
+        if type(a) is not Semver:
+            raise no_such_overload(fn, *args)
 
 
-def k8s_is_quantity(s: str) -> bool:
-    try:
-        parse_quantity(s)
-        return True
-    except ValueError:
-        return False
+def _part(name: str) -> Any:
+    def get(v: Any) -> int:
+        _v(name, v)
+        return int(getattr(v, name))
+
+    return get
+
+
+# ---- ordering functions shared by quantity and semver ---------------------------------------------------
+
+
+def is_greater_than(a: Any, b: Any) -> bool:
+    if type(a) is Semver and type(b) is Semver:
+        return a.compare(b) == 1
+    return q_cmp(a, b, "isGreaterThan") == 1
+
+
+def is_less_than(a: Any, b: Any) -> bool:
+    if type(a) is Semver and type(b) is Semver:
+        return a.compare(b) == -1
+    return q_cmp(a, b, "isLessThan") == -1
 
 
 def compare_to(a: Any, b: Any) -> int:
-    x, y = _obj(a), _obj(b)
-    if type(x) is not type(y):
-        raise TypeError(f"no such overload: compareTo({kind(a)}, {kind(b)})")
-    return (x > y) - (x < y)  # type: ignore[operator]
+    if type(a) is Semver and type(b) is Semver:
+        return a.compare(b)
+    return q_cmp(a, b, "compareTo")
 
 
-def q_add(a: Any, b: Any) -> dict[str, str]:
-    q = _quantity(a)
-    other = parse_quantity(b) if isinstance(b, int) and not isinstance(b, bool) else _quantity(b)
-    return quantity_tag(q + other)
+# ---- lists --------------------------------------------------------------------------------------------
+
+_COMPARERS = (int, UInt, float, bool, str, bytes, Timestamp, Duration)
 
 
-def q_sub(a: Any, b: Any) -> dict[str, str]:
-    q = _quantity(a)
-    other = parse_quantity(b) if isinstance(b, int) and not isinstance(b, bool) else _quantity(b)
-    return quantity_tag(q - other)
+def _items(fn: str, xs: Any, elements: tuple[type, ...] = ()) -> Any:
+    """The list argument; `elements`: the element types the overloads take (cel-go's runtime type guard
+    looks at the first element only)."""
+    if type(xs) not in LIST_TYPES or (elements and xs and type(xs[0]) not in elements):
+        raise no_such_overload(fn, xs)
+    return xs
 
 
-def q_as_integer(a: Any) -> int:
-    q = _quantity(a)
-    if not q.is_integer or not -MAX_INT64 - 1 <= q.value <= MAX_INT64:
-        raise ValueError("cannot convert value to integer")
-    return int(q.value)
+def _try_compare(a: Any, b: Any) -> int | None:
+    try:
+        return compare(a, b, "compare")
+    except CelError:
+        return None
 
 
-def q_sign(a: Any) -> int:
-    v = _quantity(a).value
-    return (v > 0) - (v < 0)
+def is_sorted(xs: Any) -> bool:
+    prev = None
+    first = True
+    for x in _items("isSorted", xs, _COMPARERS):
+        if type(x) not in _COMPARERS:
+            raise CelError(NO_SUCH_OVERLOAD)
+        if not first and _try_compare(prev, x) == 1:
+            return False
+        prev, first = x, False
+    return True
 
 
-# ---- lists, regex, sets -----------------------------------------------------------------------------
+_ZERO: dict[type, Any] = {int: 0, UInt: UInt(0), float: 0.0, Duration: Duration(0)}
+_SUMMABLE = (int, UInt, float, Duration)
 
 
-def _items(xs: Any) -> list[Any]:
-    if not isinstance(xs, list | tuple):
-        raise TypeError(f"no such overload: expected a list, got {kind(xs)}")
-    return list(xs)
+def sum_(xs: Any) -> Any:
+    from webhook.cel.stdlib import add
+
+    items = _items("sum", xs, _SUMMABLE)
+    acc = _ZERO.get(type(items[0]), 0) if items else 0
+    for x in items:
+        if type(x) not in (int, UInt, float, Duration, str, bytes, list, Timestamp):
+            raise CelError(NO_SUCH_OVERLOAD)
+        acc = add(acc, x)
+    return acc
 
 
-def _key(x: Any) -> Any:
-    return _obj(x) if tag_of(x) else x
+def _extreme(fn: str, prefer: int) -> Any:
+    def pick(xs: Any) -> Any:
+        result = None
+        seen = False
+        for x in _items(fn, xs, _COMPARERS):
+            if type(x) not in _COMPARERS:
+                raise CelError(NO_SUCH_OVERLOAD)
+            if not seen:
+                result, seen = x, True
+            elif _try_compare(result, x) == prefer:
+                result = x
+        if not seen:
+            raise CelError(f"{fn} called on empty list")
+        return result
+
+    return pick
 
 
-def l_is_sorted(xs: Any) -> bool:
-    items = [_key(x) for x in _items(xs)]
-    return all(not (b < a) for a, b in zip(items, items[1:], strict=False))
+def index_of(target: Any, item: Any, *rest: Any) -> int:
+    """`list.indexOf(v)` (Kubernetes lists) or `string.indexOf(sub[, offset])` (strings extension)."""
+    if type(target) in LIST_TYPES and not rest:
+        for i, x in enumerate(target):
+            if equal(x, item):
+                return i
+        return -1
+    from webhook.cel.extlib import index_of as str_index_of
+
+    return str_index_of(target, item, *rest)
 
 
-def l_sum(xs: Any) -> Any:
-    items = _items(xs)
-    if items and all(tag_of(x) == QUANTITY_KEY for x in items):
-        total = _quantity(items[0])
-        for x in items[1:]:
-            total = total + _quantity(x)
-        return quantity_tag(total)
-    return sum(items) if items else 0
+def last_index_of(target: Any, item: Any, *rest: Any) -> int:
+    if type(target) in LIST_TYPES and not rest:
+        for i in range(len(target) - 1, -1, -1):
+            if equal(target[i], item):
+                return i
+        return -1
+    from webhook.cel.extlib import last_index_of as str_last_index_of
+
+    return str_last_index_of(target, item, *rest)
 
 
-def l_min(xs: Any) -> Any:
-    items = _items(xs)
-    if not items:
-        raise ValueError("min(list) called on an empty list")
-    return min(items, key=_key)
+def traversal_cost(v: Any) -> int:
+    """Kubernetes' traversalCost: 0.1 per string/bytes element (truncated), 1 per other leaf."""
+    t = type(v)
+    if t is str or t is bytes:
+        return int(len(v) * TRAVERSAL)
+    if t in LIST_TYPES:
+        return sum(traversal_cost(x) for x in v)
+    if t in MAP_TYPES:
+        return sum(traversal_cost(key_value(k)) + traversal_cost(x) for k, x in v.items())
+    return 1
 
 
-def l_max(xs: Any) -> Any:
-    items = _items(xs)
-    if not items:
-        raise ValueError("max(list) called on an empty list")
-    return max(items, key=_key)
+def _traversal_first(args: tuple[Any, ...], result: Any) -> int:
+    return traversal_cost(args[0])
 
 
-def l_index_of(xs: Any, v: Any) -> int:
-    """Kubernetes lists `indexOf`: the first index of an equal element, or -1."""
-    return next((i for i, x in enumerate(_items(xs)) if cel_equal(x, v)), -1)
-
-
-def l_last_index_of(xs: Any, v: Any) -> int:
-    items = _items(xs)
-    return next((i for i in range(len(items) - 1, -1, -1) if cel_equal(items[i], v)), -1)
-
-
-@lru_cache(maxsize=1024)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def r_find(s: str, pattern: str) -> str:
-    m = _regex(pattern).search(s)
-    return m.group(0) if m else ""
-
-
-def r_find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
-    out = [m.group(0) for m in _regex(pattern).finditer(s)]
-    return out if limit < 0 else out[:limit]
-
-
-def s_contains(a: Any, b: Any) -> bool:
-    xs = _items(a)
-    return all(any(cel_equal(x, y) for x in xs) for y in _items(b))
-
-
-def s_equivalent(a: Any, b: Any) -> bool:
-    return s_contains(a, b) and s_contains(b, a)
-
-
-def s_intersects(a: Any, b: Any) -> bool:
-    xs = _items(a)
-    return any(any(cel_equal(x, y) for x in xs) for y in _items(b))
+# ---- DRA includes ----------------------------------------------------------------------------------------
 
 
 def includes(target: Any, arg: Any) -> bool:
-    """DRA `includes()`: membership in a list attribute (at most 48 values looked at: a longer list is
-    an error once the 49th would be compared), equality for a scalar."""
-    if isinstance(target, list | tuple):
+    """DRA `includes()`: membership in a list attribute (no more than 48 values are looked at),
+    equality for a scalar."""
+    if type(target) in LIST_TYPES:
         for k, x in enumerate(target):
-            if k >= _LIST_INCLUDES_MAX:
-                raise ValueError(
-                    f"'includes' function cannot be applied to lists longer than {_LIST_INCLUDES_MAX} values"
+            if k >= LIST_INCLUDES_MAX:
+                raise CelError(
+                    f"'includes' function cannot be applied to lists longer than {LIST_INCLUDES_MAX} values"
                 )
-            if cel_equal(x, arg):
+            if equal(x, arg):
                 return True
         return False
-    return cel_equal(target, arg)
+    return equal(target, arg) is True
 
 
-# ---- declarations -----------------------------------------------------------------------------------
-
-T = cel.Type
+# ---- regex ---------------------------------------------------------------------------------------------
 
 
-def _decl(name: str, overloads: Sequence[tuple[str, list[Any], Any, Callable[..., Any], bool]]) -> Any:
-    return cel.FunctionDecl(
-        name,
-        [
-            cel.Overload(oid, return_type=ret, parameters=params, is_member=member, impl=fn)
-            for oid, params, ret, fn, member in overloads
-        ],
-    )
+def find(s: Any, pattern: Any) -> str:
+    if type(s) is not str or type(pattern) is not str:
+        raise no_such_overload("find", s, pattern)
+    return regex.find(s, pattern)
 
 
-def declarations(list_attributes: bool) -> list[Any]:
-    """Function declarations of the Kubernetes libraries we implement (DRA `includes` when enabled)."""
-    D, S, B, I = T.DYN, T.STRING, T.BOOL, T.INT  # noqa: E741, N806
-    decls = [
-        _decl(
-            "semver",
-            [
-                ("k8s_semver", [S], D, k8s_semver, False),
-                ("k8s_semver_norm", [S, B], D, k8s_semver, False),
-            ],
-        ),
-        _decl(
-            "isSemver",
-            [
-                ("k8s_is_semver", [S], B, k8s_is_semver, False),
-                ("k8s_is_semver_norm", [S, B], B, k8s_is_semver, False),
-            ],
-        ),
-        _decl("quantity", [("k8s_quantity", [S], D, k8s_quantity, False)]),
-        _decl("isQuantity", [("k8s_is_quantity", [S], B, k8s_is_quantity, False)]),
-        _decl("major", [("k8s_major", [D], I, lambda v: _semver(v).major, True)]),
-        _decl("minor", [("k8s_minor", [D], I, lambda v: _semver(v).minor, True)]),
-        _decl("patch", [("k8s_patch", [D], I, lambda v: _semver(v).patch, True)]),
-        _decl("compareTo", [("k8s_compare_to", [D, D], I, compare_to, True)]),
-        _decl("isGreaterThan", [("k8s_is_greater", [D, D], B, lambda a, b: compare_to(a, b) > 0, True)]),
-        _decl("isLessThan", [("k8s_is_less", [D, D], B, lambda a, b: compare_to(a, b) < 0, True)]),
-        _decl("add", [("k8s_add", [D, D], D, q_add, True)]),
-        _decl("sub", [("k8s_sub", [D, D], D, q_sub, True)]),
-        _decl("sign", [("k8s_sign", [D], I, q_sign, True)]),
-        _decl("isInteger", [("k8s_is_integer", [D], B, lambda v: _quantity(v).is_integer, True)]),
-        _decl("asInteger", [("k8s_as_integer", [D], I, q_as_integer, True)]),
-        _decl(
-            "asApproximateFloat",
-            [("k8s_as_float", [D], T.DOUBLE, lambda v: float(_quantity(v).value), True)],
-        ),
-        _decl("isSorted", [("k8s_is_sorted", [D], B, l_is_sorted, True)]),
-        _decl("sum", [("k8s_sum", [D], D, l_sum, True)]),
-        _decl("min", [("k8s_min", [D], D, l_min, True)]),
-        _decl("max", [("k8s_max", [D], D, l_max, True)]),
-        # list indexOf/lastIndexOf: cel-expr-python's strings extension owns these names (see report)
-        _decl("find", [("k8s_find", [S, S], S, r_find, True)]),
-        _decl(
-            "findAll",
-            [
-                ("k8s_find_all", [S, S], T.List(S), r_find_all, True),
-                ("k8s_find_all_n", [S, S, I], T.List(S), r_find_all, True),
-            ],
-        ),
-        _decl("sets.contains", [("k8s_sets_contains", [D, D], B, s_contains, False)]),
-        _decl("sets.equivalent", [("k8s_sets_equivalent", [D, D], B, s_equivalent, False)]),
-        _decl("sets.intersects", [("k8s_sets_intersects", [D, D], B, s_intersects, False)]),
-    ]
-    if list_attributes:
-        decls.append(_decl("includes", [("dra_includes_dyn_dyn", [D, D], B, includes, True)]))
-    return decls
+def find_all(s: Any, pattern: Any, *rest: Any) -> list[str]:
+    limit = rest[0] if rest else -1
+    if type(s) is not str or type(pattern) is not str or type(limit) is not int:
+        raise no_such_overload("findAll", s, pattern, *rest)
+    return regex.find_all(s, pattern, limit)
 
 
-# One overload of a function table (netlib, pystrings): name, overload id, parameter kinds, result kind,
-# implementation, member. Kinds: string, int, bool, dyn, list.
-FunctionRow = tuple[str, str, list[str], str, Callable[..., Any], bool]
+# ---- named formats ---------------------------------------------------------------------------------------
 
 
-def _kind_type(k: str) -> Any:
-    return {"string": T.STRING, "int": T.INT, "bool": T.BOOL, "dyn": T.DYN, "list": T.List(T.DYN)}[k]
+class NamedFormat:
+    """A `kubernetes.NamedFormat` (format.dns1123Label(), format.named("uuid"), ...)."""
+
+    __slots__ = ("name", "validate", "max_regex_size")
+
+    def __init__(self, name: str, validate: Any, max_regex_size: int) -> None:
+        self.name = name
+        self.validate = validate
+        self.max_regex_size = max_regex_size
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is NamedFormat and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"format.{self.name}"
 
 
-def table_declarations(rows: Sequence[FunctionRow]) -> list[Any]:
-    """FunctionDecls for a table of overloads, one declaration per function name."""
-    by_name: dict[str, list[tuple[str, list[Any], Any, Callable[..., Any], bool]]] = {}
-    for name, oid, params, ret, fn, member in rows:
-        by_name.setdefault(name, []).append(
-            (oid, [_kind_type(p) for p in params], _kind_type(ret), fn, member)
-        )
-    return [_decl(name, overloads) for name, overloads in by_name.items()]
+TYPE_NAMES[NamedFormat] = "kubernetes.NamedFormat"
+TYPE_NAMES[urls.URL] = "kubernetes.URL"
+STRICT_EQUALITY.update((NamedFormat, urls.URL))
 
 
-class K8sLibrary(cel.CelExtension):  # type: ignore[misc]
-    """The extension object handed to `cel.NewEnv`; `extra` adds function tables (IP/CIDR, strings)."""
+def format_named(name: Any) -> Optional:
+    from webhook.cel.formats import FORMATS
 
-    def __init__(self, list_attributes: bool, extra: Sequence[FunctionRow] = (), name: str = "") -> None:
-        super().__init__(
-            "k8s_dra" + ("_lists" if list_attributes else "") + name,
-            declarations(list_attributes) + table_declarations(extra),
-        )
+    if type(name) is not str:
+        raise no_such_overload("format.named", name)
+    f = FORMATS.get(name)
+    return Optional(f) if f is not None else NONE
+
+
+def format_validate(f: Any, s: Any) -> Optional:
+    if type(f) is not NamedFormat or type(s) is not str:
+        raise no_such_overload("validate", f, s)
+    errors = f.validate(s)
+    return Optional(list(errors)) if errors else NONE
+
+
+def _validate_cost(args: tuple[Any, ...], result: Any) -> int:
+    f = args[0]
+    if type(f) is not NamedFormat:
+        return 1
+    str_cost = math.ceil((1.0 + actual_size(args[1])) * TRAVERSAL)
+    return str_cost * math.ceil(f.max_regex_size * 0.25)
+
+
+def _url(s: Any) -> urls.URL:
+    if type(s) is not str:
+        raise no_such_overload("url", s)
+    return urls.parse_url(s)
+
+
+def _is_url(s: Any) -> bool:
+    if type(s) is not str:
+        raise no_such_overload("isURL", s)
+    return urls.is_url(s)
+
+
+def _url_part(name: str) -> Any:
+    def get(u: Any) -> Any:
+        if type(u) is not urls.URL:
+            raise no_such_overload(name, u)
+        return getattr(u, name)()
+
+    return get
+
+
+def _register() -> None:
+    m = {"member": True}
+    register("quantity", 1, to_quantity, cost=cost_first_traversal)
+    register("isQuantity", 1, is_quantity, cost=cost_first_traversal)
+    register("sign", 1, q_sign)
+    register("isInteger", 1, q_is_integer, **m)  # type: ignore[arg-type]
+    register("asInteger", 1, q_as_integer, **m)  # type: ignore[arg-type]
+    register("asApproximateFloat", 1, q_as_float, **m)  # type: ignore[arg-type]
+    register("add", 2, lambda a, b: _arith("add", a, b), **m)  # type: ignore[arg-type]
+    register("sub", 2, lambda a, b: _arith("sub", a, b), **m)  # type: ignore[arg-type]
+    register("semver", 1, to_semver, cost=cost_first_traversal)
+    register("semver", 2, to_semver, cost=cost_first_traversal)
+    register("isSemver", 1, is_semver, cost=cost_first_traversal)
+    register("isSemver", 2, is_semver, cost=cost_first_traversal)
+    for part in ("major", "minor", "patch"):
+        register(part, 1, _part(part), **m)  # type: ignore[arg-type]
+    register("isGreaterThan", 2, is_greater_than, **m)  # type: ignore[arg-type]
+    register("isLessThan", 2, is_less_than, **m)  # type: ignore[arg-type]
+    register("compareTo", 2, compare_to, **m)  # type: ignore[arg-type]
+    register("isSorted", 1, is_sorted, **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("sum", 1, sum_, **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("min", 1, _extreme("min", 1), **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("max", 1, _extreme("max", -1), **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("indexOf", 2, index_of, **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("indexOf", 3, index_of, **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("lastIndexOf", 2, last_index_of, **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("lastIndexOf", 3, last_index_of, **m, cost=_traversal_first)  # type: ignore[arg-type]
+    register("includes", 2, includes, **m, cost=lambda a, r: 1)  # type: ignore[arg-type]
+    register("find", 2, find, **m, cost=cost_regex)  # type: ignore[arg-type]
+    register("findAll", 2, find_all, **m, cost=cost_regex, grows=True)  # type: ignore[arg-type]
+    register("findAll", 3, find_all, **m, cost=cost_regex, grows=True)  # type: ignore[arg-type]
+    register("url", 1, _url, cost=cost_first_traversal)
+    register("isURL", 1, _is_url)
+    for part in ("getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery"):
+        register(part, 1, _url_part(part), **m)  # type: ignore[arg-type]
+    register("format.named", 1, format_named)
+    register("validate", 2, format_validate, **m, cost=_validate_cost)  # type: ignore[arg-type]
+
+
+def _register_formats() -> None:
+    from webhook.cel.formats import FORMATS
+
+    for name, f in FORMATS.items():
+        register(f"format.{name}", 0, lambda f=f: f)
+
+
+_register()
+_register_formats()

@@ -1,140 +1,262 @@
-"""The Kubernetes CEL IP and CIDR library (`ip()`, `cidr()`, `isIP`, `containsIP`, ...) for cel-expr-python.
+"""The Kubernetes CEL IP and CIDR library (`ip()`, `cidr()`, `isIP`, `containsIP`, ...) at run time.
 
-Values travel as one-entry maps (`{"\\x01ip": "10.0.0.1"}`, `{"\\x01cidr": "10.0.0.1/8"}`, see
-`webhook.cel.k8slib`). Parsing follows Go's `netip` as Kubernetes uses it: no zones, no IPv4-mapped
-IPv6 addresses, a CIDR keeps its host bits until `masked()`. `string(ip)` is not available here.
+Parsing follows Go's `netip` as Kubernetes uses it: no zones, no IPv4-mapped IPv6 addresses, a CIDR
+keeps its host bits until `masked()`; `string(ip)` / `string(cidr)` print Go's canonical text.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import re
-from collections.abc import Callable
-from functools import lru_cache
+import math
 from typing import Any
 
-from webhook.cel.k8slib import CIDR_KEY, IP_KEY, kind, tag_of
+from webhook.cel.functions import TRAVERSAL, actual_size, register
+from webhook.cel.goip import NetipError, parse_addr, parse_prefix
+from webhook.cel.values import STRICT_EQUALITY, TYPE_NAMES, CelError, no_such_overload
+from webhook.model.cache import bounded_cache
+from webhook.model.names import go_quote
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-Interface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
-
-_PREFIX_BITS = re.compile(r"^(0|[1-9][0-9]{0,2})$")
 
 
-@lru_cache(maxsize=4096)
-def parse_ip(text: str) -> Address:
-    """An IP address as Kubernetes' `ip()` accepts it. Raises ValueError."""
-    if "%" in text:
-        raise ValueError(f"IP address with zone value is not allowed: {text}")
+class IP:
+    """A `net.IP` value."""
+
+    __slots__ = ("addr",)
+
+    def __init__(self, addr: Address) -> None:
+        self.addr = addr
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is IP and other.addr == self.addr
+
+    def __hash__(self) -> int:
+        return hash(self.addr)
+
+    def cel_string(self) -> str:
+        return str(self.addr)
+
+    def __repr__(self) -> str:
+        return f"ip({str(self.addr)!r})"
+
+
+class CIDR:
+    """A `net.CIDR` value: an address (host bits kept) and a prefix length."""
+
+    __slots__ = ("addr", "bits")
+
+    def __init__(self, addr: Address, bits: int) -> None:
+        self.addr = addr
+        self.bits = bits
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CIDR and other.addr == self.addr and other.bits == self.bits
+
+    def __hash__(self) -> int:
+        return hash((self.addr, self.bits))
+
+    def network(self) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+        return ipaddress.ip_network(f"{self.addr}/{self.bits}", strict=False)
+
+    def cel_string(self) -> str:
+        return f"{self.addr}/{self.bits}"
+
+    def __repr__(self) -> str:
+        return f"cidr({self.cel_string()!r})"
+
+
+TYPE_NAMES[IP] = "net.IP"
+TYPE_NAMES[CIDR] = "net.CIDR"
+STRICT_EQUALITY.update((IP, CIDR))
+
+
+def _parse_ip_uncached(text: str) -> Address | str:
+    """Kubernetes parseIPAddr: the address, or the error text."""
     try:
-        addr = ipaddress.ip_address(text)
-    except ValueError:
-        raise ValueError(f"IP Address {text!r} parse error during conversion from string") from None
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        raise ValueError(f"IPv4-mapped IPv6 address is not allowed: {text}")
-    return addr
+        family, value, zone = parse_addr(text)
+    except NetipError as e:
+        return f"IP Address {go_quote(text)} parse error during conversion from string: {e}"
+    if zone:
+        return f"IP address {go_quote(text)} with zone value is not allowed"
+    if family == 6 and value >> 32 == 0xFFFF:
+        return f"IPv4-mapped IPv6 address {go_quote(text)} is not allowed"
+    return ipaddress.IPv4Address(value) if family == 4 else ipaddress.IPv6Address(value)
 
 
-@lru_cache(maxsize=4096)
-def parse_cidr(text: str) -> Interface:
-    """A CIDR (address with its host bits, and the prefix length) as `cidr()` accepts it."""
-    addr_text, sep, bits = text.partition("/")
-    if not sep or not _PREFIX_BITS.match(bits):
-        raise ValueError(f"network address parse error during conversion from string: {text!r}")
-    addr = parse_ip(addr_text)
-    if int(bits) > addr.max_prefixlen:
-        raise ValueError(f"network address parse error during conversion from string: {text!r}")
-    return ipaddress.ip_interface(f"{addr}/{bits}")
+_parse_ip = bounded_cache(max_bytes=1 << 20)(_parse_ip_uncached)
 
 
-def _ip_value(addr: Address) -> dict[str, str]:
-    return {IP_KEY: str(addr)}
+def parse_ip(text: str) -> Address:
+    r = _parse_ip(text)
+    if isinstance(r, str):
+        raise CelError(r)
+    return r
 
 
-def _cidr_value(iface: Interface) -> dict[str, str]:
-    return {CIDR_KEY: f"{iface.ip}/{iface.network.prefixlen}"}
+_PREFIX = "network address parse error during conversion from string: "
 
 
-def _ip(x: Any) -> Address:
-    if tag_of(x) == IP_KEY:
-        return parse_ip(x[IP_KEY])
-    raise TypeError(f"no such overload: expected a net.IP, got {kind(x)}")
+def _parse_cidr_uncached(text: str) -> CIDR | str:
+    """Kubernetes parseCIDR: the prefix, or the error text (as `cidr()` reports it)."""
+    try:
+        family, value, _zone, bits = parse_prefix(text)
+    except NetipError as e:
+        return _PREFIX + _PREFIX + str(e)
+    if family == 6 and value >> 32 == 0xFFFF:
+        return _PREFIX + f"IPv4-mapped IPv6 address {go_quote(text)} is not allowed"
+    addr: Address = ipaddress.IPv4Address(value) if family == 4 else ipaddress.IPv6Address(value)
+    return CIDR(addr, bits)
 
 
-def _cidr(x: Any) -> Interface:
-    if tag_of(x) == CIDR_KEY:
-        return parse_cidr(x[CIDR_KEY])
-    raise TypeError(f"no such overload: expected a net.CIDR, got {kind(x)}")
+_parse_cidr = bounded_cache(max_bytes=1 << 20)(_parse_cidr_uncached)
 
 
-def _ok(parse: Callable[[str], Any], text: str) -> bool:
+def parse_cidr(text: str) -> CIDR:
+    r = _parse_cidr(text)
+    if isinstance(r, str):
+        raise CelError(r)
+    return r
+
+
+def to_cidr(s: Any) -> CIDR:
+    if type(s) is not str:
+        raise no_such_overload("cidr", s)
+    return parse_cidr(s)
+
+
+def _ip(fn: str, x: Any, *rest: Any) -> Address:
+    if type(x) is not IP:
+        raise no_such_overload(fn, x, *rest)
+    return x.addr
+
+
+def _ok(parse: Any, text: Any, fn: str) -> bool:
+    if type(text) is not str:
+        raise no_such_overload(fn, text)
     try:
         parse(text)
-        return True
-    except ValueError:
+    except CelError:
         return False
+    return True
 
 
-def ip_of(x: Any) -> dict[str, str]:
+def ip_of(x: Any) -> IP:
     """`ip(string)` or, on a CIDR, `cidr.ip()` (the address part, host bits kept)."""
-    if isinstance(x, str):
-        return _ip_value(parse_ip(x))
-    return _ip_value(_cidr(x).ip)
+    if type(x) is str:
+        return IP(parse_ip(x))
+    if type(x) is CIDR:
+        return IP(x.addr)
+    raise no_such_overload("ip", x)
 
 
-def is_canonical(text: str) -> bool:
-    """`ip.isCanonical(string)`: the string is how Go would print the address."""
+def is_canonical(text: Any) -> bool:
+    if type(text) is not str:
+        raise no_such_overload("ip.isCanonical", text)
     return str(parse_ip(text)) == text
 
 
 def is_global_unicast(x: Any) -> bool:
     """Go's IsGlobalUnicast: not unspecified, loopback, link-local, multicast or the IPv4 broadcast."""
-    a = _ip(x)
+    a = _ip("isGlobalUnicast", x)
     if a.is_unspecified or a.is_loopback or a.is_link_local or a.is_multicast:
         return False
     return not (a.version == 4 and int(a) == 0xFFFFFFFF)
 
 
 def is_link_local_multicast(x: Any) -> bool:
-    a = _ip(x)
+    a = _ip("isLinkLocalMulticast", x)
     if a.version == 4:
         return a in ipaddress.IPv4Network("224.0.0.0/24")
     return (int(a) >> 112) & 0xFF0F == 0xFF02
 
 
+def is_link_local_unicast(x: Any) -> bool:
+    a = _ip("isLinkLocalUnicast", x)
+    if a.version == 4:
+        return a in ipaddress.IPv4Network("169.254.0.0/16")
+    return (int(a) >> 118) == 0x3FA  # fe80::/10
+
+
 def contains_ip(c: Any, x: Any) -> bool:
-    net = _cidr(c).network
-    addr = parse_ip(x) if isinstance(x, str) else _ip(x)
+    if type(c) is not CIDR or type(x) not in (IP, str):
+        raise no_such_overload("containsIP", c, x)
+    if type(x) is str:
+        try:
+            addr = parse_ip(x)
+        except CelError:  # Kubernetes: the parse error is lost, `cidrContainsIP` sees a non-IP
+            raise CelError("no such overload") from None
+    else:
+        addr = x.addr
+    net = c.network()
     return addr.version == net.version and addr in net
 
 
 def contains_cidr(c: Any, x: Any) -> bool:
-    outer = _cidr(c).network
-    inner = (parse_cidr(x) if isinstance(x, str) else _cidr(x)).network
-    return inner.version == outer.version and inner.prefixlen >= outer.prefixlen and inner.subnet_of(outer)  # type: ignore[arg-type]
+    if type(c) is not CIDR or type(x) not in (CIDR, str):
+        raise no_such_overload("containsCIDR", c, x)
+    inner = (parse_cidr(x) if type(x) is str else x).network()
+    outer = c.network()
+    return (
+        inner.version == outer.version and inner.prefixlen >= outer.prefixlen and inner.subnet_of(outer)  # type: ignore[arg-type]
+    )
 
 
-def masked(c: Any) -> dict[str, str]:
-    net = _cidr(c).network
-    return {CIDR_KEY: str(net)}
+def masked(c: Any) -> CIDR:
+    if type(c) is not CIDR:
+        raise no_such_overload("masked", c)
+    net = c.network()
+    return CIDR(net.network_address, c.bits)
 
 
-# (name, overload id, parameter kinds, result kind, implementation, member)
-FUNCTIONS: list[tuple[str, str, list[str], str, Callable[..., Any], bool]] = [
-    ("ip", "string_to_ip", ["string"], "dyn", ip_of, False),
-    ("ip", "cidr_ip", ["dyn"], "dyn", ip_of, True),
-    ("isIP", "is_ip", ["string"], "bool", lambda s: _ok(parse_ip, s), False),
-    ("ip.isCanonical", "ip_is_canonical", ["string"], "bool", is_canonical, False),
-    ("family", "ip_family", ["dyn"], "int", lambda x: _ip(x).version, True),
-    ("isUnspecified", "ip_is_unspecified", ["dyn"], "bool", lambda x: _ip(x).is_unspecified, True),
-    ("isLoopback", "ip_is_loopback", ["dyn"], "bool", lambda x: _ip(x).is_loopback, True),
-    ("isLinkLocalMulticast", "ip_is_link_local_multicast", ["dyn"], "bool", is_link_local_multicast, True),
-    ("isLinkLocalUnicast", "ip_is_link_local_unicast", ["dyn"], "bool", lambda x: _ip(x).is_link_local, True),
-    ("isGlobalUnicast", "ip_is_global_unicast", ["dyn"], "bool", is_global_unicast, True),
-    ("cidr", "string_to_cidr", ["string"], "dyn", lambda s: _cidr_value(parse_cidr(s)), False),
-    ("isCIDR", "is_cidr", ["string"], "bool", lambda s: _ok(parse_cidr, s), False),
-    ("containsIP", "cidr_contains_ip", ["dyn", "dyn"], "bool", contains_ip, True),
-    ("containsCIDR", "cidr_contains_cidr", ["dyn", "dyn"], "bool", contains_cidr, True),
-    ("masked", "cidr_masked", ["dyn"], "dyn", masked, True),
-    ("prefixLength", "cidr_prefix_length", ["dyn"], "int", lambda c: _cidr(c).network.prefixlen, True),
-]
+def _c(fn: str, c: Any) -> CIDR:
+    if type(c) is not CIDR:
+        raise no_such_overload(fn, c)
+    return c  # type: ignore[no-any-return]
+
+
+def _size_cost(args: tuple[Any, ...], result: Any) -> int:
+    return math.ceil(actual_size(args[0]) * TRAVERSAL)
+
+
+def _ip_cost(args: tuple[Any, ...], result: Any) -> int:
+    return 1 if type(args[0]) is CIDR else math.ceil(actual_size(args[0]) * TRAVERSAL)
+
+
+def _contains_ip_cost(args: tuple[Any, ...], result: Any) -> int:
+    n = actual_size(args[0])
+    cost = math.ceil((n + n) * TRAVERSAL)
+    if type(args[1]) is str:
+        cost += math.ceil(actual_size(args[1]) * TRAVERSAL)
+    return cost
+
+
+def _contains_cidr_cost(args: tuple[Any, ...], result: Any) -> int:
+    n = actual_size(args[0])
+    cost = math.ceil((n + n) * TRAVERSAL) + math.ceil(n * TRAVERSAL) + 1
+    if type(args[1]) is str:
+        cost += math.ceil(actual_size(args[1]) * TRAVERSAL)
+    return cost
+
+
+def _register() -> None:
+    m = {"member": True}
+    register("ip", 1, ip_of, both=True, cost=_ip_cost)
+    register("isIP", 1, lambda s: _ok(parse_ip, s, "isIP"), cost=_size_cost)
+    register(
+        "ip.isCanonical", 1, is_canonical, cost=lambda a, r: math.ceil(actual_size(a[0]) * 2 * TRAVERSAL)
+    )
+    register("family", 1, lambda x: _ip("family", x).version, **m)  # type: ignore[arg-type]
+    register("isUnspecified", 1, lambda x: _ip("isUnspecified", x).is_unspecified, **m)  # type: ignore[arg-type]
+    register("isLoopback", 1, lambda x: _ip("isLoopback", x).is_loopback, **m)  # type: ignore[arg-type]
+    register("isLinkLocalMulticast", 1, is_link_local_multicast, **m)  # type: ignore[arg-type]
+    register("isLinkLocalUnicast", 1, is_link_local_unicast, **m)  # type: ignore[arg-type]
+    register("isGlobalUnicast", 1, is_global_unicast, **m)  # type: ignore[arg-type]
+    register("cidr", 1, to_cidr, cost=_size_cost)
+    register("isCIDR", 1, lambda s: _ok(parse_cidr, s, "isCIDR"), cost=_size_cost)
+    register("containsIP", 2, contains_ip, **m, cost=_contains_ip_cost)  # type: ignore[arg-type]
+    register("containsCIDR", 2, contains_cidr, **m, cost=_contains_cidr_cost)  # type: ignore[arg-type]
+    register("masked", 1, masked, **m)  # type: ignore[arg-type]
+    register("prefixLength", 1, lambda c: _c("prefixLength", c).bits, **m)  # type: ignore[arg-type]
+
+
+_register()

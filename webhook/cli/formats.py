@@ -1,11 +1,19 @@
-"""Renderers for validation reports: text (compiler style), json, junit, sarif 2.1.0."""
+"""Renderers for validation reports: text (compiler style), json, junit, sarif 2.1.0.
+
+Whatever the input holds, the output cannot be forged or broken: a text line is one finding (fields from
+the input are escaped by `one_line`), JUnit is valid XML 1.0 (`xml_text`), SARIF locations are
+percent-encoded URIs, and JSON escapes what it must itself.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from webhook import __version__
+from webhook.model.text import one_line, xml_text
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 
@@ -24,7 +32,9 @@ def render_text(report: Report, summary: bool = False) -> str:
         for v in o.violations:
             where = f"{v.field}: " if v.field else ""
             lines.append(
-                f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {where}{v.message} [{_label(o)}]"
+                one_line(
+                    f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {where}{v.message} [{_label(o)}]"
+                )
             )
     if summary:
         s = report.summary()
@@ -51,28 +61,47 @@ def render_junit(report: Report) -> str:
         suite = ET.SubElement(
             suites,
             "testsuite",
-            name=source,
+            name=_xml(source),
             tests=str(len(objs)),
             failures=str(failed),
             errors="0",
             skipped="0",
         )
         for o in objs:
-            case = ET.SubElement(suite, "testcase", classname=source, name=f"{_label(o)} (line {o.line})")
+            case = ET.SubElement(
+                suite, "testcase", classname=_xml(source), name=_xml(f"{_label(o)} (line {o.line})")
+            )
             errs = [v for v in o.violations if v.severity.value == "error"]
             others = [v for v in o.violations if v.severity.value != "error"]
             if errs:
                 f = ET.SubElement(case, "failure", message=f"{len(errs)} error(s)", type="ValidationError")
-                f.text = "\n".join(f"{v.rule}: {v.field}: {v.message}" for v in errs)
+                f.text = "\n".join(_xml(f"{v.rule}: {v.field}: {v.message}") for v in errs)
             if others:
                 out = ET.SubElement(case, "system-out")
-                out.text = "\n".join(f"{v.severity.value} {v.rule}: {v.field}: {v.message}" for v in others)
+                out.text = "\n".join(
+                    _xml(f"{v.severity.value} {v.rule}: {v.field}: {v.message}") for v in others
+                )
         total += len(objs)
         failures += failed
     suites.set("tests", str(total))
     suites.set("failures", str(failures))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _xml(text: str) -> str:
+    """One line of valid XML text: line breaks and controls escaped, nothing XML 1.0 forbids."""
+    return xml_text(one_line(text))
+
+
+def artifact_uri(source: str) -> str:
+    """A SARIF `artifactLocation.uri`: a relative path as a percent-encoded URI reference, an absolute
+    one as a `file://` URI (the original bytes of a name that is not UTF-8 are kept)."""
+    raw = os.fsencode(source) if source != "<stdin>" else b"<stdin>"
+    if os.sep != "/":
+        raw = raw.replace(os.sep.encode(), b"/")
+    path = quote(raw, safe="/")
+    return f"file://{path}" if raw.startswith(b"/") else path
 
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -106,7 +135,7 @@ def render_sarif(report: Report) -> str:
                     "locations": [
                         {
                             "physicalLocation": {
-                                "artifactLocation": {"uri": o.source},
+                                "artifactLocation": {"uri": artifact_uri(o.source)},
                                 "region": {"startLine": max(1, o.line)},
                             },
                             "logicalLocations": [

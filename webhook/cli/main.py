@@ -5,7 +5,6 @@ feasible, 1 any infeasible (or invalid input), 3 any undecided, 2 usage."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -13,8 +12,9 @@ from typing import Any, NoReturn
 
 from webhook import __version__
 from webhook.cli.formats import FORMATS, render, rules_table
-from webhook.io.documents import UndecodableInput, UnreadableInput
+from webhook.io.files import MAX_FILE_BYTES, InputFileError, UnreadableInput
 from webhook.model.errors import UsageError
+from webhook.model.text import one_line
 from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, parse_feature_gates
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -44,28 +44,89 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0 (NaN, inf and negatives are usage errors)."""
+    from webhook.model.budget import check_seconds
+
+    try:
+        return check_seconds(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds >= 0") from None
+
+
+def _steps(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return n
+
+
+def _jobs(text: str) -> int:
+    """argparse type: a number of workers >= 0 (0 = as many as the machine and the input can use)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return n
+
+
 def _add_budget_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--budget-steps",
-        type=int,
+        type=_steps,
         default=200_000,
         metavar="N",
         help="allocator search steps per Pod before the answer is undecided (default 200000)",
     )
     p.add_argument(
         "--budget-seconds",
-        type=float,
+        type=_seconds,
         default=2.0,
         metavar="S",
         help="allocator wall-clock limit per Pod before the answer is undecided (default 2)",
+    )
+    p.add_argument(
+        "--deadline-seconds",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="wall-clock limit of the whole run's allocations: Pods not decided by then are undecided "
+        "(default 60)",
+    )
+
+
+_UNITS = {"": 1, "k": 1000, "ki": 1 << 10, "m": 1000**2, "mi": 1 << 20, "g": 1000**3, "gi": 1 << 30}
+
+
+def _byte_size(text: str) -> int:
+    """`1048576`, `512Ki`, `256Mi`, `1Gi` (also `256MiB`, `256M`): a positive number of bytes."""
+    t = text.strip().lower().removesuffix("b")
+    digits = t.rstrip("kmgi")
+    unit = _UNITS.get(t[len(digits) :])
+    if not digits.isdigit() or unit is None or int(digits) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 256Mi, 1Gi, 1048576)")
+    return int(digits) * unit
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-input-bytes",
+        type=_byte_size,
+        default=MAX_FILE_BYTES,
+        metavar="SIZE",
+        help="largest file or stdin read (default 256Mi); a larger one is an error on that input",
     )
 
 
 def _budget(args: argparse.Namespace) -> Any:
     from webhook.engine import Budget
 
-    if args.budget_steps < 0 or args.budget_seconds < 0:
-        raise UsageError("--budget-steps and --budget-seconds must not be negative")
     return Budget(steps=args.budget_steps, seconds=args.budget_seconds)
 
 
@@ -86,9 +147,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("paths", nargs="+", metavar="PATH")
     v.add_argument("-o", "--format", "--output", dest="format", choices=FORMATS, default="text")
     _add_profile_args(v)
+    _add_input_args(v)
     v.add_argument("--policy", metavar="FILE", help="policy file: disable rules or change their severity")
     v.add_argument(
-        "-j", "-n", "--jobs", dest="jobs", type=int, default=0, help="parallel workers (default: all cores)"
+        "-j",
+        "-n",
+        "--jobs",
+        dest="jobs",
+        type=_jobs,
+        default=0,
+        help="parallel workers (default: all usable cores; never more than the input's files)",
     )
     v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
@@ -112,14 +180,15 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("paths", nargs="+", metavar="PATH")
     m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
     _add_profile_args(m)
+    _add_input_args(m)
     m.add_argument(
         "-j",
         "-n",
         "--jobs",
         dest="jobs",
-        type=int,
+        type=_jobs,
         default=0,
-        help="parallel workers for loading (default: all cores)",
+        help="parallel workers for loading (default: all usable cores; never more than the input's files)",
     )
     _add_budget_args(m)
 
@@ -131,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("paths", nargs="+", metavar="PATH")
     _add_profile_args(s)
+    _add_input_args(s)
 
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
     r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")
@@ -156,11 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     except UsageError as e:
-        sys.stderr.write(f"draguard: error: {e}\n")
+        sys.stderr.write(one_line(f"draguard: error: {e}") + "\n")
         return EXIT_USAGE
     except UnreadableInput as e:
-        where = f"{e.path}: " if isinstance(e, UndecodableInput) and e.path else ""
-        sys.stderr.write(f"draguard: error: {where}{e}\n")
+        where = f"{e.path}: " if isinstance(e, InputFileError) and e.path else ""
+        sys.stderr.write(one_line(f"draguard: error: {where}{e}") + "\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -169,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from webhook.policy import load_policy
+    from webhook.io.policyfile import load_policy
     from webhook.rules.registry import RULES
     from webhook.validate import RunOptions, check_files
 
@@ -178,21 +248,17 @@ def _validate(args: argparse.Namespace) -> int:
     if args.policy or args.feasibility:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
-    if args.jobs < 0:
-        raise UsageError("-j/--jobs must be a positive number")
     skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
-    options = RunOptions(args.k8s_version, tuple(sorted(gates.items())), policy, skip)
+    options = RunOptions(args.k8s_version, tuple(sorted(gates.items())), policy, skip, args.max_input_bytes)
     progress = None
     if not args.no_progress and sys.stderr.isatty():
         progress = _Progress()
     stdin_text = None
     if args.feasibility and "-" in args.paths:
-        from webhook.io.documents import read_text
+        from webhook.io.files import read_text
 
-        stdin_text = read_text("-")  # read once: validation and simulation both need it
-    report = check_files(
-        args.paths, options, jobs=args.jobs or os.cpu_count(), progress=progress, stdin_text=stdin_text
-    )
+        stdin_text = read_text("-", args.max_input_bytes)  # read once: validation and simulation need it
+    report = check_files(args.paths, options, jobs=args.jobs, progress=progress, stdin_text=stdin_text)
     if progress:
         progress.finish()
     if args.feasibility:
@@ -208,13 +274,13 @@ def _simulate(args: argparse.Namespace) -> int:
 
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates)
-    if args.jobs < 0:
-        raise UsageError("-j/--jobs must be a positive number")
     options = SimulateOptions(
         args.k8s_version,
         tuple(sorted(gates.items())),
         budget=_budget(args),
-        jobs=args.jobs or os.cpu_count() or 1,
+        jobs=args.jobs,
+        deadline_seconds=args.deadline_seconds,
+        max_bytes=args.max_input_bytes,
     )
     report = simulate(args.paths, options)
     if args.format == "json":
@@ -238,8 +304,10 @@ def _add_feasibility(
         tuple(sorted(gates.items())),
         policy,
         budget=_budget(args),
-        jobs=args.jobs or os.cpu_count() or 1,
+        jobs=args.jobs,
         stdin_text=stdin_text,
+        deadline_seconds=args.deadline_seconds,
+        max_bytes=args.max_input_bytes,
     )
     sim = simulate(args.paths, options)
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
@@ -258,24 +326,41 @@ def _add_feasibility(
 def _strip(args: argparse.Namespace) -> int:
     import yaml
 
+    from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
-    from webhook.io.documents import DocumentError, discover, parse, read_text
+    from webhook.io.documents import DocumentError, discover_all, parse, read_text
+    from webhook.rules.registry import RULES
     from webhook.skew import strip_disabled_fields
+
+    def say(line: str) -> None:
+        sys.stderr.write(one_line(line) + "\n")
 
     ctx = Context(profile=load_profile(args.k8s_version, parse_feature_gates(args.feature_gates)))
     status = EXIT_OK
     out = []
-    for path in discover(args.paths):
-        for doc in parse(read_text(path), "<stdin>" if path == "-" else path):
+    found = discover_all(args.paths)
+    for skipped in found.skipped:
+        say(f"{skipped.path}:1: warning input.skipped-file: {skipped.reason}")
+    for path in found.files:
+        source = "<stdin>" if path == "-" else path
+        try:
+            text = read_text(path, args.max_input_bytes)
+        except InputFileError as e:
+            say(f"{source}:1: error {e.rule}: {e}")
+            status = EXIT_ERRORS
+            continue
+        for doc in parse(text, source):
             if isinstance(doc, DocumentError):
-                sys.stderr.write(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}\n")
+                say(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}")
                 status = EXIT_ERRORS
                 continue
+            for issue in doc.issues:
+                severity = RULES[issue.rule].severity.value
+                say(f"{doc.source}:{issue.line}: {severity} {issue.rule}: {issue.path}: {issue.message}")
+                status = EXIT_ERRORS if severity == "error" else status
             stripped, dropped = strip_disabled_fields(doc.obj, ctx)
             for f in dropped:
-                sys.stderr.write(
-                    f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}\n"
-                )
+                say(f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}")
             out.append(stripped)
     sys.stdout.write(yaml.safe_dump_all(out, sort_keys=False))
     return status

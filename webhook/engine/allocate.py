@@ -3,34 +3,39 @@
 Per call: claims are prepared once (classes, selectors, gates); per node the gathered pools and the
 per-slice selector results come from the ClusterState caches. Nodes whose candidate counts cannot cover
 some request are pruned without searching; the rest are searched most promising first (ties by name).
-The step/time budget is shared by all nodes: when it runs out the answer is undecided (None).
+The step/time budget is shared by all nodes and by every selector evaluated for the call; a deadline
+(of the whole run, or of one admission request) can stop it earlier. When either runs out the answer is
+undecided (None), never "infeasible". The explanation of a failed search gets a short grace period of
+its own (EXPLAIN_GRACE of the budget, within the deadline) and is cut short when that runs out too.
 """
 
 from __future__ import annotations
 
-import gc
-import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.engine.eligibility import alt_key, blocker
+from webhook.engine.eligibility import alt_key, blocker, key_bytes
 from webhook.engine.explain import explain
-from webhook.engine.outcome import Budget, Outcome
+from webhook.engine.outcome import Budget, Deadline, Outcome
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, prepare
 from webhook.engine.result import claim_results
-from webhook.engine.search import NodeSearch, OutOfBudget, Steps
+from webhook.engine.search import NodeSearch
 from webhook.engine.selectors import selectable
+from webhook.model.bignum import TooLarge
+from webhook.model.budget import Meter, OutOfBudget
 from webhook.state.cluster import ClusterState
-from webhook.state.nodes import NodeInfo, pod_allows
+from webhook.state.nodes import NodeInfo, pod_allows, selector_matches
 from webhook.state.pools import Pool
 
-FILLED_SLICES = 256  # new per-slice selector results in one call that make it a "cold" call
+EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation may spend afterwards
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class NodePlan:
     node: NodeInfo
     state: ClusterState
+    meter: Meter
     promise: float = 0.0
     feasible_bound: bool = True
     failure: str = ""
@@ -39,24 +44,78 @@ class NodePlan:
     @property
     def pools(self) -> list[Pool]:
         if self._pools is None:
-            self._pools = self.state.pools_for(self.node)
+            self._pools = self.state.pools_for(self.node, self.meter)
         return self._pools
 
 
+class _Nodes:
+    """The candidate nodes of one call with their pruning data: parallel arrays rather than an object
+    per node (a warm call on 1,000 nodes then allocates a handful of containers, not thousands, which
+    keeps the garbage collector's young generations quiet)."""
+
+    __slots__ = ("state", "meter", "nodes", "promise", "feasible", "failure")
+
+    def __init__(self, state: ClusterState, nodes: list[NodeInfo], meter: Meter) -> None:
+        self.state = state
+        self.meter = meter
+        self.nodes = nodes
+        self.promise = [0.0] * len(nodes)
+        self.feasible = bytearray(b"\x01") * len(nodes)
+        self.failure: dict[int, str] = {}
+
+    def pools(self, i: int) -> list[Pool]:
+        return self.state.pools_for(self.nodes[i], self.meter)
+
+    def plan(self, i: int) -> NodePlan:
+        return NodePlan(
+            self.nodes[i],
+            self.state,
+            self.meter,
+            self.promise[i],
+            bool(self.feasible[i]),
+            self.failure.get(i, ""),
+        )
+
+
+class _PlanView(Sequence[NodePlan]):
+    """Every node's NodePlan for the explanation, made when iterated (the searched ones as they are):
+    no list of a thousand plan objects per failed call."""
+
+    def __init__(self, cands: _Nodes, searched: dict[int, NodePlan]) -> None:
+        self.cands = cands
+        self.searched = searched
+
+    def __len__(self) -> int:
+        return len(self.cands.nodes)
+
+    def __getitem__(self, i: int) -> NodePlan:  # type: ignore[override]
+        return self.searched.get(id(self.cands.nodes[i])) or self.cands.plan(i)
+
+    def __iter__(self) -> Iterator[NodePlan]:
+        for i in range(len(self.cands.nodes)):
+            yield self[i]
+
+
 def _counts(
-    state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features, limit: int
+    state: ClusterState, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
 ) -> dict[str | None, int]:
-    """Per node: devices that could serve `alt` on their own (an upper bound), counted up to `limit`.
-    Kept per state version, so repeated requests of the same shape cost one lookup per node."""
+    """Per node (of `idx`): devices that could serve `alt` on their own (an upper bound), counted up to
+    `limit`. Kept per state version, so repeated requests of the same shape cost one lookup per node."""
     memo = state.memo()
     key = ("counts", alt_key(alt), limit)
-    counts: dict[str | None, int] = memo.setdefault(key, {})
-    for plan in plans:
-        name = plan.node.name
+    counts: dict[str | None, int] | None = memo.get(key)
+    if counts is None:
+        counts = {}
+        memo.put(key, counts, key_bytes(key) + 100 * len(idx))  # a dict entry per node, at most
+    nodes = cands.nodes
+    for i in idx:
+        node = nodes[i]
+        name = node.name
         if name in counts:
             continue
+        meter.tick()
         n = 0
-        for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
+        for p, d, _e in selectable(state, alt, cands.pools(i), node, f, meter):
             if blocker(state, alt, p, d, f) is None:
                 n += 1
                 if n >= limit:
@@ -65,37 +124,62 @@ def _counts(
     return counts
 
 
-def _bound(state: ClusterState, claims: list[PreparedClaim], plans: list[NodePlan], f: Features) -> None:
+def _bound(
+    state: ClusterState, claims: list[PreparedClaim], cands: _Nodes, f: Features, meter: Meter
+) -> None:
     """Prune nodes where some request has too few candidates; score the rest (0..1, higher = roomier)."""
     parts = 0
+    nodes, feasible, promise = cands.nodes, cands.feasible, cands.promise
     for pc in claims:
         for req in pc.requests:
-            best: dict[str | None, float] = {}
+            best: dict[int, float] = {}
+            open_idx = [i for i in range(len(nodes)) if feasible[i]]
             for alt in req.alts:
+                # Subrequests in order, as upstream tries them: later ones only for the nodes where
+                # no earlier one has enough devices (so unused subrequests cost no selector work).
                 need = max(alt.count, 1)
-                for name, have in _counts(state, alt, plans, f, 2 * need).items():
-                    if have >= need and have / (2 * need) > best.get(name, 0.0):
-                        best[name] = have / (2 * need)
+                counts = _counts(state, alt, cands, open_idx, f, 2 * need, meter)
+                for i in open_idx:
+                    have = counts.get(nodes[i].name, 0)
+                    if have >= need and have / (2 * need) > best.get(i, 0.0):
+                        best[i] = have / (2 * need)
+                open_idx = [i for i in open_idx if i not in best]
+                if not open_idx:
+                    break
             parts += 1
-            for plan in plans:
-                if not plan.feasible_bound:
+            for i in range(len(nodes)):
+                meter.tick()
+                if not feasible[i]:
                     continue
-                b = best.get(plan.node.name, 0.0)
+                b = best.get(i, 0.0)
                 if b == 0.0:
-                    plan.feasible_bound = False
-                    plan.failure = f"claim {pc.label}, request {req.name}"
+                    feasible[i] = 0
+                    cands.failure[i] = f"claim {pc.label}, request {req.name}"
                 else:
-                    plan.promise += b
-    for plan in plans:
-        plan.promise = plan.promise / parts if parts else 1.0
+                    promise[i] += b
+    for i in range(len(nodes)):
+        promise[i] = promise[i] / parts if parts else 1.0
 
 
-def _nodes(state: ClusterState, pod: dict[str, Any] | None, node: str | None) -> list[NodeInfo]:
+def _nodes(
+    state: ClusterState,
+    pod: dict[str, Any] | None,
+    node: str | None,
+    node_selectors: Sequence[dict[str, Any]],
+    meter: Meter,
+) -> list[NodeInfo]:
     if node is None and pod is not None:
         node = (pod.get("spec") or {}).get("nodeName") or None
     nodes = [state.node(node)] if node else state.candidate_nodes()
-    if pod is not None:
-        nodes = [n for n in nodes if n.name is None or pod_allows(pod, n)]
+    if pod is not None or node_selectors:
+        allowed = []
+        for n in nodes:
+            meter.tick()
+            if n.name is None or (
+                (pod is None or pod_allows(pod, n)) and all(selector_matches(s, n) for s in node_selectors)
+            ):
+                allowed.append(n)
+        nodes = allowed
     return nodes
 
 
@@ -110,18 +194,39 @@ def allocate(
     pod: dict[str, Any] | None = None,
     node: str | None = None,
     budget: Budget | None = None,
+    deadline: Deadline | None = None,
+    node_selectors: Sequence[dict[str, Any]] = (),
 ) -> Outcome:
-    """Allocate `claims` together for one Pod; see the module docstring."""
-    cached = len(state.match_cache)
+    """Allocate `claims` together for one Pod; see the module docstring. `budget` bounds this call,
+    `deadline` (e.g. of an admission request or a whole run) bounds it too: whichever ends first.
+    `node_selectors` (e.g. of the Pod's claims that are already allocated) must all match a node.
+
+    Never raises for what its input holds: a failure of draguard itself (MemoryError, RecursionError, a
+    bug) is an Outcome with `internal` set and `feasible` None, never an answer."""
+    budget = budget or Budget()
+    meter = Meter(budget, deadline)
     try:
-        return _allocate(state, claims, pod, node, budget or Budget())
-    finally:
-        if len(state.match_cache) - cached >= FILLED_SLICES:
-            # This call filled the selector caches for many slices (a cold call): collect the garbage
-            # generation now rather than in a later, warm call (a full collection costs 50-100 ms),
-            # and move what survives (long-lived caches) out of the collector's sight.
-            gc.collect()
-            gc.freeze()
+        return _allocate(state, claims, pod, node, node_selectors, budget, deadline, meter)
+    except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
+        return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
+    except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
+        detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        return Outcome(
+            None,
+            None,
+            [],
+            f"internal error in the allocator ({detail}): please report it",
+            [],
+            steps=meter.used,
+            internal=detail,
+        )
+
+
+def _undecided(meter: Meter, where: str, reason: str, explanation: list[dict[str, Any]]) -> Outcome:
+    text = f"undecided: {meter.reason()} {where}"
+    if reason:
+        text += f"; {reason}"
+    return Outcome(None, None, [], text, explanation, steps=meter.used)
 
 
 def _allocate(
@@ -129,36 +234,46 @@ def _allocate(
     claims: list[dict[str, Any]],
     pod: dict[str, Any] | None,
     node: str | None,
+    node_selectors: Sequence[dict[str, Any]],
     budget: Budget,
+    deadline: Deadline | None,
+    meter: Meter,
 ) -> Outcome:
     f = Features.of(state)
-    steps = Steps(budget.steps, time.monotonic() + budget.seconds)
     try:
-        prepared = prepare(state, claims, f)
+        prepared = prepare(state, claims, f, meter.tick)
     except EngineError as e:
         return Outcome(False, None, [], str(e), [], error=str(e))
-    nodes = _nodes(state, pod, node)
+    except OutOfBudget:
+        return _undecided(meter, "while the claims were prepared", "", [])
+    try:
+        nodes = _nodes(state, pod, node, node_selectors, meter)
+    except OutOfBudget:
+        return _undecided(meter, "while the candidate nodes were listed", "", [])
     if not nodes:
         return Outcome(
             False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []
         )
     has_all = any(a.all_mode for pc in prepared for r in pc.requests for a in r.alts)
-    plans = [NodePlan(n, state) for n in nodes]
+    cands = _Nodes(state, nodes, meter)
     try:
         if has_all:
-            for plan in plans:
-                NodeSearch(state, prepared, plan.node, plan.pools, f, steps).prepare()
-        _bound(state, prepared, plans, f)
+            for i, n in enumerate(nodes):
+                NodeSearch(state, prepared, n, cands.pools(i), f, meter).prepare()
+        _bound(state, prepared, cands, f, meter)
     except EngineError as e:
-        return Outcome(False, None, [], str(e), [], error=str(e))
-    candidates = sorted(
-        (p for p in plans if p.feasible_bound),
-        key=lambda p: (-p.promise, p.node.name is None, p.node.name or ""),
+        return Outcome(False, None, [], str(e), [], steps=meter.used, error=str(e))
+    except OutOfBudget:
+        return _undecided(meter, "while devices were matched against the selectors", "", [])
+    order = sorted(
+        (i for i in range(len(nodes)) if cands.feasible[i]),
+        key=lambda i: (-cands.promise[i], nodes[i].name is None, nodes[i].name or ""),
     )
     undecided = False
     searched: list[NodePlan] = []
-    for plan in candidates:
-        search = NodeSearch(state, prepared, plan.node, plan.pools, f, steps)
+    for i in order:
+        plan = cands.plan(i)
+        search = NodeSearch(state, prepared, plan.node, plan.pools, f, meter)
         searched.append(plan)
         try:
             found = search.run()
@@ -167,7 +282,7 @@ def _allocate(
             break
         except EngineError as e:
             return Outcome(
-                False, None, [], str(e), [], nodes_tried=len(searched), steps=steps.used, error=str(e)
+                False, None, [], str(e), [], nodes_tried=len(searched), steps=meter.used, error=str(e)
             )
         if not found:
             plan.failure = "no combination of devices satisfies all requests and constraints"
@@ -179,17 +294,35 @@ def _allocate(
                 "devices skip node operations, but the node does not declare DRAOptionalNodeOperations"
             )
             continue
-        return Outcome(True, n.name, results, "", [], nodes_tried=len(searched), steps=steps.used)
-    reason, explanation = explain(state, prepared, plans, searched, f)
-    if undecided:
-        return Outcome(
-            None,
-            None,
-            [],
-            f"undecided: the search budget ({budget.steps} steps, {budget.seconds:g} s) ran out after "
-            f"{len(searched)} node(s); {reason}",
-            explanation,
-            nodes_tried=len(searched),
-            steps=steps.used,
+        return Outcome(True, n.name, results, "", [], nodes_tried=len(searched), steps=meter.used)
+    grace = Meter(Budget(int(budget.steps * EXPLAIN_GRACE), budget.seconds * EXPLAIN_GRACE), deadline)
+    for plan in searched:
+        plan.meter = grace
+    cands.meter = grace
+    plans = _PlanView(cands, {id(p.node): p for p in searched})
+    names = tuple(n.name for n in nodes)
+    if searched:
+        best = max(searched, key=lambda p: (p.promise, -(len(p.node.name or ""))))
+    else:
+        top = max(range(len(nodes)), key=lambda i: (cands.promise[i], -(len(nodes[i].name or ""))))
+        best = plans[top]
+    try:
+        reason, explanation = explain(
+            state,
+            prepared,
+            plans,
+            searched,
+            f,
+            grace,
+            names,
+            best,
+            lambda: (cands.pools(i) for i in range(len(nodes))),
+            len(nodes) - sum(cands.feasible),
         )
-    return Outcome(False, None, [], reason, explanation, nodes_tried=len(searched), steps=steps.used)
+    except OutOfBudget:
+        reason, explanation = "the explanation was cut short (its share of the budget ran out)", []
+    if undecided:
+        out = _undecided(meter, f"after {len(searched)} node(s)", reason, explanation)
+        out.nodes_tried = len(searched)
+        return out
+    return Outcome(False, None, [], reason, explanation, nodes_tried=len(searched), steps=meter.used)

@@ -2,11 +2,13 @@
 
 A port of upstream's consumable_capacity behaviour: an absent request takes the policy default or the
 full capacity; validRange rounds up to min + k·step; validValues rounds up to the next listed value.
-Arithmetic is exact (nano-unit integers), so fractional ranges need no separate path.
+Arithmetic is exact (nano-unit integers, compact `Big`s for huge values), so fractional ranges need no
+separate path.
 """
 
 from __future__ import annotations
 
+from webhook.model.bignum import Nano
 from webhook.model.quantity import Quantity
 from webhook.state.records import Capacity, DeviceRec, nano
 
@@ -21,9 +23,11 @@ def _round(requested: Quantity | None, cap: Capacity) -> Quantity:
         if cap.range_step is None:
             return requested
         step = nano(cap.range_step)
+        if not step > 0:
+            return Quantity.from_nano(nano(rmin), cap.range_step.format)
+        # rmin + ceil(span / step) * step == requested + ((-span) mod step), exact for huge values too
         span = nano(requested) - nano(rmin)
-        k = -(-span // step) if step > 0 else 0
-        return Quantity(nano(rmin) + k * step, -9, cap.range_step.format)
+        return Quantity.from_nano(nano(requested) + (-span) % step, cap.range_step.format)
     if cap.valid_values is not None:
         for v in cap.valid_values:
             if requested <= v:
@@ -68,8 +72,8 @@ def consumed(requests: dict[str, Quantity] | None, dev: DeviceRec) -> dict[str, 
 def fits(
     use: dict[str, Quantity] | None,
     dev: DeviceRec,
-    allocated: dict[str, int] | None,
-    allocating: dict[str, int] | None,
+    allocated: dict[str, Nano] | None,
+    allocating: dict[str, Nano] | None,
 ) -> bool:
     """existing consumption + in-flight + this ≤ capacity value, for every capacity."""
     if use is None:

@@ -72,3 +72,12 @@ def alt_key(alt: Alt) -> Hashable:
     caps = tuple(sorted((k, str(v)) for k, v in alt.capacity.items())) if alt.capacity is not None else None
     tols = tuple(tuple(sorted((k, str(v)) for k, v in t.items())) for t in alt.tolerations)
     return (alt.signature, alt.admin, tols, caps)
+
+
+def key_bytes(key: Hashable) -> int:
+    """A rough size of a memo key built from `alt_key` (its strings dominate)."""
+    if isinstance(key, str):
+        return 50 + len(key)
+    if isinstance(key, tuple):
+        return 56 + sum(key_bytes(k) for k in key)
+    return 32

@@ -9,6 +9,7 @@ own, the failure is combinatorial (constraints, counters or devices shared betwe
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from webhook.engine.eligibility import (
@@ -21,10 +22,13 @@ from webhook.engine.eligibility import (
     alt_key,
     blocker,
     counter_block,
+    key_bytes,
 )
 from webhook.engine.requests import Alt, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import selectable
-from webhook.model.quantity import parse_quantity
+from webhook.model.bignum import Big, Nano
+from webhook.model.budget import Meter
+from webhook.model.quantity import Quantity, parse_quantity
 from webhook.state.cluster import ClusterState
 from webhook.state.pools import Pool
 
@@ -40,22 +44,29 @@ _LABELS = {
 }
 
 
-def _funnel(state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features) -> list[list[Any]]:
+def _funnel(
+    state: ClusterState,
+    alt: Alt,
+    plans: Sequence[NodePlan],
+    names: tuple[str | None, ...],
+    f: Features,
+    meter: Meter,
+) -> list[list[Any]]:
     memo = state.memo()
-    key = ("funnel", alt_key(alt), alt.class_name, tuple(p.node.name for p in plans))
+    key = ("funnel", alt_key(alt), alt.class_name, names)
     hit = memo.get(key)
     if hit is not None:
         return [list(r) for r in hit]
     in_class: set[tuple[str, int, int]] = set()
     for plan in plans:
-        for _p, d, _e in selectable(state, alt, plan.pools, plan.node, f, (alt.class_selectors, ())):
+        for _p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter, (alt.class_selectors, ())):
             in_class.add(d.key)
     seen: set[tuple[str, int, int]] = set()
     why: Counter[str] = Counter()
     effects: Counter[str] = Counter()
     sets: Counter[str] = Counter()
     for plan in plans:
-        for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
+        for p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter):
             if d.key in seen:
                 continue
             seen.add(d.key)
@@ -85,7 +96,7 @@ def _funnel(state: ClusterState, alt: Alt, plans: list[NodePlan], f: Features) -
             label = _LABELS[b]
         rows.append([label, left])
     rows.append(["left", left])
-    memo[key] = [tuple(r) for r in rows]
+    memo.put(key, [tuple(r) for r in rows], key_bytes(key) + 200 * len(rows))
     return rows
 
 
@@ -111,8 +122,10 @@ def _sentence(alt: Alt, rows: list[list[Any]]) -> str:
     return f"request {alt.ref}: " + "; ".join(parts)
 
 
-def _nano(n: int) -> str:
+def _nano(n: Nano) -> str:
     """A nano-unit counter value as a short quantity string: binary suffix when exact (8Gi), else decimal."""
+    if isinstance(n, Big):
+        return Quantity.from_nano(n).canonical()
     if n % 10**9 == 0:
         units = n // 10**9
         for suffix, power in (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
@@ -122,15 +135,15 @@ def _nano(n: int) -> str:
     return parse_quantity(f"{n}n").canonical()
 
 
-def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Features) -> str:
+def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
     """When every candidate of a request draws on one counter set, whether that set can hold `count`
     of them at all (the smallest consumptions summed): a proof of why counters block the request."""
     need = alt.count
     if alt.all_mode or alt.admin or need < 2:
         return ""
     where: tuple[Pool, str] | None = None
-    uses: list[dict[str, int]] = []
-    for p, d, _e in selectable(state, alt, plan.pools, plan.node, f):
+    uses: list[dict[str, Nano]] = []
+    for p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter):
         if blocker(state, alt, p, d, f) is not None:
             continue
         if len(d.consumes) != 1 or (where is not None and where != (p, d.consumes[0].counter_set)):
@@ -154,21 +167,33 @@ def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Featur
 def explain(
     state: ClusterState,
     claims: list[PreparedClaim],
-    plans: list[NodePlan],
+    plans: Sequence[NodePlan],
     searched: list[NodePlan],
     f: Features,
+    meter: Meter,
+    names: tuple[str | None, ...] | None = None,
+    best: NodePlan | None = None,
+    pools: Callable[[], Iterable[list[Pool]]] | None = None,
+    pruned: int | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome."""
+    """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome.
+    `names` (of the plans' nodes), `best` (the most promising plan), `pools` (every plan's pools) and
+    `pruned` (plans pruned by device counts) may be passed when the caller knows them without making
+    every plan."""
     if not plans:
         return "no candidate node", []
-    best = max(searched or plans, key=lambda p: (p.promise, -(len(p.node.name or ""))))
+    if names is None:
+        names = tuple(p.node.name for p in plans)
+    if best is None:
+        best = max(searched or plans, key=lambda p: (p.promise, -(len(p.node.name or ""))))
     best_name = best.node.name
     structured: list[dict[str, Any]] = []
     emptied: list[str] = []
     for pc in claims:
         for req in pc.requests:
             for alt in req.alts:
-                rows = _funnel(state, alt, plans, f)
+                meter.tick()
+                rows = _funnel(state, alt, plans, names, f, meter)
                 need = max(alt.count, 1)
                 entry = {
                     "claim": pc.label,
@@ -190,7 +215,7 @@ def explain(
             for pc in claims
             for req in pc.requests
             for alt in req.alts
-            if (m := _counter_contention(state, alt, best, f))
+            if (m := _counter_contention(state, alt, best, f, meter))
         ]
         if contention:
             reasons.append(" | ".join(contention))
@@ -203,12 +228,21 @@ def explain(
                 else " (devices or shared counters are contended)"
             )
         )
-    if any(p.invalid for plan in plans for p in plan.pools):
+    invalid = False
+    skipped: set[str] = set()
+    if pruned is None:
+        pruned = sum(1 for p in plans if not p.feasible_bound)
+    for node_pools in pools() if pools is not None else (plan.pools for plan in plans):
+        meter.tick()
+        for p in node_pools:
+            invalid = invalid or bool(p.invalid)
+            if p.incomplete:
+                skipped.add(f"{p.id[0]}/{p.id[1]}")
+    if invalid:
         reasons.append("invalid resource pools were encountered")
-    incomplete = sorted({f"{p.id[0]}/{p.id[1]}" for plan in plans for p in plan.pools if p.incomplete})
+    incomplete = sorted(skipped)
     if incomplete:
         reasons.append("incomplete resource pools skipped: " + ", ".join(incomplete[:5]))
-    pruned = sum(1 for p in plans if not p.feasible_bound)
     where = f"{len(plans)} node(s) considered, {pruned} pruned by device counts"
     if best_name:
         where += f", best node {best_name}"

@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.model.budget import Budget, Deadline
 
-@dataclass
-class Budget:
-    steps: int = 200_000  # allocator search steps (device placement attempts)
-    seconds: float = 2.0  # wall-clock limit for one allocate() call
+__all__ = ["Budget", "ClaimResult", "Deadline", "DeviceResult", "Outcome"]
 
 
 @dataclass
@@ -70,4 +68,5 @@ class Outcome:
     explanation: list[dict[str, Any]]
     nodes_tried: int = 0
     steps: int = 0
-    error: str | None = None
+    error: str | None = None  # an upstream allocation error (aborts scheduling of the Pod)
+    internal: str | None = None  # draguard failed (MemoryError, RecursionError, a bug): not an answer

@@ -3,6 +3,7 @@ validateDeviceRequest), constraints, and the feature set of the profile."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ class Features:
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Alt:
     """One request without subrequests, or one subrequest (`parent` set)."""
 
@@ -74,7 +75,7 @@ class Alt:
         return self.parent or self.name
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Req:
     name: str
     alts: list[Alt]
@@ -88,7 +89,7 @@ class ConstraintSpec:
     requests: frozenset[str]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PreparedClaim:
     claim: dict[str, Any]
     namespace: str | None
@@ -171,10 +172,15 @@ def _alt(
     )
 
 
-def prepare(state: ClusterState, claims: list[dict[str, Any]], f: Features) -> list[PreparedClaim]:
-    """Check every claim as upstream does before searching; raise `EngineError` on upstream errors."""
+def prepare(
+    state: ClusterState, claims: list[dict[str, Any]], f: Features, tick: Callable[[], None] | None = None
+) -> list[PreparedClaim]:
+    """Check every claim as upstream does before searching; raise `EngineError` on upstream errors.
+    `tick` is called per claim (a budget's clock)."""
     out = []
     for ci, claim in enumerate(claims):
+        if tick is not None:
+            tick()
         meta = claim.get("metadata") or {}
         devices = (claim.get("spec") or {}).get("devices") or {}
         pc = PreparedClaim(claim, meta.get("namespace"), meta.get("name"), [], [])

@@ -10,8 +10,8 @@ intends; the July 2026 snapshot still reserved counters).
 
 from __future__ import annotations
 
-import time
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,8 @@ from webhook.engine import capacity as cap
 from webhook.engine.constraints import Constraint
 from webhook.engine.requests import MAX_RESULTS, Alt, EngineError, Features, PreparedClaim, blocking_taint
 from webhook.engine.selectors import Candidate, candidates
+from webhook.model.bignum import Nano
+from webhook.model.budget import Meter, OutOfBudget
 from webhook.model.quantity import Quantity
 from webhook.state.cluster import ClusterState
 from webhook.state.nodes import NodeInfo
@@ -26,22 +28,12 @@ from webhook.state.pools import GroupState, Pool, add_group, group_admits
 
 FAIL, OK, EXCEEDED = 0, 1, 2
 
+__all__ = ["NodeSearch", "OutOfBudget"]
 
-class OutOfBudget(Exception):
-    """The step or time budget ran out: the answer is undecided."""
+Signature = tuple[tuple[str, ...], tuple[str, ...]]  # (class selectors, request selectors)
 
-
-@dataclass
-class Steps:
-    left: int
-    deadline: float
-    used: int = 0
-
-    def take(self) -> None:
-        self.used += 1
-        self.left -= 1
-        if self.left < 0 or (self.used & 127 == 0 and time.monotonic() > self.deadline):
-            raise OutOfBudget()
+# One level of the search: it yields the arguments of a deeper level and receives that level's result.
+Level = Generator[tuple[int, int, int, int, bool, int], int, int]
 
 
 @dataclass(slots=True)
@@ -62,7 +54,7 @@ class NodeSearch:
         node: NodeInfo,
         pools: list[Pool],
         features: Features,
-        steps: Steps,
+        steps: Meter,
     ) -> None:
         self.state = state
         self.claims = claims
@@ -73,29 +65,35 @@ class NodeSearch:
         self.exclusive = state.allocated.exclusive
         self.agg_capacity = state.allocated.capacity
         self.allocating: dict[tuple[str, str, str], set[int]] = {}
-        self.allocating_cap: dict[tuple[str, str, str], dict[str, int]] = {}
-        self.consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self.allocating_cap: dict[tuple[str, str, str], dict[str, Nano]] = {}
+        self.consumed: dict[tuple[str, str], dict[str, dict[str, Nano]]] = {}
         self.groups: dict[tuple[tuple[str, str], str], GroupState] = {}
         self.constraints = [
             [Constraint(c, features.list_attributes) for c in pc.constraints] for pc in claims
         ]
         self.results: list[list[Picked]] = [[] for _ in claims]
         self.selected: dict[tuple[int, int], int] = {}
-        self.cands: dict[int, list[Candidate]] = {}
+        self.cands: dict[Signature, list[Candidate]] = {}
+        self.index_of: dict[Signature, dict[tuple[str, str, str], int]] = {}  # device -> index in cands
+        self.free_from: dict[Signature, int] = {}  # every candidate before it is taken
         self.all_devices: dict[int, list[Candidate]] = {}
         self.num: dict[int, int] = {}
 
     # --- preparation -----------------------------------------------------------------------------
     def cands_of(self, alt: Alt) -> list[Candidate]:
-        got = self.cands.get(id(alt))
+        """The selectable devices for `alt` on this node; (sub)requests with the same selectors share
+        one list (thousands of one-device claims of one class must not build thousands of lists)."""
+        got = self.cands.get(alt.signature)
         if got is None:
-            got = candidates(self.state, alt, self.pools, self.node, self.f)
-            self.cands[id(alt)] = got
+            got = candidates(self.state, alt, self.pools, self.node, self.f, self.steps)
+            self.cands[alt.signature] = got
+            self.index_of[alt.signature] = {c.dev.id: i for i, c in enumerate(got)}
         return got
 
     def prepare(self) -> None:
         """Per-node part of upstream's request validation: "All" pre-collection and the 32-results cap."""
         for pc in self.claims:
+            self.steps.tick()
             minimum = 0
             for req in pc.requests:
                 lows = []
@@ -125,7 +123,9 @@ class NodeSearch:
                     f"{p.id[0]}/{p.id[1]} is currently invalid"
                 )
         out = []
+        tick = self.steps.tick
         for c in self.cands_of(alt):
+            tick()
             c.raise_error(pc, alt)
             if self.f.consumable_capacity:
                 use = cap.consumed(alt.capacity, c.dev)
@@ -137,20 +137,41 @@ class NodeSearch:
     # --- search ----------------------------------------------------------------------------------
     def run(self) -> bool:
         self.prepare()
-        return self.one(0, 0, 0, 0, False, 0) == OK
+        return self._drive((0, 0, 0, 0, False, 0)) == OK
 
-    def one(self, ci: int, ri: int, si: int, di: int, sub_mode: bool, start: int) -> int:
+    def _drive(self, args: tuple[int, int, int, int, bool, int]) -> int:
+        """Run `one` without recursion: each level is a generator on an explicit stack, so the depth
+        (claims + requests + devices: thousands for a Pod with thousands of claims) needs no C stack."""
+        stack: list[Level] = [self.one(*args)]
+        result = 0
+        send: int | None = None
+        tick = self.steps.tick
+        while stack:
+            tick()
+            try:
+                sub = stack[-1].send(send)  # type: ignore[arg-type]
+            except StopIteration as done:
+                stack.pop()
+                send = result = done.value
+                continue
+            stack.append(self.one(*sub))
+            send = None
+        return result
+
+    def one(self, ci: int, ri: int, si: int, di: int, sub_mode: bool, start: int) -> Level:
+        """The search from claim `ci`, request `ri`, subrequest `si`, device `di` on (candidates from
+        `start`): OK, FAIL or EXCEEDED. `r = yield args` is a call of the next level (see `_drive`)."""
         if ci >= len(self.claims):
             return OK
         pc = self.claims[ci]
         if ri >= len(pc.requests):
-            r = self.one(ci + 1, 0, 0, 0, False, 0)
+            r = yield (ci + 1, 0, 0, 0, False, 0)
             return FAIL if r == EXCEEDED else r
         req = pc.requests[ri]
         if req.is_parent and not sub_mode:
             all_exceeded = True
             for s in range(len(req.alts)):
-                r = self.one(ci, ri, s, 0, True, 0)
+                r = yield (ci, ri, s, 0, True, 0)
                 if r == EXCEEDED:
                     continue
                 all_exceeded = False
@@ -163,7 +184,8 @@ class NodeSearch:
         if alt.all_mode and num == 0:
             return FAIL
         if di >= num:
-            return self.one(ci, ri + 1, 0, 0, False, 0)
+            r = yield (ci, ri + 1, 0, 0, False, 0)
+            return r
         if len(self.results[ci]) + num - di > MAX_RESULTS:
             return EXCEEDED
         if alt.all_mode:
@@ -171,13 +193,20 @@ class NodeSearch:
             undo = self.place(ci, alt, c, True)
             if undo is None:
                 return FAIL
-            r = self.one(ci, ri, si, di + 1, sub_mode, 0)
+            r = yield (ci, ri, si, di + 1, sub_mode, 0)
             if r != OK:
                 undo()
             return r
         cands = self.cands_of(alt)
         admin = alt.admin
-        for k in range(start, len(cands)):
+        tick = self.steps.tick
+        sig = alt.signature
+        # Candidates before free_from[sig] are all taken (allocated or being allocated): skip them, so
+        # that thousands of one-device claims do not rescan each other's devices (quadratic).
+        hint = self.free_from.get(sig, 0)
+        advance = not admin and start <= hint
+        for k in range(start if admin else max(start, hint), len(cands)):
+            tick()
             c = cands[k]
             dev = c.dev
             if admin:
@@ -186,6 +215,9 @@ class NodeSearch:
                     continue
             elif dev.id in self.exclusive or self.allocating.get(dev.id):
                 continue
+            elif advance:
+                self.free_from[sig] = k
+                advance = False
             c.raise_error(pc, alt)
             use = None
             if self.f.consumable_capacity:
@@ -195,7 +227,7 @@ class NodeSearch:
             undo = self.place(ci, alt, c, False, use)
             if undo is None:
                 continue
-            r = self.one(ci, ri, si, di + 1, sub_mode, k + 1)
+            r = yield (ci, ri, si, di + 1, sub_mode, k + 1)
             if r == OK:
                 return OK
             undo()
@@ -287,10 +319,20 @@ class NodeSearch:
                 if not any(p.cand.dev is dev and p.share_id for r in self.results for p in r):
                     del self.allocating_cap[dev.id]
             if marked:
-                self.allocating[dev.id].discard(ci)
+                holders = self.allocating[dev.id]
+                holders.discard(ci)
+                if not holders:
+                    self._freed(dev.id)
             self._rollback(pool, dev, reserved, pushed_groups, ci, alt, added)
 
         return undo
+
+    def _freed(self, dev_id: tuple[str, str, str]) -> None:
+        """A device is free again: lower the free_from hints of the candidate lists holding it."""
+        for sig, at in self.index_of.items():
+            i = at.get(dev_id)
+            if i is not None and i < self.free_from.get(sig, 0):
+                self.free_from[sig] = i
 
     def _rollback(
         self, pool: Pool, dev: Any, reserved: bool, pushed: list[Any], ci: int, alt: Alt, added: int

@@ -3,16 +3,23 @@
 Results are computed for a whole slice at once and kept until the slice changes. A CEL runtime error is
 recorded on its device and raised only when the search reaches that device, which is when upstream
 would have evaluated it (errors abort the allocation; a device is never silently skipped).
+
+Selector work counts against the allocate() call's budget (`Meter`): every evaluation the evaluator
+actually runs (not a cache hit) charges `evaluation_steps()` steps and reads the clock, and compiling a
+new expression charges `compile_steps()`. The cost hook is the evaluator's optional `last_cost`
+attribute: the CEL cost units its most recent `matches()` call spent (0 for a cached answer). Without
+it, one step per evaluation the evaluator ran (its `evaluations` counter), or per call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from webhook.cel.runtime import CelRuntimeError
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim
+from webhook.model.budget import Meter
 from webhook.state.cluster import ClusterState
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool, device_on_node
@@ -49,51 +56,133 @@ class Candidate:
         )
 
 
-def _eval(ev: Any, exprs: tuple[str, ...], d: DeviceRec, driver: str, in_class: bool) -> bool | SelectorError:
+COST_UNITS_PER_STEP = 10  # CEL cost units charged as one step (a placement attempt costs about as much)
+COMPILE_BYTES_PER_STEP = 16  # expression bytes compiled per step
+
+
+def evaluation_steps(cost: int | None) -> int:
+    """Steps for one selector evaluation the evaluator ran, given its CEL cost when known."""
+    if not cost or cost <= COST_UNITS_PER_STEP:
+        return 1
+    return -(-cost // COST_UNITS_PER_STEP)
+
+
+def compile_steps(expression: str) -> int:
+    return 1 + len(expression) // COMPILE_BYTES_PER_STEP
+
+
+class _Charger:
+    """Charges the meter for the evaluations one evaluator runs (see the module docstring)."""
+
+    __slots__ = ("ev", "meter", "runs", "has_cost")
+
+    def __init__(self, ev: Any, meter: Meter) -> None:
+        self.ev = ev
+        self.meter = meter
+        self.runs: int | None = getattr(ev, "evaluations", None)
+        self.has_cost = hasattr(ev, "last_cost")
+
+    def after_call(self) -> None:
+        ev = self.ev
+        if self.has_cost:
+            cost = ev.last_cost
+            if cost:
+                self.meter.charge(evaluation_steps(cost))
+            else:
+                self.meter.tick()
+            return
+        if self.runs is None:
+            self.meter.charge(1)
+            return
+        runs = ev.evaluations
+        if runs != self.runs:
+            self.runs = runs
+            self.meter.charge(1)
+        else:
+            self.meter.tick()
+
+
+def precompile(state: ClusterState, expressions: Iterable[str], meter: Meter) -> None:
+    """Compile expressions the evaluator has not seen yet, charging the meter. A compile error is not
+    raised here: it is reported when a device is evaluated, as upstream does."""
+    ev = state.evaluator
+    check = getattr(ev, "check", None)
+    if check is None:
+        return
+    known = state.compiled
+    for expr in expressions:
+        if known.get(expr) is not None:
+            continue
+        try:
+            check(expr)
+        except CelRuntimeError:
+            pass
+        known.put(expr, True, len(expr) + 50)
+        meter.charge(compile_steps(expr))
+
+
+def _eval(
+    ev: Any, exprs: tuple[str, ...], d: DeviceRec, driver: str, in_class: bool, charger: _Charger
+) -> bool | SelectorError:
     for i, expr in enumerate(exprs):
         try:
-            if not ev.matches(expr, d.key, driver, d.raw):
-                return False
+            ok = ev.matches(expr, d.key, driver, d.raw)
         except CelRuntimeError as e:
+            charger.after_call()
             return SelectorError(in_class, i, f"{e.detail} (expression: {expr})", e.phase)
+        charger.after_call()
+        if not ok:
+            return False
     return True
 
 
 def slice_match(
-    state: ClusterState, signature: tuple[tuple[str, ...], tuple[str, ...]], s: SliceRec
+    state: ClusterState, signature: tuple[tuple[str, ...], tuple[str, ...]], s: SliceRec, meter: Meter
 ) -> SliceMatch:
     key: tuple[Hashable, int] = (signature, s.serial)
     hit = state.match_cache.get(key)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     class_sels, req_sels = signature
+    precompile(state, class_sels, meter)
+    precompile(state, req_sels, meter)
     ev = state.evaluator
+    charger = _Charger(ev, meter)
     devices = []
     errors = {}
     for d in s.devices:
-        r = _eval(ev, class_sels, d, s.driver, True)
-        if r is True:
-            r = _eval(ev, req_sels, d, s.driver, False)
+        r = _eval(ev, class_sels, d, s.driver, True, charger) if class_sels else True
+        if r is True and req_sels:
+            r = _eval(ev, req_sels, d, s.driver, False, charger)
         if r is False:
             continue
         if isinstance(r, SelectorError):
             errors[d.index] = r
         devices.append(d)
     m = SliceMatch(devices, errors)
-    state.remember_match(key, m)
+    size = 120 + 8 * len(devices) + sum(len(e) + 60 for sels in signature for e in sels)
+    state.remember_match(key, m, size + 200 * len(errors))
     return m
 
 
 def selectable(
-    state: ClusterState, alt: Alt, pools: list[Pool], node: NodeInfo, f: Features, signature: Any = None
+    state: ClusterState,
+    alt: Alt,
+    pools: list[Pool],
+    node: NodeInfo,
+    f: Features,
+    meter: Meter,
+    signature: Any = None,
 ) -> Iterator[tuple[Pool, DeviceRec, SelectorError | None]]:
     """Selectable devices of usable pools for the node, in pool/slice/device order."""
     sig = signature if signature is not None else alt.signature
+    tick = meter.tick
     for p in pools:
         if not p.usable:
             continue
         for s in p.slices:
-            m = slice_match(state, sig, s)
+            tick()
+            m = slice_match(state, sig, s, meter)
             if not m.devices:
                 continue
             per_device = s.per_device
@@ -107,6 +196,6 @@ def selectable(
 
 
 def candidates(
-    state: ClusterState, alt: Alt, pools: list[Pool], node: NodeInfo, f: Features
+    state: ClusterState, alt: Alt, pools: list[Pool], node: NodeInfo, f: Features, meter: Meter
 ) -> list[Candidate]:
-    return [Candidate(d, p, e) for p, d, e in selectable(state, alt, pools, node, f)]
+    return [Candidate(d, p, e) for p, d, e in selectable(state, alt, pools, node, f, meter)]

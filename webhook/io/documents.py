@@ -1,20 +1,58 @@
-"""From paths to documents: file discovery (directories recursively, `-` for stdin), YAML or JSON
-parsing, `List` expansion. Problems are values (`DocumentError`) carrying file and line."""
+"""From paths or bytes to documents: file discovery and bounded reading (`files`), YAML or JSON parsing,
+`List` expansion. Problems are values (`DocumentError`) carrying file and line; nothing an input holds
+raises out of `parse` or `parse_bytes`.
+
+    parse(text, source)                      # one file's text → documents and errors, in order
+    parse_bytes(body, "<request>")           # a request body: size cap, UTF-8, then parse (for the server)
+"""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.io.fastyaml import load_documents
+from webhook.io.files import (
+    MANIFEST_SUFFIXES,
+    MAX_FILE_BYTES,
+    MAX_REQUEST_BYTES,
+    STDIN,
+    Discovery,
+    InputFileError,
+    Skipped,
+    UnreadableInput,
+    decode_text,
+    discover,
+    discover_all,
+    read_bytes,
+    read_text,
+)
+from webhook.io.jsonload import load_json_documents
 from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-STDIN = "-"
+__all__ = [
+    "MANIFEST_SUFFIXES",
+    "MAX_FILE_BYTES",
+    "MAX_REQUEST_BYTES",
+    "STDIN",
+    "Discovery",
+    "Document",
+    "DocumentError",
+    "InputFileError",
+    "Skipped",
+    "UndecodableInput",
+    "UnreadableInput",
+    "discover",
+    "discover_all",
+    "parse",
+    "parse_bytes",
+    "read_bytes",
+    "read_text",
+]
+
+UndecodableInput = InputFileError  # the name callers knew: a file that was read but cannot be used
 
 
 @dataclass
@@ -35,71 +73,54 @@ class DocumentError:
     rule: str = "input.parse"
 
 
-class UnreadableInput(Exception):
-    """A path that does not exist or cannot be read: a usage error (exit 2)."""
-
-
-class UndecodableInput(UnreadableInput):
-    """A file that was read but is not UTF-8 text: an error on that file; the others are still checked."""
-
-    path = ""
-
-
-def discover(paths: Iterable[str]) -> list[str]:
-    """Expand directories recursively into manifest files (sorted); keep files and `-` as given."""
-    out: list[str] = []
-    for p in paths:
-        if p == STDIN:
-            out.append(p)
-        elif os.path.isdir(p):
-            found: list[str] = []
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(os.path.join(root, f) for f in files if f.endswith(MANIFEST_SUFFIXES))
-            out.extend(sorted(found))
-        elif os.path.isfile(p):
-            out.append(p)
-        else:
-            raise UnreadableInput(f"{p}: no such file or directory")
-    return out
-
-
-def read_text(path: str) -> str:
-    """The file's text (stdin for `-`); undecodable bytes are an input error, not a traceback."""
-    try:
-        if path == STDIN:
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-    except OSError as e:
-        raise UnreadableInput(f"{path}: {e.strerror or e}") from e
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        err = UndecodableInput(f"not UTF-8 text ({e.reason} at byte {e.start}): save the file as UTF-8")
-        err.path = "<stdin>" if path == STDIN else path
-        raise err from e
+_LEADING_SPACE = re.compile(r"\s*")
+_ITEM_PATH = re.compile(r"items\[(\d+)\]\.")
 
 
 def parse(text: str, source: str) -> Iterator[Document | DocumentError]:
-    """Documents of one file; JSON files (and streams starting with `{`) take the fast JSON path."""
-    stripped = text.lstrip()
-    if source.endswith(".json") or stripped.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            if source.endswith(".json"):
-                yield DocumentError(source, e.lineno, f"JSON syntax error: {e.msg} (column {e.colno})")
+    """Documents of one file; JSON files (and streams starting with `{`) take the JSON path."""
+    try:
+        start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
+        if source.endswith(".json") or text.startswith("{", start):
+            found = list(load_json_documents(text))
+            if source.endswith(".json") or not any(isinstance(d, YamlError) for d in found):
+                for raw in found:
+                    yield from _document(source, raw)
                 return
-        else:
-            yield from _expand(source, RawDocument(1, data, []))
-            return
-    for raw in load_documents(text):
-        if isinstance(raw, YamlError):
-            yield DocumentError(source, raw.line, raw.message)
-        else:
-            yield from _expand(source, raw)
+        for raw in load_documents(text):
+            yield from _document(source, raw)
+    except (RecursionError, MemoryError) as e:  # a bound draguard missed: still an error on this file
+        yield DocumentError(
+            source, 1, f"draguard could not read this file ({type(e).__name__}): please report it"
+        )
+
+
+def parse_bytes(
+    data: bytes, source: str = "<request>", max_bytes: int = MAX_REQUEST_BYTES
+) -> list[Document | DocumentError]:
+    """Documents of a request body (or any bytes) with the bounds of a file: at most `max_bytes`, UTF-8,
+    then `parse`. Never raises for what the bytes hold."""
+    if len(data) > max_bytes:
+        return [
+            DocumentError(
+                source,
+                1,
+                f"the body has {len(data)} bytes, more than the limit of {max_bytes}",
+                "input.too-large",
+            )
+        ]
+    try:
+        text = decode_text(data, source)
+    except InputFileError as e:
+        return [DocumentError(source, 1, str(e), e.rule)]
+    return list(parse(text, source))
+
+
+def _document(source: str, raw: RawDocument | YamlError) -> Iterator[Document | DocumentError]:
+    if isinstance(raw, YamlError):
+        yield DocumentError(source, raw.line, raw.message)
+    else:
+        yield from _expand(source, raw)
 
 
 def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]:
@@ -121,15 +142,18 @@ def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]
                 yield DocumentError(source, raw.line, f"{kind}: items must be a list, got {_jsontype(items)}")
             return
         lines = raw.item_lines or []
+        by_item: dict[int, list[YamlIssue]] = {}
+        for iss in raw.issues:
+            m = _ITEM_PATH.match(iss.path)
+            if m is not None:
+                iss.path = iss.path[m.end() :]
+                by_item.setdefault(int(m.group(1)), []).append(iss)
         for i, item in enumerate(items):
             line = lines[i] if i < len(lines) else raw.line
             if not isinstance(item, dict):
                 yield DocumentError(source, line, f"{kind}: items[{i}] is a {_jsontype(item)}, not an object")
                 continue
-            issues = [iss for iss in raw.issues if iss.path.startswith(f"items[{i}].")]
-            for iss in issues:
-                iss.path = iss.path[len(f"items[{i}].") :]
-            yield Document(source, line, item, issues)
+            yield Document(source, line, item, by_item.get(i, []))
         return
     yield Document(source, raw.line, data, raw.issues)
 

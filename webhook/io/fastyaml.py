@@ -1,14 +1,18 @@
 """A fast, line-oriented reader for the block-style YAML that kubectl, PyYAML and Helm write.
 
 `load_documents` yields exactly what `yamlload.load_documents` yields (data, document lines, item
-lines, issues, errors). Each distinct line is parsed once by one regular expression (and cached), each
-document is built by one loop over an indentation stack; a document outside the subset (flow collections with content,
-anchors, tags, block scalars, multi-line scalars, duplicate keys, tabs, ...) raises `Fallback` and is
-read by the libyaml path, so errors and rare constructs behave exactly as before.
+lines, issues, errors). Each distinct line is parsed once by one regular expression (and remembered for
+the rest of the stream), each document is built by one loop over an indentation stack; a document outside
+the subset (flow collections with content, anchors, tags, block scalars, multi-line scalars, duplicate
+keys, tabs, lines over MAX_LINE characters, ...) raises `Fallback` and that document alone is read by the
+libyaml path, so errors and rare constructs behave exactly as there.
 
 Subset: block mappings and sequences (indentless sequences under a key, `- key: value` compact
 mappings, `- - x` compact sequences), single-line plain, single- and double-quoted scalars, `[]` and
 `{}`, comments, `---` and `...` markers.
+
+Memory: what is remembered (parsed lines, scalar values, keys) belongs to one call and holds lines of at
+most MAX_LINE characters, so it is bounded by the stream's own size and freed with it.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, _json_key, _plain_scalar
-from webhook.io.yamlload import load_documents as libyaml_documents
+from webhook.io.scalars import json_key, plain_scalar
+from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, load_pieces, marker_lines, pieces_of
 
-__all__ = ["Fallback", "fast_document", "libyaml_documents", "load_documents"]
+__all__ = ["Fallback", "fast_document", "load_documents", "load_pieces"]
+
+MAX_LINE = 2000  # longer lines go to libyaml (linear in memory whatever their length)
 
 
 class Fallback(Exception):
@@ -39,22 +45,25 @@ _KEY = rf"{_PLAIN}|{_SINGLE}|{_DOUBLE}"
 _VALUE = rf"{_PLAIN}|{_SINGLE}|{_DOUBLE}|\[\]|\{{\}}"
 _BLANK_OR_COMMENT = re.compile(r"(?: *(?:(?<![^ \n])#[^\n]*)?\n)* *(?:(?<![^ \n])#[^\n]*)?")
 _MARKER_REST = re.compile(r" *(?:(?<= )#[^\n]*)?")
-# Characters libyaml rejects (reader errors quote stream positions: the whole text goes to libyaml)
-# and line breaks other than \n and \r\n (NEL, LS, PS) and the BOM, which the fast path does not handle.
+# Characters libyaml rejects (its reader error names them) and line breaks other than \n and \r\n
+# (NEL, LS, PS) and the BOM, which the fast path does not handle.
 _UNSAFE = re.compile(
     "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 
-
-class _Unsafe(Fallback):
-    """A character libyaml's reader rejects: the whole stream goes to libyaml (its error quotes a
-    position in the stream)."""
-
-
 _MISS = object()
-_CACHE_LIMIT = 100_000
-_values: dict[str, Any] = {}  # raw scalar text (quotes included) -> value; immutable values only
-_keys: dict[str, str] = {}  # raw key text -> the JSON key
+
+
+class _Memo:
+    """What one stream remembers: parsed lines, scalar values (immutable ones), keys."""
+
+    __slots__ = ("lines", "values", "keys")
+
+    def __init__(self) -> None:
+        self.lines: dict[str, tuple[int, Any, Any, int, int, str]] = {}
+        self.values: dict[str, Any] = {}  # raw scalar text (quotes included) -> value
+        self.keys: dict[str, str] = {}  # raw key text -> the JSON key
+
 
 _ESCAPES = {
     "0": "\x00",
@@ -108,7 +117,7 @@ def _unescape(body: str) -> str:
     return "".join(out)
 
 
-def _value(raw: str) -> Any:
+def _value(raw: str, memo: _Memo) -> Any:
     """The value of a scalar, `[]` or `{}` as written on a line (the cache-miss path)."""
     first = raw[0]
     if first == "'":
@@ -120,52 +129,51 @@ def _value(raw: str) -> Any:
     elif raw == "{}":
         return {}
     else:
-        v = _plain_scalar(raw)
-    if len(_values) < _CACHE_LIMIT:
-        _values[raw] = v
+        v = plain_scalar(raw)
+    memo.values[raw] = v
     return v
 
 
-def _key(raw: str) -> str:
+def _key(raw: str, memo: _Memo) -> str:
     """The mapping key for a raw key (the cache-miss path); merge keys and overlong keys fall back."""
     if len(raw) > 1000:  # libyaml's simple keys end within 1024 characters
         raise Fallback("long key")
     first = raw[0]
     if first == "'" or first == '"':
-        k = _value(raw)
+        k = _value(raw, memo)
     elif raw == "<<":
         raise Fallback("merge key")
     else:
-        v = _plain_scalar(raw)
-        k = v if isinstance(v, str) else _json_key(v)
-    if len(_keys) < _CACHE_LIMIT:
-        _keys[raw] = k
+        v = plain_scalar(raw)
+        k = v if isinstance(v, str) else json_key(v)
+    memo.keys[raw] = k
     return k
 
 
 # -- one document ---------------------------------------------------------------------------------
-# A line is parsed once (then found in `_lines`) into (sig, key, value, column, op, dash):
+# A line is parsed once (then found in `memo.lines`) into (sig, key, value, column, op, dash):
 # sig = column * 8 + op lets the loop recognise the two commonest rows with one comparison.
 _BLANK, _KV, _K, _KNEW, _DASH, _SCALAR = 0, 1, 2, 3, 4, 5
 _PENDING = object()  # `key:` / `-` with nothing after it: the value is on the next lines (or null)
 _NEW_LIST = object()  # `[]`
 _NEW_DICT = object()  # `{}`
 _BLANK_LINE = (-1, None, None, 0, _BLANK, "")
-_lines: dict[str, tuple[int, Any, Any, int, int, str]] = {}
 _LINE = re.compile(rf"( *)((?:-(?: +|$))*)(?:({_KEY}):(?: +|$))?({_VALUE})? *(?:(?<![^ \n])#[^\n]*)?")
 
 
-def _scalar(raw: str) -> Any:
+def _scalar(raw: str, memo: _Memo) -> Any:
     if raw == "[]":
         return _NEW_LIST
     if raw == "{}":
         return _NEW_DICT
-    v = _values.get(raw, _MISS)
-    return _value(raw) if v is _MISS else v
+    v = memo.values.get(raw, _MISS)
+    return _value(raw, memo) if v is _MISS else v
 
 
-def _parse_line(line: str) -> tuple[int, Any, Any, int, int, str]:
+def _parse_line(line: str, memo: _Memo) -> tuple[int, Any, Any, int, int, str]:
     """The parsed form of one line (the cache-miss path); Fallback if it is outside the subset."""
+    if len(line) > MAX_LINE:
+        raise Fallback("long line")
     m = _LINE.fullmatch(line)
     if m is None:
         raise Fallback("line outside the subset")
@@ -173,10 +181,10 @@ def _parse_line(line: str) -> tuple[int, Any, Any, int, int, str]:
     c = len(ind)
     p: tuple[int, Any, Any, int, int, str]
     if not dash and key is None:
-        p = _BLANK_LINE if val is None else (-1, None, _scalar(val), c, _SCALAR, "")
+        p = _BLANK_LINE if val is None else (-1, None, _scalar(val, memo), c, _SCALAR, "")
     else:
-        k = None if key is None else _keys.get(key) or _key(key)
-        v = _PENDING if val is None else _scalar(val)
+        k = None if key is None else memo.keys.get(key) or _key(key, memo)
+        v = _PENDING if val is None else _scalar(val, memo)
         if dash:
             op = _DASH
         elif v is _PENDING:
@@ -187,18 +195,16 @@ def _parse_line(line: str) -> tuple[int, Any, Any, int, int, str]:
             op = _KV
         p = (c * 8 + op if op != _DASH else -1, k, v, c, op, dash)
     if _UNSAFE.search(line):
-        raise _Unsafe
-    if len(_lines) >= _CACHE_LIMIT:
-        _lines.clear()
-    _lines[line] = p
+        raise Fallback("character libyaml rejects")
+    memo.lines[line] = p
     return p
 
 
-def _build(lines: list[str]) -> tuple[Any, int, list[int] | None]:
+def _build(lines: list[str], memo: _Memo) -> tuple[Any, int, list[int] | None]:
     """(data, index of the root node's line, item line indexes) of one document's lines.
 
     Raises Fallback for anything outside the subset; returns index -1 when there is no node."""
-    get, parse, pending, new_list, new_dict = _lines.get, _parse_line, _PENDING, _NEW_LIST, _NEW_DICT
+    get, parse, pending, new_list, new_dict = memo.lines.get, _parse_line, _PENDING, _NEW_LIST, _NEW_DICT
     root: Any = None
     cont: Any = None  # the open collection
     col = -1  # its column
@@ -215,7 +221,7 @@ def _build(lines: list[str]) -> tuple[Any, int, list[int] | None]:
     for i, line in enumerate(lines):
         p = get(line)
         if p is None:
-            p = parse(line)
+            p = parse(line, memo)
         sig, k, v, c, op, dash = p
         if sig == want_kv:
             if k in cont:
@@ -333,77 +339,49 @@ def fast_document(text: str) -> tuple[Any, int, list[int] | None]:
     Raises Fallback outside the subset; line -1: no node."""
     if "\t" in text:
         raise Fallback("tab")
-    return _build(text.split("\n"))
+    return _build(text.split("\n"), _Memo())
 
 
 # -- a stream -------------------------------------------------------------------------------------
 
 
 def load_documents(text: str) -> Iterator[RawDocument | YamlError]:
-    """Every document of a YAML stream, as `yamlload.load_documents` reads it, but faster."""
-    try:
-        found = _read_stream(text)
-    except _Unsafe:
-        found = libyaml_documents(text)  # type: ignore[assignment]
-    yield from found
-
-
-def _read_stream(original: str) -> list[RawDocument | YamlError]:
-    text = original
+    """Every document of a YAML stream, as `yamlload.load_documents` reads it, but faster: the stream's
+    pieces (`yamlload.chunks`) are read one at a time by the fast path; runs of pieces outside it go to
+    libyaml together (`yamlload.load_pieces`)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n")  # libyaml reads CR LF as one line break
-        if "\r" in text:
-            raise _Unsafe  # a lone CR is a line break too: not worth a fast path
-    out: list[RawDocument | YamlError] = []
-    # Chunks: the text before the first `---` line, then one per `---` line (up to the next one).
-    starts = [0]
-    dots: list[int | None] = [None]  # start of the `...` line in the chunk
-    for pos, kind in _markers(text):
-        if kind == "-":
-            starts.append(pos)
-            dots.append(None)
-        elif dots[-1] is None:
-            dots[-1] = pos
-        else:
-            dots[-1] = -1  # two `...` lines: libyaml's business
-    starts.append(len(text))
-    line = 1  # 1-based line of the chunk's start
-    for n in range(len(starts) - 1):
-        start, stop = starts[n], starts[n + 1]
+        if "\r" in text:  # a lone CR is a line break too: not worth a fast path
+            yield from load_pieces(text, pieces_of(text))
+            return
+    memo = _Memo()
+    libyaml_memo: dict[str, Any] = {}
+    pending: list[tuple[int, int, int]] = []  # pieces outside the fast subset, not read yet
+    misses = 0  # pieces in a row outside the fast subset: after 8, the fast path is tried on every 32nd
+    for n, (start, stop, line) in enumerate(pieces_of(text)):
+        if misses >= 8 and n % 32:
+            pending.append((start, stop, line))
+            continue
         try:
-            doc = _fast_chunk(text, start, stop, dots[n], n > 0, line)
-            if doc is not None:
-                out.append(doc)
+            doc = _fast_chunk(text, start, stop, line + 1, memo)
         except Fallback:
-            if _UNSAFE.search(text, start):
-                raise _Unsafe from None
-            found = [_shift(d, line - 1) for d in libyaml_documents(text[start:stop])]
-            if any(isinstance(d, YamlError) for d in found):
-                # an error: read the rest as the libyaml path would have, from this `---` on
-                out.extend(_shift(d, line - 1) for d in libyaml_documents(text[start:]))
-                return out
-            out.extend(found)
-        line += text.count("\n", start, stop)
-    return out
+            pending.append((start, stop, line))
+            misses += 1
+            continue
+        misses = 0
+        if pending:
+            yield from load_pieces(text, pending, libyaml_memo)
+            pending = []
+        if doc is not None:
+            yield doc
+    if pending:
+        yield from load_pieces(text, pending, libyaml_memo)
 
 
-def _markers(text: str) -> list[tuple[int, str]]:
-    """(position, "-" or ".") of the `---` and `...` lines: at the start of a line, then a blank."""
-    found = []
-    for mark in ("---", "..."):
-        pos = 0 if text.startswith(mark) else text.find("\n" + mark) + 1 or -1
-        while pos >= 0:
-            if text[pos + 3 : pos + 4] in ("", " ", "\t", "\n"):
-                found.append((pos, mark[0]))
-            pos = text.find("\n" + mark, pos) + 1 or -1
-    found.sort()
-    return found
-
-
-def _fast_chunk(
-    text: str, start: int, stop: int, dots: int | None, explicit: bool, line: int
-) -> RawDocument | None:
+def _fast_chunk(text: str, start: int, stop: int, line: int, memo: _Memo) -> RawDocument | None:
+    """The document of one piece of the stream (None: only comments); Fallback outside the subset."""
     content = start
+    explicit = text.startswith("---", start) and text[start + 3 : start + 4] in ("", " ", "\t", "\n")
     if explicit:  # the `---` line: nothing but a comment may follow the marker
         eol = text.find("\n", start, stop)
         eol = stop if eol < 0 else eol
@@ -413,31 +391,18 @@ def _fast_chunk(
             raise Fallback("empty document")
         content, line = eol + 1, line + 1
     end = stop
-    if dots is not None:
-        if (
-            dots < 0
-            or not _BLANK_OR_COMMENT.fullmatch(text, dots + 3, stop)
-            or _UNSAFE.search(text, dots, stop)
-        ):
+    dots = marker_lines(text, "...", content, stop)
+    if dots:
+        d = dots[0]
+        if not _BLANK_OR_COMMENT.fullmatch(text, d + 3, stop) or _UNSAFE.search(text, d, stop):
             raise Fallback("content after ...")
-        end = dots
+        end = d
     if text.find("\t", content, end) >= 0:
         raise Fallback("tab")
-    data, row, item_rows = _build(text[content:end].split("\n"))
+    data, row, item_rows = _build(text[content:end].split("\n"), memo)
     if row < 0:
-        if explicit or dots is not None:
+        if explicit or dots:
             raise Fallback("empty document")
         return None  # only comments before the first `---`
     item_lines = None if item_rows is None else [line + r for r in item_rows]
     return RawDocument(line + row, data, [], item_lines)
-
-
-def _shift(d: RawDocument | YamlError, lines: int) -> RawDocument | YamlError:
-    """A result of reading a chunk on its own, with lines counted from the start of the stream."""
-    d.line += lines
-    if isinstance(d, RawDocument):
-        for issue in d.issues:
-            issue.line += lines
-        if d.item_lines is not None:
-            d.item_lines = [x + lines for x in d.item_lines]
-    return d

@@ -1,102 +1,54 @@
-"""YAML read the way kubectl reads it (sigs.k8s.io/yaml on go-yaml v2, i.e. YAML 1.1 scalars).
+"""YAML read the way kubectl reads it (sigs.k8s.io/yaml on go-yaml v2, i.e. YAML 1.1 scalars), with every
+bound applied before anything is built.
 
-PyYAML's C parser composes the node graph; scalars are resolved with go-yaml v2's rules (so an
-unquoted `y`, `n`, `yes`, `off` is a boolean, a timestamp stays a string) and the Python objects
-are built by one small recursive function, which is several times faster than PyYAML's constructor.
+libyaml's event parser (iterative: no recursion, whatever the nesting) feeds one loop that builds the
+Python objects directly. Bounds, as the events arrive:
+- nesting deeper than MAX_DEPTH levels (aliases included) is an error on that document;
+- an alias inside its own anchor is an error ("contains itself", as go-yaml says);
+- alias expansion is counted, never performed: an alias shares the anchored object, and its expanded size
+  is added to go-yaml v2's counters, so a document go-yaml rejects as "excessive aliasing" (a billion
+  laughs) is an error here too, before anything walks it.
+
+A stream is cut into chunks at its `---` lines (`chunks`), which libyaml reads one at a time: a syntax
+error costs only its own document, and reading resumes at the next `---` in linear time.
 Every document keeps the line of its first node; items of `List` documents keep their own lines.
 """
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml import (
+    AliasEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml._yaml import CParser
 
-_NULL = frozenset(("", "~", "null", "Null", "NULL"))
-_TRUE = frozenset(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"))
-_FALSE = frozenset(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"))
-YAML11_BOOLEANS = _TRUE | _FALSE
-_INT = re.compile(r"[-+]?(?:0b[01_]+|0x[0-9a-fA-F_]+|0o?[0-7_]+|[1-9][0-9_]*|0)")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?")
-_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
-_NAN = frozenset((".nan", ".NaN", ".NAN"))
-
-_STR = "tag:yaml.org,2002:str"
-_MAP = "tag:yaml.org,2002:map"
-_SEQ = "tag:yaml.org,2002:seq"
-_IMPLICIT = "!implicit"  # our marker: resolve the scalar by its plain text when building
-
-
-class _Composer(yaml.CSafeLoader):
-    """The C parser/composer; tag resolution is deferred to `_scalar` (one dict lookup per scalar)."""
-
-    def resolve(self, kind: type, value: Any, implicit: Any) -> str:  # noqa: D102 - PyYAML hook
-        if kind is ScalarNode:
-            return _IMPLICIT if implicit[0] else _STR
-        return _SEQ if kind is SequenceNode else _MAP
-
-
-_scalar_cache: dict[str, Any] = {}
-
-
-def _plain_scalar(text: str) -> Any:
-    """go-yaml v2 resolution of a plain (unquoted) scalar."""
-    v = _scalar_cache.get(text, _scalar_cache)
-    if v is not _scalar_cache:
-        return v
-    if text in _NULL:
-        v = None
-    elif text in _TRUE:
-        v = True
-    elif text in _FALSE:
-        v = False
-    elif text and (text[0] in "0123456789+-."):
-        v = _number(text)
-    else:
-        v = text
-    if len(_scalar_cache) < 100_000:
-        _scalar_cache[text] = v
-    return v
-
-
-def _number(text: str) -> Any:
-    if _INT.fullmatch(text):
-        t = text.replace("_", "")
-        sign = -1 if t[0] == "-" else 1
-        body = t.lstrip("+-")
-        try:
-            if body.startswith("0b"):
-                return sign * int(body[2:], 2)
-            if body.startswith("0x"):
-                return sign * int(body[2:], 16)
-            if body.startswith("0o"):
-                return sign * int(body[2:], 8)
-            if len(body) > 1 and body[0] == "0":
-                return sign * int(body[1:], 8)
-            return sign * int(body)
-        except ValueError:
-            return text
-    if _FLOAT.fullmatch(text):
-        f = float(text.replace("_", ""))
-        return (
-            int(f) if f.is_integer() and abs(f) < 2**63 and "." not in text and "e" not in text.lower() else f
-        )
-    if _INF.fullmatch(text):
-        return float("-inf") if text[0] == "-" else float("inf")
-    if text in _NAN:
-        return float("nan")
-    return text
-
+from webhook.io.scalars import MERGE_TAG, STR_TAG, json_key, plain_scalar, tagged_scalar
 
 MAX_DEPTH = 200  # nesting levels a document may have (every downstream walk is recursive)
 
+# go-yaml v2 (decode.go): the share of decoded nodes that may come from alias expansion, by document size.
+_ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000
 
-class NestingTooDeep(yaml.MarkedYAMLError):
-    """A document nests deeper than MAX_DEPTH levels."""
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml v2's `allowedAliasRatio`: 99% up to 400,000 decoded nodes, down to 10% at 4,000,000."""
+    if decoded <= _ALIAS_LOW:
+        return 0.99
+    if decoded >= _ALIAS_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * ((decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW))
 
 
 @dataclass
@@ -106,84 +58,7 @@ class YamlIssue:
     line: int
     path: str
     message: str
-
-
-@dataclass
-class _Builder:
-    issues: list[YamlIssue] = field(default_factory=list)
-    memo: dict[int, Any] = field(default_factory=dict)
-
-    def build(self, node: Node, path: str, depth: int = 0) -> Any:
-        if type(node) is ScalarNode:
-            tag = node.tag
-            if tag == _IMPLICIT:
-                return _plain_scalar(node.value)
-            if tag == _STR or tag == "!":
-                return node.value
-            return self._tagged(node)
-        key = id(node)
-        if key in self.memo:  # an alias: the same node again
-            return self.memo[key]
-        if depth >= MAX_DEPTH:
-            raise NestingTooDeep(
-                problem=f"nested deeper than {MAX_DEPTH} levels", problem_mark=node.start_mark
-            )
-        depth += 1
-        if type(node) is MappingNode:
-            out: dict[str, Any] = {}
-            self.memo[key] = out
-            for knode, vnode in node.value:
-                if knode.tag == "tag:yaml.org,2002:merge" or (knode.tag == _IMPLICIT and knode.value == "<<"):
-                    self._merge(out, vnode, path, depth)
-                    continue
-                k = self.build(knode, path)
-                if not isinstance(k, str):
-                    k = _json_key(k)
-                if k in out:
-                    self.issues.append(
-                        YamlIssue(
-                            knode.start_mark.line + 1, f"{path}.{k}" if path else k, f'duplicate key "{k}"'
-                        )
-                    )
-                out[k] = self.build(vnode, f"{path}.{k}" if path else k, depth)
-            return out
-        items: list[Any] = []
-        self.memo[key] = items
-        for i, item in enumerate(node.value):
-            items.append(self.build(item, f"{path}[{i}]", depth))
-        return items
-
-    def _merge(self, out: dict[str, Any], vnode: Node, path: str, depth: int) -> None:
-        sources = vnode.value if type(vnode) is SequenceNode else [vnode]
-        for src in sources:
-            merged = self.build(src, path, depth)
-            if isinstance(merged, dict):
-                for k, v in merged.items():
-                    out.setdefault(k, v)
-
-    def _tagged(self, node: ScalarNode) -> Any:
-        tag = node.tag.rsplit(":", 1)[-1]
-        text = node.value
-        if tag in ("int", "float", "bool", "null"):
-            v = _plain_scalar(text)
-            ok = {
-                "int": lambda x: isinstance(x, int) and not isinstance(x, bool),
-                "float": lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
-                "bool": lambda x: isinstance(x, bool),
-                "null": lambda x: x is None,
-            }[tag](v)
-            if ok:
-                return float(v) if tag == "float" else v
-        return text
-
-
-def _json_key(k: Any) -> str:
-    """Non-string keys become strings, as in the YAML → JSON conversion kubectl does."""
-    if k is None:
-        return "null"
-    if isinstance(k, bool):
-        return "true" if k else "false"
-    return str(k)
+    rule: str = "input.duplicate-key"
 
 
 @dataclass
@@ -200,55 +75,410 @@ class YamlError:
     message: str
 
 
-_DOC_START = re.compile(r"^---", re.M)
+class _Stop(Exception):
+    """The document cannot be built: (0-based line, message)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+_NOKEY = object()  # a mapping frame waiting for its next key
+_MERGE = object()  # a mapping frame whose pending key is `<<`
+
+
+class _Anchor:
+    __slots__ = ("value", "open", "size", "levels")
+
+    def __init__(self, value: Any, open_: bool) -> None:
+        self.value = value
+        self.open = open_
+        self.size = 1  # decoded nodes of the anchored node, expansions included (go-yaml's count)
+        self.levels = 0  # nesting levels it adds where an alias puts it (a container: 1 + those below)
+
+
+class _Frame:
+    """An open mapping or sequence."""
+
+    __slots__ = (
+        "obj",
+        "ismap",
+        "key",
+        "parent",
+        "pkey",
+        "anchor",
+        "start",
+        "depth",
+        "deepest",
+        "items",
+        "merged",
+    )
+
+    def __init__(
+        self, obj: Any, ismap: bool, parent: _Frame | None, pkey: Any, depth: int, start: int
+    ) -> None:
+        self.obj = obj
+        self.ismap = ismap
+        self.key: Any = _NOKEY
+        self.parent = parent
+        self.pkey = pkey  # key or index in the parent (or _MERGE)
+        self.anchor: _Anchor | None = None
+        self.start = start  # the decode count when it opened
+        self.depth = depth
+        self.deepest = depth  # deepest level reached inside
+        self.items: list[int] | None = None  # lines of the root mapping's `items` entries
+        self.merged: set[str] | None = None  # keys that came from `<<` (an explicit key may override them)
+
+
+def _path(frame: _Frame | None, last: Any = None) -> str:
+    parts: list[Any] = [] if last is None else [last]
+    while frame is not None and frame.parent is not None:
+        parts.append(frame.pkey)
+        frame = frame.parent
+    out = ""
+    for p in reversed(parts):
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif p is not _MERGE:
+            out += f".{p}" if out else str(p)
+    return out
+
+
+class _Builder:
+    """Builds one document from parser events. The open collection lives in local variables (`cur`,
+    `cur_map`, `key`, `items`); enclosing ones in `_Frame`s."""
+
+    def __init__(self, get_event: Any, memo: dict[str, Any]) -> None:
+        self.get = get_event
+        self.issues: list[YamlIssue] = []
+        self.anchors: dict[str, _Anchor] = {}
+        self.memo = memo  # plain scalar text -> value (short texts, immutable values), per stream
+
+    def document(self) -> tuple[Any, int, list[int] | None]:
+        """(data, 0-based line of the root node, item lines) from the event after DocumentStart."""
+        get, memo, anchors = self.get, self.memo, self.anchors
+        decoded = 1  # go-yaml counts the document node
+        aliased = 0
+        root: Any = None
+        root_line = -1
+        frame: _Frame | None = None  # the open collection's frame
+        cur: Any = None  # the open collection
+        cur_map = False
+        key: Any = _NOKEY  # its pending key (mappings)
+        items: list[int] | None = None  # lines of entries, if it is the root's `items` sequence
+        item_lines: list[int] | None = None
+        while True:
+            ev = get()
+            t = type(ev)
+            if t is ScalarEvent:
+                decoded += 1
+                tag = ev.tag
+                text = ev.value
+                if cur_map and key is _NOKEY:  # a mapping key
+                    if tag is None and ev.implicit[0]:
+                        if text == "<<":
+                            key = _MERGE
+                            continue
+                        k = memo.get(text, memo)
+                        if k is memo:
+                            k = plain_scalar(text)
+                            if len(text) <= 64:
+                                memo[text] = k
+                        if type(k) is not str:
+                            k = json_key(k)
+                    elif tag is None or tag == STR_TAG or tag == "!":
+                        k = text
+                    elif tag == MERGE_TAG:
+                        key = _MERGE
+                        continue
+                    else:
+                        k = json_key(tagged_scalar(tag, text))
+                    if k in cur:
+                        self._duplicate(frame, k, ev)  # type: ignore[arg-type]
+                    if ev.anchor is not None:
+                        anchors[ev.anchor] = _Anchor(k, False)
+                    key = k
+                    continue
+                if tag is None:
+                    if ev.implicit[0]:
+                        value = memo.get(text, memo)
+                        if value is memo:
+                            value = plain_scalar(text)
+                            if len(text) <= 64:
+                                memo[text] = value
+                    else:
+                        value = text
+                elif tag == STR_TAG or tag == "!":
+                    value = text
+                else:
+                    value = tagged_scalar(tag, text)
+                if ev.anchor is not None:
+                    anchors[ev.anchor] = _Anchor(value, False)
+                if cur_map:
+                    if key is _MERGE:
+                        raise _Stop(ev.start_mark.line, _MERGE_ERROR)
+                    cur[key] = value
+                    key = _NOKEY
+                elif frame is not None:
+                    cur.append(value)
+                    if items is not None:
+                        items.append(ev.start_mark.line)
+                else:
+                    root, root_line = value, ev.start_mark.line
+            elif t is MappingStartEvent or t is SequenceStartEvent:
+                decoded += 1
+                ismap = t is MappingStartEvent
+                obj: Any = {} if ismap else []
+                line = ev.start_mark.line
+                if frame is None:
+                    depth = 1
+                    root, root_line = obj, line
+                    pkey: Any = None
+                else:
+                    depth = frame.depth + 1
+                    if cur_map:
+                        if key is _NOKEY:
+                            raise _Stop(line, "a mapping key must be a scalar in a Kubernetes object")
+                        pkey = key
+                        if key is not _MERGE:
+                            cur[key] = obj
+                    else:
+                        pkey = len(cur)
+                        cur.append(obj)
+                        if items is not None:
+                            items.append(line)
+                    frame.key, frame.items = key, items
+                if depth > MAX_DEPTH:
+                    raise _Stop(line, f"document is nested deeper than {MAX_DEPTH} levels")
+                frame = _Frame(obj, ismap, frame, pkey, depth, decoded)
+                if ev.anchor is not None:
+                    frame.anchor = anchors[ev.anchor] = _Anchor(obj, True)
+                items = None
+                if not ismap and depth == 2 and pkey == "items" and frame.parent.parent is None:  # type: ignore[union-attr]
+                    items = item_lines = []
+                cur, cur_map, key = obj, ismap, _NOKEY
+            elif t is MappingEndEvent or t is SequenceEndEvent:
+                done = frame
+                assert done is not None
+                if done.anchor is not None:
+                    done.anchor.open = False
+                    done.anchor.size = decoded - done.start + 1
+                    done.anchor.levels = done.deepest - done.depth + 1
+                frame = done.parent
+                if frame is None:
+                    continue
+                if done.deepest > frame.deepest:
+                    frame.deepest = done.deepest
+                cur, cur_map, key, items = frame.obj, frame.ismap, frame.key, frame.items
+                if key is _MERGE:
+                    self._merge(frame, done.obj, ev, many=not done.ismap)
+                    key = _NOKEY
+                elif cur_map:
+                    key = _NOKEY
+            elif t is AliasEvent:
+                line = ev.start_mark.line
+                target = anchors.get(ev.anchor)
+                if target is None:
+                    raise _Stop(line, f"unknown anchor '{ev.anchor}' referenced")
+                if target.open:
+                    raise _Stop(line, f"anchor '{ev.anchor}' value contains itself")
+                decoded += 1 + target.size
+                aliased += target.size
+                if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded):
+                    raise _Stop(line, _ALIAS_ERROR)
+                depth = (0 if frame is None else frame.depth) + target.levels
+                if depth > MAX_DEPTH:
+                    raise _Stop(line, f"document is nested deeper than {MAX_DEPTH} levels")
+                value = target.value
+                if frame is None:
+                    root, root_line = value, line
+                    continue
+                if depth > frame.deepest:
+                    frame.deepest = depth
+                if cur_map:
+                    if key is _NOKEY:
+                        raise _Stop(line, "an alias cannot be a mapping key in a Kubernetes object")
+                    if key is _MERGE:
+                        self._merge(frame, value, ev, many=False)
+                    else:
+                        cur[key] = value
+                    key = _NOKEY
+                else:
+                    cur.append(value)
+                    if items is not None:
+                        items.append(line)
+            elif t is DocumentEndEvent:
+                return root, root_line, item_lines
+
+    def _duplicate(self, frame: _Frame, k: str, ev: Any) -> None:
+        if frame.merged is not None and k in frame.merged:
+            frame.merged.discard(k)  # an explicit key overrides a merged one
+            return
+        self.issues.append(YamlIssue(ev.start_mark.line + 1, _path(frame, k), f'duplicate key "{k}"'))
+
+    def _merge(self, frame: _Frame, value: Any, ev: Any, many: bool) -> None:
+        """`<<: map`, `<<: *alias` or `<<: [maps]`: go-yaml v2 merges in order (later entries win; in
+        a list, earlier maps take precedence); anything else is an error there."""
+        if isinstance(value, dict):
+            sources = [value]
+        elif many and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            sources = value[::-1]
+        else:
+            raise _Stop(ev.start_mark.line, _MERGE_ERROR)
+        if frame.merged is None:
+            frame.merged = set()
+        for src in sources:
+            for k, v in src.items():
+                frame.obj[k] = v
+                frame.merged.add(k)
+
+
+_MERGE_ERROR = "map merge requires map or sequence of maps as the value"
+_ALIAS_ERROR = "document contains excessive aliasing (as go-yaml counts it: kubectl rejects it too)"
+
+
+def _error_line(e: yaml.YAMLError, text: str) -> tuple[int, str]:
+    """(0-based line, message) of a libyaml error."""
+    if isinstance(e, yaml.reader.ReaderError):
+        # the position is a byte offset into the UTF-8 encoding of the text
+        before = text.encode("utf-8", "surrogatepass")[: e.position].decode("utf-8", "ignore")
+        return before.count(
+            "\n"
+        ), f"YAML error: {e.reason}: character #x{e.character:04x} is not allowed in YAML"
+    if isinstance(e, yaml.MarkedYAMLError):
+        mark = e.problem_mark or e.context_mark
+        msg = "; ".join(str(x) for x in (e.context, e.problem) if x)
+        return (mark.line if mark is not None else 0), f"YAML syntax error: {msg}"
+    return 0, f"YAML error: {e}"
+
+
+def load_chunk(
+    text: str, line_offset: int = 0, memo: dict[str, Any] | None = None
+) -> Iterator[RawDocument | YamlError]:
+    """Every document of `text` read by libyaml; lines are shifted by `line_offset`. After an error,
+    nothing more of this text is read. `memo` (scalar values) may be shared by the pieces of a stream."""
+    parser = CParser(text)
+    if memo is None:
+        memo = {}
+    try:
+        get = parser.get_event
+        get()  # StreamStart
+        while True:
+            ev = get()
+            if type(ev) is StreamEndEvent:
+                return
+            builder = _Builder(get, memo)
+            try:
+                data, row, items = builder.document()
+            except _Stop as e:
+                yield YamlError(line_offset + e.line + 1, e.message)
+                return
+            for issue in builder.issues:
+                issue.line += line_offset
+            item_lines = None if items is None else [line_offset + r + 1 for r in items]
+            yield RawDocument(line_offset + row + 1, data, builder.issues, item_lines)
+    except yaml.YAMLError as e:
+        line, msg = _error_line(e, text)
+        yield YamlError(line_offset + line + 1, msg)
+    finally:
+        parser.dispose()
+
+
+def marker_lines(text: str, marker: str, start: int = 0, stop: int | None = None) -> list[int]:
+    """Positions in [start, stop) of the lines that are a `---` or `...` marker: the marker at the start
+    of a line, then a blank, a line break or the end of the text."""
+    stop = len(text) if stop is None else stop
+    found = []
+    if text.startswith(marker, start) and (start == 0 or text[start - 1] == "\n"):
+        pos = start
+    else:
+        pos = text.find("\n" + marker, start, stop) + 1 or -1
+    while pos >= 0:
+        if text[pos + 3 : pos + 4] in ("", " ", "\t", "\r", "\n"):
+            found.append(pos)
+        pos = text.find("\n" + marker, pos, stop) + 1 or -1
+    return found
+
+
+def chunks(text: str) -> list[tuple[int, int]]:
+    """(start, stop) of the stream's pieces: the text before the first `---` line, then one piece per
+    `---` line. A piece holding a directive (`%YAML`) is joined to the next (the directive is its)."""
+    starts = [0, *(p for p in marker_lines(text, "---") if p > 0), len(text)]
+    out: list[tuple[int, int]] = []
+    pending = -1
+    for start, stop in zip(starts, starts[1:], strict=False):
+        first = start if pending < 0 else pending
+        if text.startswith("%", start) or text.find("\n%", start, stop) >= 0:
+            pending = first
+            continue
+        pending = -1
+        out.append((first, stop))
+    if pending >= 0:
+        out.append((pending, len(text)))
+    return out
+
+
+RUN_BYTES, RUN_PIECES = 64 << 10, 256  # read by one parser together (an error re-reads at most this)
+
+
+def load_pieces(
+    text: str, pieces: list[tuple[int, int, int]], memo: dict[str, Any] | None = None
+) -> Iterator[RawDocument | YamlError]:
+    """The documents of consecutive pieces (start, stop, 0-based line of start), exactly as reading each
+    piece alone would give them, but small pieces are read by one parser (a parser per 100-byte document
+    costs more than the document). After an error, the piece of the last good document is read alone
+    and reading goes on after it."""
+    memo = {} if memo is None else memo
+    i = 0
+    while i < len(pieces):
+        j = i + 1
+        end = min(len(pieces), i + RUN_PIECES)
+        while j < end and pieces[j][1] - pieces[i][0] <= RUN_BYTES:
+            j += 1
+        if j == i + 1:
+            start, stop, line = pieces[i]
+            yield from load_chunk(text[start:stop], line, memo)
+            i = j
+            continue
+        firsts = [p[2] for p in pieces[i:j]]
+        last, done = i, 0  # the piece of the last good document, and how many came from it
+        failed = False
+        for item in load_chunk(text[pieces[i][0] : pieces[j - 1][1]], pieces[i][2], memo):
+            if isinstance(item, YamlError):
+                failed = True
+                break
+            k = i + bisect_right(firsts, item.line - 1) - 1
+            if k != last:
+                last, done = k, 0
+            done += 1
+            yield item
+        if not failed:
+            i = j
+            continue
+        start, stop, line = pieces[last]
+        for n, item in enumerate(load_chunk(text[start:stop], line, memo)):
+            if n >= done:
+                yield item
+        i = last + 1
+
+
+def pieces_of(text: str) -> list[tuple[int, int, int]]:
+    """`chunks` with the 0-based line each starts at, lines counted as libyaml counts them (CR, NEL, LS
+    and PS are line breaks too; CR LF is one)."""
+    out = []
+    line = 0
+    exotic = any(c in text for c in "\r\x85\u2028\u2029")
+    for start, stop in chunks(text):
+        out.append((start, stop, line))
+        line += text.count("\n", start, stop)
+        if exotic:
+            line += sum(text.count(c, start, stop) for c in "\r\x85\u2028\u2029") - text.count(
+                "\r\n", start, stop
+            )
+    return out
 
 
 def load_documents(text: str) -> Iterator[RawDocument | YamlError]:
-    """Every document of a YAML stream; after a syntax error, resume at the next `---` line."""
-    offset = 0  # line offset of `text` within the original stream
-    while True:
-        resume_at: int | None = None
-        loader = _Composer(text)
-        try:
-            while loader.check_node():
-                node = loader.get_node()
-                if node is None:
-                    continue
-                builder = _Builder()
-                data = builder.build(node, "")
-                item_lines = None
-                if type(node) is MappingNode:
-                    for knode, vnode in node.value:
-                        if knode.value == "items" and type(vnode) is SequenceNode:
-                            item_lines = [offset + n.start_mark.line + 1 for n in vnode.value]
-                for issue in builder.issues:
-                    issue.line += offset
-                yield RawDocument(offset + node.start_mark.line + 1, data, builder.issues, item_lines)
-        except yaml.MarkedYAMLError as e:
-            mark = e.problem_mark or e.context_mark
-            line = mark.line if mark is not None else 0
-            msg = "; ".join(str(x) for x in (e.context, e.problem) if x)
-            if isinstance(e, NestingTooDeep):
-                msg = f"document is {msg}: Kubernetes objects never nest that deep; draguard does not read it"
-                yield YamlError(offset + line + 1, msg)
-            else:
-                yield YamlError(offset + line + 1, f"YAML syntax error: {msg}")
-            resume_at = _next_document_start(text, line)
-        except yaml.YAMLError as e:  # reader errors: bad encoding, control characters
-            yield YamlError(offset + 1, f"YAML error: {e}")
-        finally:
-            loader.dispose()
-        if resume_at is None:
-            return
-        offset += text.count("\n", 0, resume_at)
-        text = text[resume_at:]
-
-
-def _next_document_start(text: str, after_line: int) -> int | None:
-    """Character index of the first `---` line after `after_line` (0-based), or None."""
-    pos = 0
-    for i, line in enumerate(text.splitlines(keepends=True)):
-        if i > after_line and line.startswith("---"):
-            return pos
-        pos += len(line)
-    return None
+    """Every document of a YAML stream; after a syntax error, reading resumes at the next `---` line."""
+    return load_pieces(text, pieces_of(text))

@@ -13,7 +13,8 @@ Lengths are counted in UTF-8 bytes, like Go's ``len``. Patterns are ASCII-only, 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+
+from webhook.model.cache import short_input_cache
 
 __all__ = [
     "Problem",
@@ -222,7 +223,7 @@ def _label_key_uncached(v: str) -> tuple[str, ...]:
     return tuple(errs)
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def _label_key(v: str) -> tuple[str, ...]:
     return _label_key_uncached(v)
 
@@ -259,7 +260,7 @@ def _driver_name_uncached(v: str, bad_value: str | None) -> tuple[str, ...]:
     return tuple(errs)
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def _driver_name(v: str) -> tuple[str, ...]:
     return _driver_name_uncached(v, None)
 
@@ -288,7 +289,7 @@ def _pool_name_uncached(v: str) -> tuple[str, ...]:
     return tuple(errs)
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def _pool_name(v: str) -> tuple[str, ...]:
     return _pool_name_uncached(v)
 
@@ -336,7 +337,7 @@ def _attribute_key_uncached(v: str, fully_qualified: bool) -> tuple[str, ...]:
     return tuple(errs)
 
 
-@lru_cache(maxsize=8192)
+@short_input_cache(8192)
 def _attribute_key(v: str, fully_qualified: bool) -> tuple[str, ...]:
     return _attribute_key_uncached(v, fully_qualified)
 

@@ -8,8 +8,8 @@ read as decimal); the checks then demand the canonical text, so ``192.0.2.005/24
 from __future__ import annotations
 
 import ipaddress
-from functools import lru_cache
 
+from webhook.model.cache import short_input_cache
 from webhook.model.names import go_quote
 
 __all__ = ["interface_address", "ip_address"]
@@ -79,7 +79,7 @@ def _ip_string(family: int, b: bytes) -> str:
     return str(ipaddress.IPv6Address(b))
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def _interface_address(v: str) -> tuple[str, ...]:
     addr, slash, mask = v.partition("/")
     parsed = _parse_ip_sloppy(addr) if slash else None

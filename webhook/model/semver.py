@@ -10,8 +10,9 @@ accepts numbers beyond uint64 that ``parse_semver`` rejects.
 from __future__ import annotations
 
 import re
-from functools import lru_cache, total_ordering
+from functools import total_ordering
 
+from webhook.model.cache import short_input_cache
 from webhook.model.names import Problem, go_quote
 
 __all__ = ["Semver", "is_semver", "parse_semver", "version_attribute"]
@@ -118,7 +119,7 @@ class Semver:
         return f"Semver({str(self)!r})"
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def parse_semver(s: str) -> Semver:
     """blang/semver v4 ``Parse``; raises ``ValueError`` with blang's message."""
     if not s:

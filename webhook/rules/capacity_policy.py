@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
 from webhook.model.quantity import Quantity, parse_quantity
@@ -30,24 +29,26 @@ _MAX_INT64 = 2**63 - 1
 _MIN_INT64 = -(2**63)
 
 
-@lru_cache(maxsize=4096)
-def _parse_cached(raw: str | int | float) -> Quantity | None:
-    try:
-        return parse_quantity(raw)
-    except ValueError:
-        return None
-
-
 def _q(raw: Any) -> Quantity | None:
     """A parsed quantity, or None when it cannot be parsed (the structural layer reports that)."""
     if isinstance(raw, bool) or not isinstance(raw, str | int | float):
         return None
-    return _parse_cached(raw)
+    try:
+        return parse_quantity(raw)  # memoised by bytes in webhook.model.quantity
+    except (ValueError, OverflowError):
+        return None
+
+
+SHOWN_DIGITS = 200  # longer numbers in messages are shortened (Go prints them whole)
 
 
 def _s(q: Quantity) -> str:
-    """How Go prints a quantity in an error (`Quantity.String()`)."""
-    return str(q)
+    """How Go prints a quantity in an error (`Quantity.String()`); a number of thousands of digits
+    (a sum like 1e99999 + 8) is shortened in the middle, with its length."""
+    text = str(q)
+    if len(text) <= SHOWN_DIGITS:
+        return text
+    return f"{text[:40]}...{text[-40:]} ({len(text)} characters)"
 
 
 def _milli_exact(q: Quantity) -> bool:
@@ -59,13 +60,19 @@ def _milli_exact(q: Quantity) -> bool:
     return m.denominator == 1 and _MIN_INT64 <= m.numerator <= _MAX_INT64
 
 
+_KEY_DIGITS = 4000  # longer exact decimals are keyed (and shown) in canonical form instead
+
+
 def _dec_key(q: Quantity) -> str:
-    """Upstream's uniqueness key with the gate on: the exact decimal value (`AsDec().String()`)."""
+    """Upstream's uniqueness key with the gate on: the exact decimal value (`AsDec().String()`); for
+    values of more than _KEY_DIGITS digits the canonical form, which is just as exact and unique."""
     try:
         v: Fraction = q.value
     except OverflowError:
         return q.canonical()
     if v.denominator == 1:
+        if v.numerator.bit_length() > _KEY_DIGITS * 3:
+            return q.canonical()
         return str(v.numerator)
     return str(Decimal(v.numerator) / Decimal(v.denominator))
 

@@ -393,7 +393,7 @@ def check_capacity_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
             except (ValueError, TypeError) as e:
                 yield Finding(cp.key(str(key)), names.render(str(value), str(e)))
                 continue
-            if q.value < 0:
+            if q.sign() < 0:
                 yield Finding(
                     cp.key(str(key)), names.render(str(value), "must be greater than or equal to 0")
                 )

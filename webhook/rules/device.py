@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from webhook.model import names
+from webhook.model.cache import short_input_cache
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
 from webhook.rules.node_selector import node_selector_findings
@@ -50,7 +50,7 @@ _EMPTY_LIST_MSG = "must not be empty if specified"
 _TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")  # sorted, as upstream lists them
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def _semver_ok(v: str) -> bool:
     return _SEMVER_RE.fullmatch(v) is not None
 

@@ -5,7 +5,6 @@ device's allocation adds to or takes from the node (`cpu`, `memory`, `hugepages-
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from webhook.model.quantity import Quantity, parse_quantity
@@ -24,11 +23,10 @@ def is_node_allocatable_resource(name: str) -> bool:
     return name in _NODE_ALLOCATABLE or name.startswith("hugepages-")
 
 
-@lru_cache(maxsize=1024)
 def _parse(raw: str | int | float) -> Quantity | None:
     try:
-        return parse_quantity(raw)
-    except ValueError:
+        return parse_quantity(raw)  # memoised in webhook.model.quantity
+    except (ValueError, OverflowError):
         return None
 
 

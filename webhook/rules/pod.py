@@ -79,12 +79,25 @@ def resource_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                     yield Finding(p.child(field_name), msg)
 
 
+LISTED_NAMES = 32  # claim names shown in a "must be one of" message (upstream lists them all)
+
+
+def _listing(known: set[str]) -> str:
+    """Upstream's list of the Pod's claim names, cut after LISTED_NAMES so that a Pod with thousands of
+    bad references cannot produce a message per reference that lists thousands of names."""
+    names = sorted(known)
+    if len(names) <= LISTED_NAMES:
+        return ", ".join(names)
+    return ", ".join(names[:LISTED_NAMES]) + f", ... ({len(names) - LISTED_NAMES} more)"
+
+
 def _claim_refs(claims: list[Any], path: Path, known: set[str]) -> Iterator[Finding]:
     """One `resources.claims` list (upstream validateResourceClaimNames): a name is required and must be
     a `spec.resourceClaims` entry; an entry may not repeat, and a whole claim may not be referenced next
-    to one of its requests (in either order); a request is a DNS label."""
-    listing = ", ".join(sorted(known))
+    to one of its requests (in either order); a request is a DNS label. Linear in the list's length."""
+    listing: str | None = None
     seen: set[str] = set()
+    with_requests: dict[str, int] = {}  # text before the first '/' -> distinct keys with a '/' seen
     for j, claim in enumerate(claims):
         claim = _dict(claim)
         p = path.index(j)
@@ -104,12 +117,17 @@ def _claim_refs(claims: list[Any], path: Path, known: set[str]) -> Iterator[Find
                 key = f"{name}/{request}"
             if key in seen:
                 yield Finding(p, fe.duplicate(key))
-            elif not request:
-                for other in sorted(seen):
-                    if "/" in other and other.split("/", 1)[0] == name:
+            else:
+                if not request:
+                    for _ in range(with_requests.get(name, 0)):
                         yield Finding(p, fe.duplicate(name))
-            seen.add(key)
+                if "/" in key:
+                    prefix = key.split("/", 1)[0]
+                    with_requests[prefix] = with_requests.get(prefix, 0) + 1
+                seen.add(key)
         if name not in known:
+            if listing is None:
+                listing = _listing(known)
             detail = "must be one of the names in pod.spec.resourceClaims"
             detail += f": {listing}" if known else " which is empty"
             yield Finding(p, fe.not_found(name, detail))

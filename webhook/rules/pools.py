@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import Counter as Tally
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
+from webhook.model.cache import short_input_cache
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
 from webhook.model.violation import Severity
@@ -167,7 +167,7 @@ def _missing_set(
         )
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def _exceeds(need: str, have: str) -> bool:
     """Whether quantity `need` is more than `have` (malformed quantities: False, reported elsewhere)."""
     try:

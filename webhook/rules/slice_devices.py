@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from webhook.model import names
+from webhook.model.cache import short_input_cache
 
 KIND = ("ResourceSlice",)
 
@@ -126,7 +126,7 @@ def qualified_name_ok(key: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=8192)
+@short_input_cache(8192)
 def qualified_name_messages(key: str, fully_qualified: bool = False) -> tuple[str, ...]:
     """Rendered errors for a DRA QualifiedName (attribute/capacity key), empty when valid.
 
@@ -135,17 +135,17 @@ def qualified_name_messages(key: str, fully_qualified: bool = False) -> tuple[st
     return tuple(names.render(key, m) for m in names.attribute_key(key, fully_qualified))
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def dns_label_messages(value: str) -> tuple[str, ...]:
     """Rendered `Invalid value` errors for a DNS label (counter names, device names), empty when valid."""
     return tuple(names.render(value, m) for m in names.dns_label(value))
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def label_key_messages(value: str) -> tuple[str, ...]:
     return tuple(names.render(value, m) for m in names.label_key(value))
 
 
-@lru_cache(maxsize=4096)
+@short_input_cache(4096)
 def label_value_messages(value: str) -> tuple[str, ...]:
     return tuple(names.render(value, m) for m in names.label_value(value))

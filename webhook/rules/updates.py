@@ -32,9 +32,10 @@ def _list(value: Any) -> list[Any]:
 
 
 def _quantity_or(v: Any, k: str, key: str) -> Any:
-    """A quantity's exact value (so `1Gi` equals `1024Mi`), else the value compared as is."""
+    """A quantity compared by its exact value (so `1Gi` equals `1024Mi`; Quantity equality is value
+    equality, also for 1e99999), else the value compared as is."""
     try:
-        return parse_quantity(v).value
+        return parse_quantity(v)
     except (ValueError, TypeError):
         return semantic(v, k, key)
 

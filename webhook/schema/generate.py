@@ -2,7 +2,8 @@
 
 Run `python -m webhook.schema.generate` to rewrite `schemas/`, `--check` to only compare. The client
 models know names, JSON types, required-ness and descriptions but not which strings are Kubernetes
-`Quantity` values; that table (`QUANTITY_FIELDS`) is ported from the Go types.
+`Quantity` values nor which integers are int32 (the rest are int64); those tables (`QUANTITY_FIELDS`,
+`INT32_FIELDS`) are ported from the Go types.
 """
 
 from __future__ import annotations
@@ -70,6 +71,44 @@ QUANTITY_FIELDS: frozenset[tuple[str, str]] = frozenset(
         ("V1NodeAllocatableMappedResources", "quantity"),
         ("V1NodeAllocatableOverheadResources", "perPod"),
         ("V1NodeAllocatableOverheadResources", "perContainer"),
+    }
+)
+
+# Integer fields whose Go type is int32 (also pointer and slice element), as (client model, JSON field);
+# every other integer field of these kinds is an int64 (the client models do not carry the OpenAPI
+# format). Source: kubernetes/api core/v1/types.go (HEAD 10b39a39, 2026-07-24); resource/v1 has none.
+INT32_FIELDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("V1AWSElasticBlockStoreVolumeSource", "partition"),
+        ("V1ConfigMapVolumeSource", "defaultMode"),
+        ("V1ContainerPort", "containerPort"),
+        ("V1ContainerPort", "hostPort"),
+        ("V1ContainerRestartRuleOnExitCodes", "values"),
+        ("V1ContainerStateTerminated", "exitCode"),
+        ("V1ContainerStateTerminated", "signal"),
+        ("V1ContainerStatus", "restartCount"),
+        ("V1DownwardAPIVolumeFile", "mode"),
+        ("V1DownwardAPIVolumeSource", "defaultMode"),
+        ("V1EmptyDirVolumeSource", "mode"),
+        ("V1EvictionResponder", "priority"),
+        ("V1FCVolumeSource", "lun"),
+        ("V1GCEPersistentDiskVolumeSource", "partition"),
+        ("V1GRPCAction", "port"),
+        ("V1ISCSIVolumeSource", "lun"),
+        ("V1KeyToPath", "mode"),
+        ("V1PodCertificateProjection", "maxExpirationSeconds"),
+        ("V1PodSpec", "priority"),
+        ("V1PreferredSchedulingTerm", "weight"),
+        ("V1Probe", "failureThreshold"),
+        ("V1Probe", "initialDelaySeconds"),
+        ("V1Probe", "periodSeconds"),
+        ("V1Probe", "successThreshold"),
+        ("V1Probe", "timeoutSeconds"),
+        ("V1ProjectedVolumeSource", "defaultMode"),
+        ("V1SecretVolumeSource", "defaultMode"),
+        ("V1TopologySpreadConstraint", "maxSkew"),
+        ("V1TopologySpreadConstraint", "minDomains"),
+        ("V1WeightedPodAffinityTerm", "weight"),
     }
 )
 
@@ -148,6 +187,7 @@ class _Builder:
     def __init__(self) -> None:
         self.defs: dict[str, dict[str, Any]] = {}
         self.quantity_seen: set[tuple[str, str]] = set()
+        self.int32_seen: set[tuple[str, str]] = set()
 
     def ref(self, name: str) -> dict[str, Any]:
         return {"$ref": f"#/$defs/{name}"}
@@ -194,6 +234,11 @@ class _Builder:
                 raise RuntimeError(f"{model}.{field}: listed as Quantity but typed {otype!r} in the client")
             self.quantity_seen.add((model, field))
             return self.special("Quantity")
+        if otype == "int":
+            if (model, field) in INT32_FIELDS:
+                self.int32_seen.add((model, field))
+                return {"type": "integer", "format": "int32"}
+            return {"type": "integer", "format": "int64"}
         if otype in _PRIMITIVES:
             return {"type": _PRIMITIVES[otype]}
         if otype == "datetime":
@@ -210,7 +255,7 @@ class _Builder:
 
 
 def build(kind: str) -> tuple[dict[str, Any], set[tuple[str, str]]]:
-    """The JSON Schema for one top-level kind and the Quantity fields it contains."""
+    """The JSON Schema for one top-level kind and the Quantity and int32 fields it contains."""
     b = _Builder()
     root = b.model(KINDS[kind])
     schema = {
@@ -222,7 +267,7 @@ def build(kind: str) -> tuple[dict[str, Any], set[tuple[str, str]]]:
         **root,
         "$defs": b.defs,
     }
-    return schema, b.quantity_seen
+    return schema, b.quantity_seen | b.int32_seen
 
 
 def render(schema: dict[str, Any]) -> str:
@@ -237,9 +282,9 @@ def generate_all() -> dict[str, str]:
         schema, q = build(kind)
         seen |= q
         files[f"{kind}.json"] = render(schema)
-    missing = QUANTITY_FIELDS - seen
+    missing = (QUANTITY_FIELDS | INT32_FIELDS) - seen
     if missing:
-        raise RuntimeError(f"Quantity fields not found in any schema: {sorted(missing)}")
+        raise RuntimeError(f"Quantity or int32 fields not found in any schema: {sorted(missing)}")
     return files
 
 

@@ -21,6 +21,7 @@ from functools import cache
 from typing import Any
 
 from webhook.data import schema_dir
+from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
 from webhook.model.violation import Severity, Violation
 from webhook.rules.registry import RULES, declare
 
@@ -31,6 +32,8 @@ UNKNOWN = "schema.unknown-field"
 TYPE = "schema.type"
 REQUIRED = "schema.required"
 NULL = "schema.null"
+QUANTITY = "schema.quantity"
+INT_RANGE = "schema.integer-range"
 
 KINDS = (
     "DeviceClass",
@@ -46,7 +49,7 @@ KINDS = (
     "ResourceSlice",
     "ResourceSliceList",
 )
-FATAL_RULES = frozenset((UNKNOWN, TYPE, NULL))
+FATAL_RULES = frozenset((UNKNOWN, TYPE, NULL, QUANTITY, INT_RANGE))
 
 for _id, _summary, _field in (
     (
@@ -61,6 +64,18 @@ for _id, _summary, _field in (
     ),
     (REQUIRED, "A field the OpenAPI model marks required is missing or null", "<path of the missing field>"),
     (NULL, "A list item or map value is null", "<path of the item>"),
+    (
+        QUANTITY,
+        "A Quantity the API server cannot parse (resource.ParseQuantity: `abc`, `1e9223372036854775808`, "
+        "`1Qi`): it rejects the whole object when decoding it",
+        "<path of the quantity>",
+    ),
+    (
+        INT_RANGE,
+        "An integer outside its Go type (int64, or int32 for some Pod fields): the API server cannot "
+        "decode the object",
+        "<path of the integer>",
+    ),
 ):
     if _id not in RULES:
         declare(_id, summary=_summary, field=_field, severity=Severity.ERROR, kinds=KINDS, tag="schema")
@@ -104,7 +119,8 @@ class _Compiler:
         self.done: dict[str, Spec] = {}
         self.busy: dict[str, list[Spec]] = {}
 
-    def compile(self, node: dict[str, Any]) -> Spec:
+    def compile(self, node: dict[str, Any], struct: str = "") -> Spec:
+        """`struct`: the Go type name of the object holding this node (for decode-error messages)."""
         ref = node.get("$ref")
         if ref is not None:
             return self._ref(ref)
@@ -118,17 +134,23 @@ class _Compiler:
         fn: Checker | None = None
         if names == ["object"]:
             if "properties" in node:
-                fn = self._object(node)
+                fn = self._object(node, struct)
             elif isinstance(node.get("additionalProperties"), dict):
-                fn = self._map(self.compile(node["additionalProperties"]))
+                fn = self._map(self.compile(node["additionalProperties"], struct))
         elif names == ["array"] and isinstance(node.get("items"), dict):
-            fn = self._array(self.compile(node["items"]))
+            fn = self._array(self.compile(node["items"], struct))
+        elif names == ["integer"] and node.get("format") in _INT_RANGES:
+            fn = _int_range(node["format"], struct)
         return (frozenset(py), fn, expected)
 
     def _ref(self, ref: str) -> Spec:
         name = ref.rsplit("/", 1)[-1]
         if name in self.done:
             return self.done[name]
+        if name == "Quantity":
+            quantity: Spec = (frozenset((str, int, float)), _check_quantity, "string or number")
+            self.done[name] = quantity
+            return quantity
         if name in self.busy:  # a cycle: go through a cell filled in when the definition is done
             cell = self.busy[name]
 
@@ -140,14 +162,14 @@ class _Compiler:
             return (frozenset((dict,)), indirect, "object")
         cell_list: list[Spec] = []
         self.busy[name] = cell_list
-        spec = self.compile(self.defs[name])
+        spec = self.compile(self.defs[name], _go_type(name))
         cell_list.append(spec)
         del self.busy[name]
         self.done[name] = spec
         return spec
 
-    def _object(self, node: dict[str, Any]) -> Checker:
-        props: dict[str, Spec] = {k: self.compile(v) for k, v in node["properties"].items()}
+    def _object(self, node: dict[str, Any], struct: str) -> Checker:
+        props: dict[str, Spec] = {k: self.compile(v, struct) for k, v in node["properties"].items()}
         required = tuple(node.get("required", ()))
         closed = node.get("additionalProperties") is False
         known = tuple(sorted(props))
@@ -208,6 +230,49 @@ class _Compiler:
         return check_array
 
 
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _go_type(definition: str) -> str:
+    """The Go type name of a schema definition (`V1ResourcePool` -> `ResourcePool`)."""
+    for prefix in ("ResourceV1", "CoreV1", "V1"):
+        if definition.startswith(prefix) and definition[len(prefix) : len(prefix) + 1].isupper():
+            return definition[len(prefix) :]
+    return definition
+
+
+def _int_range(fmt: str, struct: str) -> Checker:
+    lo, hi = _INT_RANGES[fmt]
+
+    def check_int(v: int, path: LazyPath, errs: Errors) -> None:
+        if not lo <= v <= hi:
+            sent = _as_sent(v)
+            if sent is None or not lo <= sent <= hi:
+                errs.append((INT_RANGE, path, struct, fmt, v))
+
+    return check_int
+
+
+_GOOD_QUANTITIES: set[str] = set()  # short strings known to parse; bounded (emptied when full)
+_GOOD_MAX = 4096
+
+
+def _check_quantity(v: Any, path: LazyPath, errs: Errors) -> None:
+    if type(v) is str and v in _GOOD_QUANTITIES:
+        return
+    try:
+        parse_quantity(v)  # memoised: repeated values ("8Gi") cost one lookup
+        if type(v) is str and len(v) <= 32:
+            if len(_GOOD_QUANTITIES) >= _GOOD_MAX:
+                _GOOD_QUANTITIES.clear()
+            _GOOD_QUANTITIES.add(v)
+    except (ValueError, OverflowError) as e:  # ValueError also for ints past Python's 4300-digit limit
+        text = str(e)
+        errs.append(
+            (QUANTITY, path, v, text if text.startswith(("quantities", "unable")) else ERR_FORMAT_WRONG)
+        )
+
+
 @cache
 def _root(kind: str) -> Spec:
     if kind not in KINDS:
@@ -248,6 +313,39 @@ def _type_hint(expected: str, value: Any) -> str:
     return ""
 
 
+def _go_fields(p: LazyPath) -> list[str]:
+    """Go's decode-error field path: the JSON names of struct fields from the root (no map keys, no
+    list indices), e.g. `spec.devices.attributes.int`."""
+    names: list[str] = []
+    while p is not None:
+        if len(p) == 2 and type(p[1]) is str:
+            names.append(p[1])
+        p = p[0]
+    return names[::-1]
+
+
+def _as_sent(value: int) -> int | None:
+    """The integer kubectl sends for a manifest's integer: exact within int64/uint64 (go-yaml reads those
+    as integers), else rounded to a float64 (None when that is infinite: kubectl cannot send it)."""
+    if -(2**63) <= value < 2**64:
+        return value
+    try:
+        return int(float(value))
+    except OverflowError:
+        return None
+
+
+def _number_text(value: int) -> str:
+    """A too-large integer as kubectl sends it: exact within uint64, else as a float64 (Go's encoding)."""
+    sent = _as_sent(value)
+    if sent is None:
+        return "+Inf" if value > 0 else "-Inf"
+    if sent == value:
+        return str(value)
+    f = float(value)
+    return f"{f:.0f}" if abs(f) < 1e21 else repr(f)  # Go: 'f' below 1e21, else shortest 'e' (1e+21)
+
+
 def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
     lower = {k.lower(): k for k in known}
     if name.lower() in lower:
@@ -279,6 +377,17 @@ def _violation(err: tuple[Any, ...]) -> Violation:
         hint = _type_hint(expected, value)
         if hint:
             msg += f": {hint}"
+    elif rule == QUANTITY:
+        # The API server decodes a Quantity with ParseQuantity and rejects the whole object with its
+        # error ("<Kind> in version "v1" cannot be handled as a <Kind>: <error>").
+        msg = f"Invalid value: {_show(err[2])}: {err[3]}"
+    elif rule == INT_RANGE:
+        struct, fmt, value = err[2], err[3], err[4]
+        fields = ".".join(_go_fields(lazy))
+        msg = (
+            f"Invalid value: {_number_text(value)}: json: cannot unmarshal number {_number_text(value)} "
+            f"into Go struct field {struct}.{fields} of type {fmt}"
+        )
     elif rule == REQUIRED:
         msg = "Required value"
     else:

@@ -5,12 +5,15 @@ after another); without Pods, all unallocated claims are allocated together for 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.context import Context
 from webhook.engine import Budget, ClaimResult, Outcome, allocate
+from webhook.io.files import MAX_FILE_BYTES
+from webhook.model.budget import Deadline, OutOfBudget, check_seconds
 from webhook.model.path import Path
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
@@ -21,6 +24,8 @@ from webhook.simulate import extended as ext
 from webhook.simulate.load import Inputs, Loaded, load
 from webhook.simulate.podclaims import (
     PodClaim,
+    add_generated,
+    index_generated,
     key_of,
     merge_node_selector,
     name_of,
@@ -45,7 +50,17 @@ declare(
     tag="alloc",
 )
 
+declare(
+    "internal.engine-crash",
+    summary="the allocation engine failed on this Pod or claim (a draguard bug, or a resource limit such "
+    "as MemoryError): no answer for it; the other Pods are still simulated",
+    field="",
+    kinds=("ResourceClaim", "Pod"),
+    tag="alloc",
+)
+
 EXIT_FEASIBLE, EXIT_INFEASIBLE, EXIT_UNDECIDED = 0, 1, 3
+RUN_SECONDS = 60.0  # default deadline of a whole simulation (all Pods), on top of the per-Pod budget
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,11 @@ class SimulateOptions:
     budget: Budget | None = None
     jobs: int = 1
     stdin_text: str | None = None  # `-` was already read (validate --feasibility reads it first)
+    deadline_seconds: float = RUN_SECONDS  # the whole run's allocations; Pods left then are undecided
+    max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
 
 
 @dataclass
@@ -82,6 +102,7 @@ class PodSimulation:
     explanation: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     subjects: list[Subject] = field(default_factory=list)
+    internal: str | None = None  # draguard failed on this Pod (feasible is None: no answer)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -111,6 +132,7 @@ class PodSimulation:
             ],
             "reason": self.reason,
             "explanation": self.explanation,
+            "internalError": self.internal,
         }
 
 
@@ -121,9 +143,9 @@ class SimulationReport:
 
     @property
     def exit_code(self) -> int:
-        """1 if anything is infeasible (or left out for validation errors), else 3 if anything is
-        undecided, else 0."""
-        if any(p.feasible is False for p in self.pods) or self.validation.errors:
+        """1 if anything is infeasible (or left out for validation errors, or draguard failed on it),
+        else 3 if anything is undecided, else 0."""
+        if any(p.feasible is False or p.internal for p in self.pods) or self.validation.errors:
             return EXIT_INFEASIBLE
         if any(p.feasible is None for p in self.pods):
             return EXIT_UNDECIDED
@@ -135,24 +157,53 @@ class SimulationReport:
 
 
 def simulate(
-    inputs: Sequence[str] | Sequence[dict[str, Any]], options: SimulateOptions | None = None
+    inputs: Sequence[str] | Sequence[dict[str, Any]],
+    options: SimulateOptions | None = None,
+    deadline: Deadline | None = None,
 ) -> SimulationReport:
     """Simulate scheduling of the input's Pods (or its unallocated claims) against its cluster state.
 
-    `inputs` are paths (files, directories, `-`) or already parsed objects. Raises `UsageError` for a
+    `inputs` are paths (files, directories, `-`) or already parsed objects. Each Pod's allocation has
+    `options.budget`; all of them together `options.deadline_seconds` from the start of this call, or
+    `deadline` if that is earlier: Pods not decided by then are undecided. Raises `UsageError` for a
     bad version/gate and `UnreadableInput` for a missing path."""
     options = options or SimulateOptions()
+    own = Deadline.after(options.deadline_seconds)
+    if deadline is None or own.at < deadline.at:
+        deadline = own
     ctx = Context(profile=load_profile(options.version, dict(options.gates)))
-    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text)
-    state = ClusterState.from_objects(data.state, ctx.profile)
-    run = _Run(data, state, ctx, options.budget or Budget())
+    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes)
+    try:
+        state = ClusterState.from_objects(data.state, ctx.profile, deadline)
+    except OutOfBudget:
+        return SimulationReport(_too_late(data, "while the cluster state was built"), data.report)
+    run = _Run(data, state, ctx, options.budget or Budget(), deadline)
     if data.pods:
-        sims = [run.pod(p) for p in data.pods]
+        sims = [run.guarded(p) for p in data.pods]
     elif data.pending:
-        sims = [run.anonymous()]
+        sims = [run.guarded(None)]
     else:
         sims = []
     return SimulationReport(sims, data.report)
+
+
+def _too_late(data: Inputs, when: str) -> list[PodSimulation]:
+    reason = f"undecided: the deadline of the run passed {when}"
+    if data.pods:
+        return [PodSimulation(_label(p), None, reason=reason, subjects=[_pod_subject(p)]) for p in data.pods]
+    if data.pending:
+        return [PodSimulation(None, None, reason=reason, subjects=[_claim_subject(i) for i in data.pending])]
+    return []
+
+
+def _label(item: Loaded) -> str:
+    ns, name = key_of(item.obj)
+    return f"{ns}/{name}"
+
+
+def _pod_subject(item: Loaded) -> Subject:
+    ns, name = key_of(item.obj)
+    return Subject(item.source, item.line, "Pod", ns, name)
 
 
 def _claim_key(claim: dict[str, Any]) -> str:
@@ -193,12 +244,38 @@ class _Plan:
 class _Run:
     """One simulation: the state grows as Pods are placed."""
 
-    def __init__(self, data: Inputs, state: ClusterState, ctx: Context, budget: Budget) -> None:
+    def __init__(
+        self, data: Inputs, state: ClusterState, ctx: Context, budget: Budget, deadline: Deadline
+    ) -> None:
         self.data, self.state, self.ctx, self.budget = data, state, ctx, budget
+        self.deadline = deadline
         self.claims: dict[tuple[str, str], dict[str, Any]] = {k: v.obj for k, v in data.claims.items()}
+        self.generated = index_generated(self.claims.values())
+        self.pins: list[dict[str, Any]] = []  # node selectors of the current Pod's allocated claims
+        self.templates = self._objs(data.templates)
         self.mapping = ext.class_mapping(data.classes) if ctx.enabled("DRAExtendedResource") else {}
 
+    def guarded(self, item: Loaded | None) -> PodSimulation:
+        """One Pod (None: the pending claims together), undecided once the run's deadline has passed;
+        a failure of draguard on it is reported on it, and the run goes on with the next one."""
+        subjects = (
+            [_pod_subject(item)] if item is not None else [_claim_subject(i) for i in self.data.pending]
+        )
+        label = _label(item) if item is not None else None
+        if self.deadline.expired():
+            reason = "undecided: the deadline of the run passed before this Pod was tried"
+            return PodSimulation(label, None, reason=reason, subjects=subjects)
+        try:
+            return self.pod(item) if item is not None else self.anonymous()
+        except OutOfBudget:
+            reason = "undecided: the deadline of the run passed while this Pod was prepared"
+            return PodSimulation(label, None, reason=reason, subjects=subjects)
+        except Exception as e:  # noqa: BLE001 - one object's failure must not lose the others' answers
+            detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            return _internal(label, detail, subjects)
+
     def anonymous(self) -> PodSimulation:
+        self.pins = []
         claims = [item.obj for item in self.data.pending]
         sim, outcome = self._attempt(None, None, claims)
         if outcome is not None and outcome.feasible:
@@ -211,7 +288,7 @@ class _Run:
         ns, name = key_of(pod)
         label = f"{ns}/{name}"
         pod_subject = Subject(item.source, item.line, "Pod", ns, name)
-        resolved = resolve_pod_claims(pod, self.claims, self._objs(self.data.templates), self.data.invalid)
+        resolved = resolve_pod_claims(pod, self.claims, self.templates, self.data.invalid, self.generated)
         problems = [pc for pc in resolved if pc.problem]
         if problems:
             at = [Subject(item.source, item.line, "Pod", ns, name, path=str(pc.path)) for pc in problems]
@@ -219,6 +296,7 @@ class _Run:
         pending: list[dict[str, Any]] = []
         subjects: list[Subject] = [pod_subject]
         seen: set[tuple[str, str]] = set()
+        pins: dict[str, dict[str, Any]] = {}  # node selectors of allocated claims, each must match
         for pc in resolved:
             claim = pc.claim
             assert claim is not None
@@ -228,10 +306,13 @@ class _Run:
             seen.add(key)
             allocation = (claim.get("status") or {}).get("allocation")
             if allocation:
-                pod = merge_node_selector(pod, allocation.get("nodeSelector"))
+                sel = allocation.get("nodeSelector")
+                if isinstance(sel, dict) and sel.get("nodeSelectorTerms"):
+                    pins.setdefault(json.dumps(sel, sort_keys=True, default=str), sel)
                 continue
             pending.append(claim)
             subjects.append(self._pod_claim_subject(item, pc, claim))
+        self.pins = list(pins.values())
         plans = self._plans(item, pod)
         if isinstance(plans, PodSimulation):
             return plans
@@ -289,7 +370,9 @@ class _Run:
             return [self._plan(item, pod, ext.node_variant(wanted, self.mapping, None).dra, existing, None)]
         groups: dict[frozenset[str], list[str]] = {}
         unfit: list[str] = []
-        for node in sorted(self.data.nodes, key=name_of):
+        for n, node in enumerate(sorted(self.data.nodes, key=name_of)):
+            if n % 256 == 255 and self.deadline.expired():
+                raise OutOfBudget()
             variant = ext.node_variant(wanted, self.mapping, node)
             if variant.unfit is not None:
                 unfit.append(f"{name_of(node)} ({variant.unfit})")
@@ -348,11 +431,16 @@ class _Run:
     def _attempt(
         self, label: str | None, pod: dict[str, Any] | None, claims: list[dict[str, Any]]
     ) -> tuple[PodSimulation, Outcome | None]:
-        try:
-            outcome = allocate(self.state, claims, pod=pod, budget=self.budget)
-        except Exception as e:  # an engine bug must not lose the other Pods' answers
-            reason = f"internal error in the allocator: {type(e).__name__}: {e}"
-            return PodSimulation(label, None, reason=reason, error=str(e)), None
+        outcome = allocate(
+            self.state,
+            claims,
+            pod=pod,
+            budget=self.budget,
+            deadline=self.deadline,
+            node_selectors=self.pins,
+        )
+        if outcome.internal is not None:
+            return _internal(label, outcome.internal, []), None
         return _from_outcome(label, outcome), outcome
 
     def _commit(self, pod: dict[str, Any] | None, claims: list[dict[str, Any]], outcome: Outcome) -> None:
@@ -375,6 +463,13 @@ class _Run:
                 status["reservedFor"] = [*(status.get("reservedFor") or []), ref]
             self.state.apply(stored)
             self.claims[key_of(stored)] = stored
+            add_generated(self.generated, stored)
+
+
+def _internal(label: str | None, detail: str, subjects: list[Subject]) -> PodSimulation:
+    what = f"Pod {label}" if label else "the claims"
+    reason = f"internal error: draguard failed on {what} ({detail}): no answer; please report it"
+    return PodSimulation(label, None, reason=reason, error=detail, subjects=subjects, internal=detail)
 
 
 def _from_outcome(label: str | None, outcome: Outcome) -> PodSimulation:
@@ -406,6 +501,10 @@ def feasibility_violations(sim: PodSimulation) -> list[tuple[Subject, Violation]
     claim request (or Pod entry) that the explanation names."""
     if sim.feasible:
         return []
+    if sim.internal:
+        rule = RULES["internal.engine-crash"]
+        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
+        return [(s, Violation(rule.id, rule.severity, s.path, sim.reason)) for s in targets]
     rule = RULES["feasibility.infeasible" if sim.feasible is False else "feasibility.undecided"]
     message = sim.reason or sim.error or "the claims cannot be allocated"
     if sim.feasible is None and not message.startswith("undecided"):

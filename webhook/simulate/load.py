@@ -10,14 +10,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.context import Context
-from webhook.io.documents import STDIN, Document, DocumentError, discover, parse, read_text
+from webhook.io.documents import (
+    MAX_FILE_BYTES,
+    STDIN,
+    Document,
+    DocumentError,
+    InputFileError,
+    discover_all,
+    parse,
+    read_text,
+)
 from webhook.model.violation import Violation
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 from webhook.simulate.podclaims import key_of, namespace_of
-from webhook.validate import FileResult, assemble, check_document, prepare
+from webhook.validate import FileResult, assemble, check_document, prepare, skipped_result, usable_workers
 
 STATE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
@@ -93,13 +102,25 @@ def _file_result(
 _worker: dict[str, Any] = {}
 
 
-def _init(version: str, gates: tuple[tuple[str, bool], ...], policy: Policy | None) -> None:
+def _init(version: str, gates: tuple[tuple[str, bool], ...], policy: Policy | None, max_bytes: int) -> None:
     _worker["ctx"] = Context(profile=load_profile(version, dict(gates)))
     _worker["policy"] = policy
+    _worker["max_bytes"] = max_bytes
+
+
+def _documents(path: str, max_bytes: int, text: str | None = None) -> list[Document | DocumentError]:
+    """The documents of one input (`-`: stdin, or `text` when it was read already)."""
+    source = "<stdin>" if path == STDIN else path
+    try:
+        if text is None:
+            text = read_text(path, max_bytes)
+    except InputFileError as e:
+        return [DocumentError(source, 1, str(e), e.rule)]
+    return list(parse(text, source))
 
 
 def _load_file(path: str) -> tuple[FileResult, list[Loaded | None]]:
-    return _file_result(list(parse(read_text(path), path)), _worker["ctx"], _worker["policy"])
+    return _file_result(_documents(path, _worker["max_bytes"]), _worker["ctx"], _worker["policy"])
 
 
 def load(
@@ -108,6 +129,7 @@ def load(
     jobs: int = 1,
     policy: Policy | None = None,
     stdin_text: str | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> Inputs:
     """Load paths (files, directories, `-`) or in-memory objects, validate them, sort them."""
     results: list[tuple[FileResult, list[Loaded | None]]] = []
@@ -119,27 +141,29 @@ def load(
         ]
         results.append(_file_result(docs, ctx, policy))
     else:
-        files = discover([str(p) for p in inputs])
+        found = discover_all([str(p) for p in inputs])
+        files = found.files
         on_disk = [p for p in files if p != STDIN]
         gates = tuple(sorted(ctx.profile.values.items()))
         done: dict[str, tuple[FileResult, list[Loaded | None]]] = {}
         if STDIN in files:
-            text = stdin_text if stdin_text is not None else read_text(STDIN)
-            done[STDIN] = _file_result(list(parse(text, "<stdin>")), ctx, policy)
-        if max(1, jobs) == 1 or len(on_disk) <= 1:
+            done[STDIN] = _file_result(_documents(STDIN, max_bytes, stdin_text), ctx, policy)
+        jobs = usable_workers(jobs, len(on_disk))
+        if jobs == 1:
             for path in on_disk:
-                done[path] = _file_result(list(parse(read_text(path), path)), ctx, policy)
+                done[path] = _file_result(_documents(path, max_bytes), ctx, policy)
         else:
             import multiprocessing as mp
 
             with ProcessPoolExecutor(
-                min(jobs, len(on_disk)),
+                jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
-                initargs=(ctx.profile.version, gates, policy),
+                initargs=(ctx.profile.version, gates, policy, max_bytes),
             ) as pool:
                 done.update(zip(on_disk, pool.map(_load_file, on_disk, chunksize=1), strict=True))
         results.extend(done[p] for p in files)
+        results.extend((skipped_result(s, policy), []) for s in found.skipped)
     report = assemble([fr for fr, _ in results], ctx, policy)
     return _sort(report, [x for _, loaded in results for x in loaded])
 

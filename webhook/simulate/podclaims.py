@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,18 +89,39 @@ def claim_from_template(pod: dict[str, Any], pod_claim: str, template: dict[str,
     }
 
 
+GeneratedIndex = dict[tuple[str, str], list[dict[str, Any]]]  # (namespace, pod claim annotation) -> claims
+
+
+def index_generated(claims: Iterable[dict[str, Any]]) -> GeneratedIndex:
+    """Claims by (namespace, `resource.kubernetes.io/pod-claim-name` annotation), in input order."""
+    out: GeneratedIndex = {}
+    for claim in claims:
+        add_generated(out, claim)
+    return out
+
+
+def add_generated(index: GeneratedIndex, claim: dict[str, Any]) -> None:
+    """Add one claim to an index made by `index_generated` (claims without the annotation are skipped)."""
+    annotation = _dict(_dict(claim.get("metadata")).get("annotations")).get(POD_CLAIM_ANNOTATION)
+    if isinstance(annotation, str):
+        index.setdefault((key_of(claim)[0], annotation), []).append(claim)
+
+
 def find_generated_claim(
-    pod: dict[str, Any], pod_claim: str, claims: dict[tuple[str, str], dict[str, Any]]
+    pod: dict[str, Any],
+    pod_claim: str,
+    claims: dict[tuple[str, str], dict[str, Any]],
+    index: GeneratedIndex | None = None,
 ) -> dict[str, Any] | None:
-    """A claim the controller already created for this Pod claim (annotation + controller owner)."""
+    """A claim the controller already created for this Pod claim (annotation + controller owner).
+    `index` (from `index_generated(claims.values())`) avoids a scan of every claim."""
     ns, pod_meta = namespace_of(pod), _dict(pod.get("metadata"))
-    for (cns, _), claim in claims.items():
-        if cns != ns:
-            continue
-        cmeta = _dict(claim.get("metadata"))
-        if _dict(cmeta.get("annotations")).get(POD_CLAIM_ANNOTATION) != pod_claim:
-            continue
-        if controlled_by(cmeta, pod_meta):
+    if index is None:
+        index = index_generated(claims.values())
+    for claim in index.get((ns, pod_claim), ()):
+        if claims.get(key_of(claim)) is not claim:
+            continue  # replaced since it was indexed
+        if controlled_by(_dict(claim.get("metadata")), pod_meta):
             return claim
     return None
 
@@ -121,9 +143,11 @@ def resolve_pod_claims(
     claims: dict[tuple[str, str], dict[str, Any]],
     templates: dict[tuple[str, str], dict[str, Any]],
     invalid: dict[tuple[str, str], str],
+    generated: GeneratedIndex | None = None,
 ) -> list[PodClaim]:
     """Resolve every `spec.resourceClaims[i]` to a claim: by name, by `status.resourceClaimStatuses`,
-    by an earlier generated claim, or by generating one from its template.
+    by an earlier generated claim, or by generating one from its template. `generated` indexes
+    `claims` by their pod-claim annotation (`index_generated`; built here when not given).
 
     `invalid` maps (kind/namespace, name) keys of objects left out for validation errors to a
     description, so a Pod naming one gets a precise reason."""
@@ -146,7 +170,9 @@ def resolve_pod_claims(
             if isinstance(status_name, str) and (ns, status_name) in claims:
                 pc.claim = claims[(ns, status_name)]
             else:
-                pc.claim = find_generated_claim(pod, pc.name, claims)
+                if generated is None:
+                    generated = index_generated(claims.values())
+                pc.claim = find_generated_claim(pod, pc.name, claims, generated)
             if pc.claim is None:
                 template = templates.get((ns, template_name))
                 if template is None:

@@ -1,7 +1,9 @@
-"""Text rendering of a simulation: validation errors of objects left out, then one block per Pod."""
+"""Text rendering of a simulation: validation errors of objects left out, then one block per Pod. Every
+line is passed through `one_line`: names and messages from the input cannot print lines of their own."""
 
 from __future__ import annotations
 
+from webhook.model.text import one_line
 from webhook.simulate import PodSimulation, SimulationReport
 
 
@@ -46,7 +48,12 @@ def render_pod(sim: PodSimulation) -> list[str]:
             selector = _node_selector(c.allocation.get("nodeSelector"))
             lines.append(f"    node selector: {selector}")
         return lines
-    verdict = "infeasible" if sim.feasible is False else "undecided (allocator budget exhausted)"
+    if sim.feasible is False:
+        verdict = "infeasible"
+    elif sim.internal:
+        verdict = "internal error (no answer)"
+    else:
+        verdict = "undecided (allocator budget or deadline exhausted)"
     lines = [f"{title}: {verdict}"]
     if sim.reason:
         lines.append(f"  {sim.reason}")
@@ -71,4 +78,4 @@ def render_text(report: SimulationReport) -> str:
         lines.append("nothing to simulate: the input has no Pods and no unallocated ResourceClaims")
     for sim in report.pods:
         lines.extend(render_pod(sim))
-    return "\n".join(lines) + "\n"
+    return "\n".join(one_line(line) for line in lines) + "\n"  # input cannot start a line of its own

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.model.bignum import Nano
 from webhook.state.records import DeviceID, PoolID, nano, qty
 
 ClaimKey = tuple[str | None, str]
@@ -21,7 +22,7 @@ ClaimKey = tuple[str | None, str]
 class _ClaimContribution:
     exclusive: list[DeviceID]
     shared: list[tuple[DeviceID, str]]
-    capacity: list[tuple[DeviceID, dict[str, int]]]
+    capacity: list[tuple[DeviceID, dict[str, Nano]]]
 
 
 @dataclass
@@ -30,7 +31,7 @@ class AllocatedState:
 
     exclusive: Counter[DeviceID] = field(default_factory=Counter)
     shared: dict[DeviceID, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    capacity: dict[DeviceID, dict[str, int]] = field(default_factory=dict)
+    capacity: dict[DeviceID, dict[str, Nano]] = field(default_factory=dict)
     _claims: dict[ClaimKey, _ClaimContribution] = field(default_factory=dict)
     _pool_version: Counter[PoolID] = field(default_factory=Counter)
     _cap_refs: Counter[DeviceID] = field(default_factory=Counter)

@@ -9,11 +9,12 @@ saw its pool).
 
 from __future__ import annotations
 
-import gc
 import itertools
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from webhook.model.budget import Deadline, Meter, OutOfBudget
+from webhook.model.cache import ByteLRU, ClearingCache
 from webhook.profile import Profile
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo, node_from_object
@@ -21,6 +22,10 @@ from webhook.state.pools import Pool, gather
 from webhook.state.records import DeviceRec, PoolID, SliceRec, parse_slice
 
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule", "Node")
+COMPILED_BYTES = 4 << 20  # expression text remembered as compiled
+MATCH_BYTES = 256 << 20  # selector results per (selectors, slice)
+MEMO_BYTES = 64 << 20  # derived per-state results (device counts per node, explanations)
+INTERN_BYTES = 8 << 20  # capacity records shared by devices with identical capacities
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str | None, str]:
@@ -44,29 +49,38 @@ class ClusterState:
         self.allocated = AllocatedState()
         self.taint_rules: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {}
         self.nodes: dict[str, NodeInfo] = {}
+        self._sorted_nodes: list[NodeInfo] | None = None
         self.rules_version = 0
+        self._rules_index: dict[
+            tuple[str | None, str | None, str | None], list[tuple[str, dict[str, Any]]]
+        ] = {}
+        self._rules_index_version = -1
         self._serial = itertools.count(1)
         self._gathered: dict[str | None, list[Pool]] = {}
         self._pool_nodes: dict[PoolID, set[str | None]] = {}
         self._taints: dict[tuple[str, int, int], tuple[int, tuple[dict[str, Any], ...]]] = {}
-        # Selector results per (signature, slice serial): the engine fills it (see webhook.engine).
-        self.match_cache: dict[tuple[Hashable, int], Any] = {}
-        self._match_keys: dict[int, list[tuple[Hashable, int]]] = {}
+        # Selector results per (signature, slice serial): the engine fills it (see webhook.engine). A
+        # changed slice gets a new serial, so its old entries are never hit again; the byte bound
+        # drops them (and everything else) when the cache is full.
+        self.match_cache: ClearingCache[tuple[Hashable, int], Any] = ClearingCache(MATCH_BYTES)
         self._evaluator: Any = None
-        self._memo: dict[Hashable, Any] = {}
+        # Expressions the evaluator has compiled (the engine charges a compilation once); bounded.
+        self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
+        self._memo: ClearingCache[Hashable, Any] = ClearingCache(MEMO_BYTES)
+        self._interned: ClearingCache[Hashable, Any] = ClearingCache(INTERN_BYTES)  # shared capacities
         self._memo_version = -1
 
     # --- construction and updates ----------------------------------------------------------------
     @classmethod
-    def from_objects(cls, objs: Iterable[dict[str, Any]], profile: Profile) -> ClusterState:
+    def from_objects(
+        cls, objs: Iterable[dict[str, Any]], profile: Profile, deadline: Deadline | None = None
+    ) -> ClusterState:
+        """A state holding `objs`; raises `OutOfBudget` if `deadline` passes while building it."""
         state = cls(profile)
-        for obj in objs:
+        for n, obj in enumerate(objs):
+            if deadline is not None and n % 256 == 255 and deadline.expired():
+                raise OutOfBudget()
             state.apply(obj)
-        # A bulk load leaves millions of young objects behind; collect them now, not in the middle of
-        # the first allocate() calls (a full collection of a large state takes ~50-100 ms). The state
-        # lives as long as the process: freeze it so later collections do not traverse it again.
-        gc.collect()
-        gc.freeze()
         return state
 
     def enabled(self, gate: str) -> bool:
@@ -78,7 +92,7 @@ class ClusterState:
         ns, name = _meta(obj)
         if kind == "ResourceSlice":
             self._drop_slice(name)
-            rec = parse_slice(obj, next(self._serial))
+            rec = parse_slice(obj, next(self._serial), self._interned)
             self.slices[name] = rec
             self.pool_slices.setdefault(rec.pool_id, {})[name] = rec
             if rec.node_name:
@@ -103,6 +117,7 @@ class ClusterState:
             self.rules_version += 1
         elif kind == "Node":
             self.nodes[name] = node_from_object(obj)
+            self._sorted_nodes = None
             self._drop_node_cache(name)
         else:
             return
@@ -122,6 +137,7 @@ class ClusterState:
             self.rules_version += 1
         elif kind == "Node":
             self.nodes.pop(name, None)
+            self._sorted_nodes = None
             self._drop_node_cache(name)
         else:
             return
@@ -138,8 +154,6 @@ class ClusterState:
             self.node_slices.get(old.node_name, {}).pop(name, None)
         else:
             self.shared_slices.pop(name, None)
-        for key in self._match_keys.pop(old.serial, []):
-            self.match_cache.pop(key, None)
         for d in old.devices:
             self._taints.pop(d.key, None)
         if self._evaluator is not None:
@@ -176,23 +190,25 @@ class ClusterState:
     @evaluator.setter
     def evaluator(self, value: Any) -> None:
         self._evaluator = value
+        self.compiled.clear()
         self.match_cache.clear()
-        self._match_keys.clear()
         self._memo.clear()
 
-    def memo(self) -> dict[Hashable, Any]:
-        """A scratch cache for derived results, emptied whenever the state changes (`version`)."""
+    def memo(self) -> ClearingCache[Hashable, Any]:
+        """A scratch cache for derived results, emptied whenever the state changes (`version`) and
+        bounded by bytes (callers estimate their entries)."""
         if self._memo_version != self.version:
             self._memo.clear()
             self._memo_version = self.version
         return self._memo
 
-    def remember_match(self, key: tuple[Hashable, int], value: Any) -> None:
-        self.match_cache[key] = value
-        self._match_keys.setdefault(key[1], []).append(key)
+    def remember_match(self, key: tuple[Hashable, int], value: Any, nbytes: int) -> None:
+        self.match_cache.put(key, value, nbytes)
 
-    def pools_for(self, node: NodeInfo) -> list[Pool]:
-        """The gathered pools of one node (cached until a relevant slice or the node changes)."""
+    def pools_for(self, node: NodeInfo, meter: Meter | None = None) -> list[Pool]:
+        """The gathered pools of one node (cached until a relevant slice or the node changes); `meter`
+        is ticked per slice looked at."""
+        tick = meter.tick if meter is not None else None
         pools = self._gathered.get(node.name)
         if pools is None:
             cands: list[SliceRec] = []
@@ -205,18 +221,22 @@ class ClusterState:
                 self.pool_slices,
                 partitionable=self.enabled("DRAPartitionableDevices"),
                 groups_enabled=self.enabled("DRADeviceCompatibilityGroups"),
+                tick=tick,
             )
             self._gathered[node.name] = pools
             for p in pools:
                 self._pool_nodes.setdefault(p.id, set()).add(node.name)
         for p in pools:
-            p.refresh(self.allocated)
+            p.refresh(self.allocated, tick)
         return pools
 
     def candidate_nodes(self) -> list[NodeInfo]:
-        """Node objects if there are any; else every nodeName used by slices plus one anonymous node."""
+        """Node objects if there are any (sorted by name; the list is cached until a Node changes, so
+        treat it as read-only); else every nodeName used by slices plus one anonymous node."""
         if self.nodes:
-            return [self.nodes[n] for n in sorted(self.nodes)]
+            if self._sorted_nodes is None:
+                self._sorted_nodes = [self.nodes[n] for n in sorted(self.nodes)]
+            return self._sorted_nodes
         named = [NodeInfo(n) for n in sorted(n for n, s in self.node_slices.items() if s)]
         per_device = sorted(
             {
@@ -241,22 +261,40 @@ class ClusterState:
         hit = self._taints.get(d.key)
         if hit is not None and hit[0] == self.rules_version:
             return hit[1]
-        extra = []
         driver, pool, name = d.id
-        for rule in sorted(self.taint_rules):
-            sel, taint = self.taint_rules[rule]
-            if sel is None:
-                continue
-            if sel.get("driver") and sel["driver"] != driver:
-                continue
-            if sel.get("pool") and sel["pool"] != pool:
-                continue
-            if sel.get("device") and sel["device"] != name:
-                continue
-            extra.append(taint)
+        index = self._rule_index()
+        found: list[tuple[str, dict[str, Any]]] = []
+        for key in (
+            (driver, pool, name),
+            (driver, pool, None),
+            (driver, None, name),
+            (driver, None, None),
+            (None, pool, name),
+            (None, pool, None),
+            (None, None, name),
+            (None, None, None),
+        ):
+            found.extend(index.get(key, ()))
+        extra = [taint for _, taint in sorted(found, key=lambda r: r[0])]  # rule name order
         taints = d.taints + tuple(extra)
         self._taints[d.key] = (self.rules_version, taints)
         return taints
+
+    def _rule_index(
+        self,
+    ) -> dict[tuple[str | None, str | None, str | None], list[tuple[str, dict[str, Any]]]]:
+        """DeviceTaintRules by (driver, pool, device) of their selector (None = any), rebuilt when a rule
+        changes: a device looks up the 8 keys that can match it instead of walking every rule."""
+        if self._rules_index_version != self.rules_version:
+            index: dict[tuple[str | None, str | None, str | None], list[tuple[str, dict[str, Any]]]] = {}
+            for rule, (sel, taint) in self.taint_rules.items():
+                if sel is None:
+                    continue  # absent selector: no devices
+                key = (sel.get("driver") or None, sel.get("pool") or None, sel.get("device") or None)
+                index.setdefault(key, []).append((rule, taint))
+            self._rules_index = index
+            self._rules_index_version = self.rules_version
+        return self._rules_index
 
     def device_class(self, name: str) -> dict[str, Any] | None:
         return self.classes.get(name)

@@ -8,9 +8,10 @@ references). Pools are ordered by driver, then pool name, pools with binding con
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from webhook.model.bignum import Nano
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo, node_fields_match, selector_matches
 from webhook.state.records import DeviceRec, PoolID, SliceRec
@@ -25,7 +26,7 @@ class GroupState:
     common: frozenset[str] | None = None  # intersection over grouped devices; None while there is none
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pool:
     id: PoolID
     generation: int
@@ -34,10 +35,10 @@ class Pool:
     incomplete: bool = False
     invalid: str = ""  # why the pool is invalid ("" = valid)
     has_binding: bool = False
-    counter_sets: dict[str, dict[str, int]] = field(default_factory=dict)
+    counter_sets: dict[str, dict[str, Nano]] = field(default_factory=dict)
     # Derived from the allocated state; recomputed when the pool's allocation version changes.
     alloc_version: int = -1
-    available: dict[str, dict[str, int]] = field(default_factory=dict)
+    available: dict[str, dict[str, Nano]] = field(default_factory=dict)
     over_committed: bool = False  # some counter of the pool is already negative
     groups: dict[str, GroupState] = field(default_factory=dict)
 
@@ -49,7 +50,7 @@ class Pool:
         yield from self.slices
         yield from self.others
 
-    def refresh(self, allocated: AllocatedState) -> None:
+    def refresh(self, allocated: AllocatedState, tick: Callable[[], None] | None = None) -> None:
         """Available counters = published − consumption of every allocated device of the pool (whichever
         node it is on), read from the current slices (upstream; #140802 stays open: a republished pool
         without an allocated device frees its counters). Plus the compatibility groups in use."""
@@ -59,6 +60,8 @@ class Pool:
         avail = {name: dict(counters) for name, counters in self.counter_sets.items()}
         groups: dict[str, GroupState] = {}
         for s in self.all_slices():
+            if tick is not None:
+                tick()
             for d in s.devices:
                 if not d.consumes or not allocated.is_allocated(d.id):
                     continue
@@ -108,9 +111,9 @@ def device_on_node(d: DeviceRec, node: NodeInfo) -> bool:
     return node_fields_match(d.node_name, d.all_nodes, d.node_selector, node)
 
 
-def _validate(pool: Pool) -> str:
+def _validate(pool: Pool, tick: Callable[[], None] | None) -> str:
     names: set[str] = set()
-    sets: dict[str, dict[str, int]] = {}
+    sets: dict[str, dict[str, Nano]] = {}
     for s in sorted(pool.all_slices(), key=lambda s: s.name):
         for name, counters in s.counter_sets:
             if name in sets:
@@ -118,6 +121,8 @@ def _validate(pool: Pool) -> str:
             sets[name] = dict(counters)
     pool.counter_sets = sets
     for s in sorted(pool.all_slices(), key=lambda s: s.name):
+        if tick is not None:
+            tick()
         for d in s.devices:
             if d.name in names:
                 return f"duplicate device name {d.name}"
@@ -139,10 +144,14 @@ def gather(
     *,
     partitionable: bool,
     groups_enabled: bool,
+    tick: Callable[[], None] | None = None,
 ) -> list[Pool]:
-    """The pools of `node` from its candidate slices; `pool_slices` holds every slice cluster-wide."""
+    """The pools of `node` from its candidate slices; `pool_slices` holds every slice cluster-wide.
+    `tick` is called per slice looked at (a budget's clock)."""
     by_pool: dict[PoolID, list[SliceRec]] = {}
     for s in candidates:
+        if tick is not None:
+            tick()
         if not partitionable and s.uses_partitionable:
             continue
         if not slice_relevant(s, node):
@@ -167,7 +176,7 @@ def gather(
                 pool.others = sorted((s for s in same if id(s) not in own), key=lambda s: s.name)
             else:
                 pool.incomplete = True
-        pool.invalid = _validate(pool)
+        pool.invalid = _validate(pool, tick)
         if not groups_enabled and any(s.has_groups for s in pool.all_slices()):
             pool.incomplete = True  # [D] scheduler without the gate: grouped pools count as incomplete
         pool.has_binding = any(s.has_binding for s in pool.all_slices())

@@ -1,0 +1,206 @@
+"""Finding and reading input files without hanging or reading without bound.
+
+- Directories are walked without following symlinked directories (no loops); hidden directories are left
+  out. Entries are classified with `lstat`/`stat` before anything is opened: a FIFO, socket or device
+  file (or a broken or looping symlink) inside a directory is reported as skipped and never opened.
+- A named path that is not a regular file or directory (`/dev/zero`, a FIFO) is a usage error; `-` reads
+  stdin.
+- Every read stops at `max_bytes` (a file, stdin or a request body): more is an error on that input.
+- Files are opened with O_NONBLOCK and checked again with `fstat` after opening, so a file swapped for a
+  FIFO between the check and the open cannot block the run.
+- A directory that cannot be listed is an error (never a silent "0 objects checked").
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+STDIN = "-"
+MAX_FILE_BYTES = 256 << 20  # one file or stdin in the CLI
+MAX_REQUEST_BYTES = 3 << 20  # one request body (the API server's own limit)
+_READ_BLOCK = 1 << 20
+
+
+class UnreadableInput(Exception):
+    """A path that does not exist or cannot be read: a usage error (exit 2)."""
+
+
+class InputFileError(UnreadableInput):
+    """A file that was found but cannot be used (too large, not UTF-8 text): an error on that file; the
+    other files are still checked."""
+
+    def __init__(self, path: str, message: str, rule: str = "input.parse") -> None:
+        super().__init__(message)
+        self.path = path
+        self.rule = rule
+
+
+@dataclass
+class Skipped:
+    """A directory entry that was not read (a FIFO, socket, device file, broken or looping symlink)."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class Discovery:
+    files: list[str] = field(default_factory=list)  # files to read, in order (`-` for stdin)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _raise_walk_error(e: OSError) -> None:
+    raise UnreadableInput(f"{e.filename}: cannot list this directory: {e.strerror or e}") from e
+
+
+def discover_all(paths: Iterable[str]) -> Discovery:
+    """Expand directories recursively into manifest files (sorted); keep files and `-` as given.
+
+    Raises `UnreadableInput` for a named path that does not exist or is not a file or directory, and for
+    a directory that cannot be listed."""
+    out = Discovery()
+    for p in paths:
+        if p == STDIN:
+            out.files.append(p)
+            continue
+        try:
+            st = os.stat(p)
+        except OSError as e:
+            if isinstance(e, FileNotFoundError) and not os.path.lexists(p):
+                raise UnreadableInput(f"{p}: no such file or directory") from e
+            raise UnreadableInput(f"{p}: {e.strerror or e}") from e
+        if stat.S_ISDIR(st.st_mode):
+            _walk(p, out)
+        elif stat.S_ISREG(st.st_mode):
+            out.files.append(p)
+        else:
+            raise UnreadableInput(
+                f"{p}: {_kind(st.st_mode)}, not a regular file: draguard reads files, directories "
+                "and - (stdin)"
+            )
+    return out
+
+
+def _walk(top: str, out: Discovery) -> None:
+    found: list[str] = []
+    for root, dirs, files in os.walk(top, onerror=_raise_walk_error):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in files:
+            if not name.endswith(MANIFEST_SUFFIXES):
+                continue
+            path = os.path.join(root, name)
+            try:
+                st = os.stat(path)  # follows a symlink to a file
+            except OSError as e:
+                out.skipped.append(
+                    Skipped(path, f"skipped: {e.strerror or e} (a broken or looping symlink?)")
+                )
+                continue
+            if stat.S_ISREG(st.st_mode):
+                found.append(path)
+            else:
+                out.skipped.append(Skipped(path, f"skipped: {_kind(st.st_mode)}, not a regular file"))
+    out.files.extend(sorted(found))
+    out.skipped.sort(key=lambda s: s.path)
+
+
+def discover(paths: Iterable[str]) -> list[str]:
+    """The files `discover_all` finds (skipped entries left out)."""
+    return discover_all(paths).files
+
+
+def read_bytes(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """A regular file's bytes (stdin for `-`), at most `max_bytes`.
+
+    Raises `InputFileError` when there is more, `UnreadableInput` when it cannot be opened or is not a
+    regular file."""
+    if path == STDIN:
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:
+            raise UnreadableInput("-: there is no standard input to read")
+        return _read_limited(stdin.read, "<stdin>", max_bytes)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise UnreadableInput(f"{path}: {e.strerror or e}") from e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableInput(f"{path}: {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > max_bytes:
+            raise _too_large(path, max_bytes)
+        return _read_limited(lambda n: os.read(fd, n), path, max_bytes, first=st.st_size + 1)
+    finally:
+        os.close(fd)
+
+
+def _read_limited(read: Callable[[int], bytes], name: str, max_bytes: int, first: int = _READ_BLOCK) -> bytes:
+    """At most max_bytes + 1 bytes in blocks (the first of `first` bytes: a regular file's whole size,
+    so that it is read in one piece and not copied again)."""
+    chunks: list[bytes] = []
+    total = 0
+    size = first
+    while True:
+        try:
+            block = read(min(size, max_bytes + 1 - total))
+            size = _READ_BLOCK
+        except OSError as e:
+            raise UnreadableInput(f"{name}: {e.strerror or e}") from e
+        if not block:
+            break
+        chunks.append(block)
+        total += len(block)
+        if total > max_bytes:
+            raise _too_large(name, max_bytes)
+    return b"".join(chunks)
+
+
+def _too_large(name: str, max_bytes: int) -> InputFileError:
+    return InputFileError(
+        name,
+        f"larger than {_size(max_bytes)}: draguard does not read it (split the file, or raise the limit "
+        "with --max-input-bytes)",
+        "input.too-large",
+    )
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """UTF-8 text (a leading BOM dropped); anything else is an `InputFileError` on that input."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputFileError(
+            name, f"not UTF-8 text ({e.reason} at byte {e.start}): save the file as UTF-8"
+        ) from e
+
+
+def read_text(path: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The file's text (stdin for `-`), bounded and decoded."""
+    return decode_text(read_bytes(path, max_bytes), "<stdin>" if path == STDIN else path)

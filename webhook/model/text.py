@@ -1,0 +1,42 @@
+"""Text from the input made safe to print: one finding stays one line, and the output stays valid.
+
+    one_line("a\\nb")        -> 'a\\\\nb'   (line breaks, control and bidi characters escaped)
+    xml_text("a\\x07b")      -> 'a\\\\x07b' (only what XML 1.0 allows is left as it is)
+
+Escaped: C0 controls (tab included) and DEL, C1 controls (NEL is a line break for some terminals), the
+Unicode line and paragraph separators, bidirectional overrides and isolates (they can reorder what a
+terminal shows) and lone surrogates (a file name that is not UTF-8, which stdout cannot encode: the
+byte is shown as `\\xNN`). Backslashes are left alone: they cannot start a line.
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# XML 1.0 allows #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF; the rest cannot appear even escaped
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    named = _NAMED.get(c)
+    if named is not None:
+        return named
+    code = ord(c)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode's surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def one_line(text: str) -> str:
+    """`text` with everything that could break or disguise a line of output escaped."""
+    return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
+
+
+def xml_text(text: str) -> str:
+    """`text` with the characters XML 1.0 forbids (even as references) escaped, lone surrogates too."""
+    return _NOT_XML.sub(_escape, text) if _NOT_XML.search(text) else text
