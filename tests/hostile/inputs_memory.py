@@ -160,6 +160,14 @@ _reg(
     large=True,
 )
 _reg(
+    "ordinary-manifests-10mb",
+    ENGINE,
+    lambda d: _ordinary(d, 10_000_000, 5),
+    (validate(exit=(0, 1), mem=2 * GiB, timeout=120.0),),
+    "large: 10 MB of ordinary manifests in 5 files (next to the 100 MB one: linear time)",
+    large=True,
+)
+_reg(
     "ordinary-manifests-3mib-one-file",
     ENGINE,
     lambda d: _ordinary(d, 3 * MiB, 1),
