@@ -4,4 +4,21 @@ with `python3 bench/hostile_bench.py --known-open`."""
 
 from __future__ import annotations
 
-KNOWN_OPEN: dict[tuple[str, str], str] = {}
+# main @ 48eb636 (all four issue-6 branches merged); details in FINDINGS.md
+KNOWN_OPEN: dict[tuple[str, str], str] = {
+    ("cel.selectors-32x32-distinct-2k", "simulate"): "timeout",
+    ("yaml.quadratic-alias-string", "validate"): "memory",
+    ("yaml.quadratic-alias-string", "simulate"): "timeout",
+    ("yaml.quadratic-alias-string", "strip"): "timeout",
+    ("yaml.huge-int-hex", "validate"): "wrong",
+    ("yaml.huge-int-hex", "simulate"): "wrong",
+    ("yaml.huge-int-hex", "strip"): "traceback",
+    ("numbers.int64-neg-2e63-1-in-attribute-int", "validate"): "wrong",
+    ("numbers.int64-neg-2e63-1-in-metadata-generation", "validate"): "wrong",
+    ("numbers.int64-neg-2e63-1-in-toleration-seconds", "validate"): "wrong",
+    ("numbers.int64-neg-2e63-1-in-deletion-grace", "validate"): "wrong",
+    ("quadratic.block-documents-16000", "simulate"): "timeout",
+    ("quadratic.pod-claim-refs-5000", "validate --feasibility"): "timeout",
+    ("files.deep-directory-1200", "validate"): "traceback",
+    ("engine.many-selectors", "simulate"): "timeout",
+}
