@@ -21,4 +21,7 @@ KNOWN_OPEN: dict[tuple[str, str], str] = {
     ("quadratic.pod-claim-refs-5000", "validate --feasibility"): "timeout",
     ("files.deep-directory-1200", "validate"): "traceback",
     ("engine.many-selectors", "simulate"): "timeout",
+    # finding 6 at the boundary: about 2.6-3.1 s (bound 3 s) and 5.9 s (bound 6 s) on a busy machine
+    ("yaml.empty-documents-700000", "simulate"): "timeout",
+    ("memory.selectors-280-distinct-10k", "simulate"): "timeout",
 }
