@@ -3,7 +3,8 @@ crash (signal), no traceback, no run past its hang bound (budget + 1 s, or 10 s 
 budget: a subprocess timeout that detects hangs, not a performance assertion), peak RSS within its
 bound (1 GiB for inputs up to 3 MiB), and each input's expected outcome. The large variants run in
 `bench/hostile_bench.py` only. Plain `validate` inputs share processes (read back per file from JSON
-output); any input whose shared run fails is rerun alone, so each failure is one input's own."""
+output); any input whose shared run fails is rerun alone, so each failure is one input's own. Runs known
+to fail (`known_open.py`, FINDINGS.md) must fail exactly as recorded until fixed, then leave the list."""
 
 from __future__ import annotations
 
