@@ -78,7 +78,7 @@ _reg(
 _reg(
     "slow-selector-10000-devices-budget-1s",
     lambda d: _devices_claim(d, 10_000, SLOW_FALSE),
-    (sim_json(UNDECIDED_OR_INFEASIBLE, True, budget=1.0), feasibility(exit=(0, 1), budget=1.0)),
+    (sim_json(UNDECIDED_OR_INFEASIBLE, True, budget=1.0),),
     "as above under --budget-seconds 1",
 )
 
