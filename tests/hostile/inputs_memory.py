@@ -145,7 +145,7 @@ def _ordinary(d: Path, total: int, files: int) -> list[str]:
             )
             pd = pod(f"{u}-p{k}", [f"{u}-c{k}"])
             objs += [s, dc, cl, pd]
-            size += sum(len(json.dumps(o)) for o in (s, dc, cl, pd)) * 2  # block YAML is about twice JSON
+            size += sum(len(json.dumps(o)) for o in (s, dc, cl, pd))  # block YAML is about as long as JSON
             k += 1
         write(root, f"f{f:03d}.yaml", objs)
     return [str(root)]
