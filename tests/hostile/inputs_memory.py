@@ -170,9 +170,9 @@ _reg(
 _reg(
     "ordinary-manifests-3mib-one-file",
     ENGINE,
-    lambda d: _ordinary(d, 3 * MiB, 1),
+    lambda d: _ordinary(d, 2_800_000, 1),
     (validate(exit=(0, 1)),),
-    "3 MiB of ordinary manifests in one file",
+    "2.8 MB of ordinary manifests in one file",
 )
 _reg(
     "garbage-50000-devices",
