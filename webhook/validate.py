@@ -515,13 +515,19 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
 
 
 def check_body(
-    body: bytes, options: RunOptions, source: str = "<request>", max_bytes: int = MAX_REQUEST_BYTES
+    body: bytes,
+    options: RunOptions,
+    source: str = "<request>",
+    max_bytes: int = MAX_REQUEST_BYTES,
+    ctx: Context | None = None,
 ) -> Report:
     """A request body (one or more documents, YAML or JSON) through the whole pipeline — size cap and
     UTF-8, parse, validation, cross-object rules — within `options.deadline`: the admission server's
-    entry point, one request deadline for all of it (`simulate(body, ...)` adds feasibility)."""
-    ctx = options.context()
-    if options.deadline is not None and options.deadline.expired():
+    entry point, one request deadline for all of it (`simulate(body, ...)` adds feasibility). `ctx`
+    (the request's operation, old object, namespace labels; its `deadline` governs) replaces the
+    context `options` would make."""
+    ctx = ctx or options.context()
+    if ctx.deadline is not None and ctx.deadline.expired():
         return assemble([unread_result(source, options.policy)], ctx, options.policy)
     docs = parse_bytes(body, source, max_bytes)
     try:

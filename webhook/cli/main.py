@@ -223,22 +223,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+STARTUP_SECONDS = 5.0  # a process older than this when main() starts is not a fresh `draguard` run
+
+
 def _process_age() -> float:
-    """Seconds since this process started (Linux `/proc/self/stat`; elsewhere 0: from now)."""
+    """Seconds since this process started (Linux `/proc/self/stat`), the interpreter's start-up; 0 (count
+    from now) elsewhere, or when the process is older than STARTUP_SECONDS (main() called late in a
+    long-lived process)."""
     try:
         with open("/proc/self/stat", "rb") as f:
             stat = f.read()
         started = int(stat[stat.rindex(b")") + 2 :].split()[19]) / os.sysconf("SC_CLK_TCK")
-        return min(max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started), 60.0)
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
     except (OSError, ValueError, IndexError, AttributeError):
         return 0.0
+    return age if 0.0 <= age <= STARTUP_SECONDS else 0.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (`argv`, else the process's command line, which then ends with it)."""
     started = time.monotonic() - (_process_age() if argv is None else 0.0)
     parser = build_parser()
     args = parser.parse_args(argv)
     args.started = started
+    code = _dispatch(parser, args)
+    if argv is None:
+        _exit(code)
+    return code
+
+
+def _exit(code: int) -> NoReturn:
+    """End a command-line run once its output is written, without tearing down the heap: freeing a full
+    compile cache takes up to a second on a busy machine, past the run's deadline. Nothing is left to do
+    (worker pools are closed, output is flushed here)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be written anyway
+            pass
+    os._exit(code)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         if args.command == "validate":
             return _validate(args)
