@@ -142,13 +142,14 @@ def test_a_deadline_passing_inside_an_object_names_it_and_runs_no_cross_object_r
 
 def test_pods_are_undecided_when_the_deadline_passes_after_loading(tmp_path: Path) -> None:
     # Loading ~0.4 MB takes well under the deadline; allocating two Pods whose selector costs ~10,000
-    # steps on each of 2,000 devices takes far longer. Whichever phase the deadline ends, nothing is
+    # CEL steps on each of 2,000 devices takes far longer. Whichever phase the deadline ends, nothing is
     # decided and nothing is infeasible.
     objs, cls = many_devices(tmp_path, 2000)
     objs += [claim(f"c{i}", [request("r", cls, [SLOW_TRUE], allocationMode="All")]) for i in (1, 2)]
     objs += [pod("p1", ["c1"]), pod("p2", ["c2"])]
     path = write(tmp_path, "cluster.yaml", objs, flow=True)
-    p = draguard("simulate", "--budget-seconds", "1000", "--deadline-seconds", "3", "-o", "json", path)
+    budget = ("--budget-seconds", "1000", "--budget-steps", str(10**12))  # only the deadline can stop it
+    p = draguard("simulate", *budget, "--deadline-seconds", "3", "-o", "json", path)
     assert p.returncode == 3, p.stdout[-2000:] + p.stderr
     out = json.loads(p.stdout)
     assert [x["feasible"] for x in out["pods"]] == [None, None]
