@@ -508,7 +508,7 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
             (o for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations)), None
         )
         if first is not None:
-            first.violations.append(_violation("input.not-checked", "", _NO_INVENTORY))
+            first.violations.extend(_apply(policy, [_violation("input.not-checked", "", _NO_INVENTORY)]))
         return report
     run_inventory_rules(report.objects, records, ctx, policy)
     return report
