@@ -17,6 +17,10 @@ CLI = "cli"  # argument handling in webhook/cli/main.py
 
 VALIDATE_BOUND = 10.0  # seconds: the default admission timeout; every ≤ 3 MiB input is checked within it
 DEFAULT_BUDGET = 2.0  # --budget-seconds given to every simulate/--feasibility run that names none
+# --deadline-seconds given to every simulate/--feasibility run that names none (at least its budget): the
+# deadline of the whole run (reading, validation, allocation), so the run ends within deadline + 1 s. It
+# leaves room for reading a 3 MiB input and one Pod's budget on a busy 2-core machine.
+DEFAULT_DEADLINE = 5.0
 
 Check = Callable[[Outcome], "str | None"]
 
@@ -32,8 +36,8 @@ class Run:
     contains: tuple[str, ...] = ()  # texts that must appear on stdout or stderr
     absent: tuple[str, ...] = ()  # texts that must not appear on stdout
     check: Check | None = None  # more: returns a problem, or None
-    budget: float | None = None  # --budget-seconds (simulate, --feasibility); the timeout is budget + 1 s
-    deadline: float | None = None  # --deadline-seconds (all of a run's allocations); the timeout: this + 1 s
+    budget: float | None = None  # --budget-seconds (simulate, --feasibility): per Pod's allocation
+    deadline: float | None = None  # --deadline-seconds: the whole run; the timeout is this + 1 s
     timeout: float | None = None  # hang bound for a command without a budget
     mem: int = GiB  # peak RSS bound
     stdin: str | None = None  # file fed on stdin (relative to the case directory, or absolute)
@@ -153,14 +157,29 @@ def validate(*flags: str, exit: int | Sequence[int] = 0, **kw: object) -> Run:
     return Run("validate", tuple(flags), _ex(exit), **kw)  # type: ignore[arg-type]
 
 
-def simulate(*flags: str, exit: int | Sequence[int] = 0, budget: float = DEFAULT_BUDGET, **kw: object) -> Run:
-    return Run("simulate", tuple(flags), _ex(exit), budget=budget, **kw)  # type: ignore[arg-type]
+def simulate(
+    *flags: str,
+    exit: int | Sequence[int] = 0,
+    budget: float = DEFAULT_BUDGET,
+    deadline: float | None = None,
+    **kw: object,
+) -> Run:
+    """A `simulate` run with `--budget-seconds budget` and `--deadline-seconds deadline` (default: 5 s,
+    or the budget if larger): bounded by deadline + 1 s."""
+    d = max(DEFAULT_DEADLINE, budget) if deadline is None else deadline
+    return Run("simulate", tuple(flags), _ex(exit), budget=budget, deadline=d, **kw)  # type: ignore[arg-type]
 
 
 def feasibility(
-    *flags: str, exit: int | Sequence[int] = 0, budget: float = DEFAULT_BUDGET, **kw: object
+    *flags: str,
+    exit: int | Sequence[int] = 0,
+    budget: float = DEFAULT_BUDGET,
+    deadline: float | None = None,
+    **kw: object,
 ) -> Run:
-    return Run("validate", ("--feasibility", *flags), _ex(exit), budget=budget, **kw)  # type: ignore[arg-type]
+    """A `validate --feasibility` run, budget and deadline as for `simulate`."""
+    d = max(DEFAULT_DEADLINE, budget) if deadline is None else deadline
+    return Run("validate", ("--feasibility", *flags), _ex(exit), budget=budget, deadline=d, **kw)  # type: ignore[arg-type]
 
 
 def strip(*flags: str, exit: int | Sequence[int] = 0, **kw: object) -> Run:

@@ -5,11 +5,12 @@ blow-up fails fast instead of taking the machine), no core files, a cap on outpu
 session so a timeout kills the worker processes too. Measured: wall time, peak RSS (`ru_maxrss` from
 `os.wait4`: the largest of the process and its waited-for children, not their sum).
 
-The wall-clock limit is a *hang detector*, not a performance assertion: it is the budget the command
-was given + 1 s (the issue's "every run within its budget + 1 s"), or a per-class bound for commands
-without a budget (10 s, the default admission timeout, for inputs within the API server's 3 MiB). The
-runner stretches it by `runner.load_factor()` when other jobs load the machine (1 when it is ours).
-A timed-out run is retried alone before it counts."""
+The wall-clock limit is a *hang detector*, not a performance assertion: it is the deadline the command
+was given (`--deadline-seconds`: the whole run, reading and validation included) + 1 s (the issue's
+"every run within its budget + 1 s"), or a per-class bound for commands without one (10 s, the default
+admission timeout, for inputs within the API server's 3 MiB). The runner stretches it by
+`runner.load_factor()` when other jobs load the machine (1 when it is ours). A timed-out run is retried
+alone before it counts."""
 
 from __future__ import annotations
 

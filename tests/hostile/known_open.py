@@ -4,24 +4,16 @@ with `python3 bench/hostile_bench.py --known-open`."""
 
 from __future__ import annotations
 
-# main @ 48eb636 (all four issue-6 branches merged); details in FINDINGS.md
+# main @ 48eb636 (all four issue-6 branches merged) + fix-deadline; details in FINDINGS.md
 KNOWN_OPEN: dict[tuple[str, str], str] = {
-    ("cel.selectors-32x32-distinct-2k", "simulate"): "timeout",
     ("yaml.quadratic-alias-string", "validate"): "memory",
     ("yaml.quadratic-alias-string", "simulate"): "timeout",
     ("yaml.quadratic-alias-string", "strip"): "timeout",
     ("yaml.huge-int-hex", "validate"): "wrong",
     ("yaml.huge-int-hex", "simulate"): "wrong",
     ("yaml.huge-int-hex", "strip"): "traceback",
-    ("numbers.int64-neg-2e63-1-in-attribute-int", "validate"): "wrong",
-    ("numbers.int64-neg-2e63-1-in-metadata-generation", "validate"): "wrong",
-    ("numbers.int64-neg-2e63-1-in-toleration-seconds", "validate"): "wrong",
-    ("numbers.int64-neg-2e63-1-in-deletion-grace", "validate"): "wrong",
-    ("quadratic.block-documents-16000", "simulate"): "timeout",
-    ("quadratic.pod-claim-refs-5000", "validate --feasibility"): "timeout",
     ("files.deep-directory-1200", "validate"): "traceback",
-    ("engine.many-selectors", "simulate"): "timeout",
-    # finding 6 at the boundary: about 2.6-3.1 s (bound 3 s) and 5.9 s (bound 6 s) on a busy machine
+    # the run's deadline cannot stop webhook/io's parser between documents that yield nothing: 2.8 s of
+    # `---` (700,000 empty documents) is parsed whole, about 2.6-3.5 s on a busy machine (bound 6 s)
     ("yaml.empty-documents-700000", "simulate"): "timeout",
-    ("memory.selectors-280-distinct-10k", "simulate"): "timeout",
 }

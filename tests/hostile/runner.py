@@ -9,7 +9,7 @@ import os
 import subprocess
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -247,11 +247,12 @@ class CorpusRun:
         pods_file = write(d, "pods.yaml", pods, flow=True)
         r0 = group[0][1]
         paths = [p for c, _ in group for p in self.inputs[c.id]] + [pods_file]
-        bound = r0.wall_bound + 0.1 * len(group)
+        # the inputs of many cases: a deadline (and hang bound) that grows with them
+        shared = replace(r0, deadline=(r0.deadline or r0.budget or 0.0) + 0.1 * len(group))
         try:
             o = harness.run(
-                ["simulate", "-o", "json", *r0.argv(paths)[1:]],
-                timeout=bound * load_factor(),
+                ["simulate", "-o", "json", *shared.argv(paths)[1:]],
+                timeout=shared.wall_bound * load_factor(),
                 mem_bound=GiB,
                 cwd=d,
             )

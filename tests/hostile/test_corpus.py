@@ -1,6 +1,6 @@
 """The hostile corpus in CI (issue 6): every input through real `draguard` subprocesses, asserting no
-crash (signal), no traceback, no run past its hang bound (budget + 1 s, or 10 s for a command without a
-budget: a subprocess timeout that detects hangs, not a performance assertion), peak RSS within its
+crash (signal), no traceback, no run past its hang bound (its run deadline + 1 s, or 10 s for a command
+without one: a subprocess timeout that detects hangs, not a performance assertion), peak RSS within its
 bound (1 GiB for inputs up to 3 MiB), and each input's expected outcome. The large variants run in
 `bench/hostile_bench.py` only. Plain `validate` inputs share processes (read back per file from JSON
 output); any input whose shared run fails is rerun alone, so each failure is one input's own. Runs known

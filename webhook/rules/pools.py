@@ -17,6 +17,7 @@ from typing import Any
 from webhook.model.cache import short_input_cache
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
+from webhook.model.text import listing
 from webhook.model.violation import Severity
 from webhook.rules.inventory import Inventory, SliceRec
 from webhook.rules.registry import InventoryFinding, inventory_rule
@@ -191,7 +192,7 @@ def _check_counters(
     for counter, qty in counters:
         path = base.child("counters").key(counter)
         if counter not in defined:
-            known = ", ".join(sorted(defined)) or "none"
+            known = listing(sorted(defined), limit=32) or "none"
             errors.append(
                 _Ref(
                     pos,
