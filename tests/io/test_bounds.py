@@ -215,6 +215,63 @@ def test_discovery_skips_special_entries_and_hidden_directories(tmp_path: Path) 
         discover_all([str(tmp_path / "missing")])
 
 
+def _walk_reference(top: str) -> tuple[list[str], list[str]]:
+    """What the recursive os.walk version found: (files, skipped paths)."""
+    import os
+    import stat
+
+    files, skipped = [], []
+    for root, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in names:
+            if name.endswith((".yaml", ".yml", ".json")):
+                path = os.path.join(root, name)
+                try:
+                    (files if stat.S_ISREG(os.stat(path).st_mode) else skipped).append(path)
+                except OSError:
+                    skipped.append(path)
+    return sorted(files), sorted(skipped)
+
+
+def test_discovery_walks_as_os_walk_did(tmp_path: Path) -> None:
+    import os
+
+    for d in ("a/b/c", "a/.hidden/x", "a-b", "z/y", "a/b/c2"):
+        (tmp_path / d).mkdir(parents=True)
+    for f in (
+        "a/b/c/1.yaml",
+        "a/.hidden/x/2.yaml",
+        "a-b/3.json",
+        "z/y/4.yml",
+        "a/5.yaml",
+        "a/b/c2/6.txt",
+        ".7.yaml",
+        "a/b/c2/8.yaml",
+    ):
+        (tmp_path / f).write_text("a: 1\n")
+    (tmp_path / "a/b/loop").symlink_to("..")  # a symlinked directory: not entered
+    (tmp_path / "z/dir.yaml").symlink_to("y")  # a symlink to a directory named like a manifest
+    (tmp_path / "z/self.yaml").symlink_to("self.yaml")  # a looping symlink
+    (tmp_path / "z/gone.json").symlink_to("nowhere")
+    os.mkfifo(tmp_path / "a/b/pipe.yaml")
+    found = discover_all([str(tmp_path)])
+    files, skipped = _walk_reference(str(tmp_path))
+    assert found.files == files and [s.path for s in found.skipped] == skipped
+    assert [os.path.relpath(f, tmp_path) for f in found.files] == [
+        ".7.yaml",
+        "a-b/3.json",
+        "a/5.yaml",
+        "a/b/c/1.yaml",
+        "a/b/c2/8.yaml",
+        "z/y/4.yml",
+    ]
+    assert [os.path.relpath(s.path, tmp_path) for s in found.skipped] == [
+        "a/b/pipe.yaml",
+        "z/gone.json",
+        "z/self.yaml",
+    ]
+
+
 def test_pieces_read_together_give_what_each_piece_alone_gives() -> None:
     from webhook.io.yamlload import load_chunk, pieces_of
 
