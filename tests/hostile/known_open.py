@@ -7,9 +7,6 @@ from __future__ import annotations
 # main @ 48eb636 (all four issue-6 branches merged); details in FINDINGS.md
 KNOWN_OPEN: dict[tuple[str, str], str] = {
     ("cel.selectors-32x32-distinct-2k", "simulate"): "timeout",
-    ("yaml.quadratic-alias-string", "validate"): "memory",
-    ("yaml.quadratic-alias-string", "simulate"): "timeout",
-    ("yaml.quadratic-alias-string", "strip"): "timeout",
     ("numbers.int64-neg-2e63-1-in-attribute-int", "validate"): "wrong",
     ("numbers.int64-neg-2e63-1-in-metadata-generation", "validate"): "wrong",
     ("numbers.int64-neg-2e63-1-in-toleration-seconds", "validate"): "wrong",
