@@ -26,13 +26,44 @@ _COMPACT = (",", ":")
 
 def json_size(value: Any, limit: int) -> int:
     """The UTF-8 size of `value` as compact JSON (Go's encoding/json: `json.Marshal`, as the API server
-    measures a RawExtension), exact when it is at most `limit`; otherwise some number above `limit`."""
+    measures a RawExtension), exact when it is at most `limit`; otherwise some number above `limit`.
+
+    Sizes are added up node by node (the order does not matter); a string without escapes counts as its
+    length: no text is made but for strings that need escaping."""
     total = 0
-    for piece in _pieces(value, _COMPACT, False, limit):
-        total += len(piece) if piece.isascii() else len(piece.encode("utf-8", "surrogatepass"))
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is str:
+            total += _str_size(v, limit - total)
+        elif t is dict or (t is not list and isinstance(v, dict)):
+            total += 2 * len(v) + 1 if v else 2  # braces, colons, commas
+            for k, x in v.items():
+                total += _str_size(k if type(k) is str else _key(k), limit - total)
+                push(x)
+        elif t is list or isinstance(v, list | tuple):
+            total += len(v) + 1 if v else 2  # brackets, commas
+            extend(v)
+        elif t is int and -_SMALL < v < _SMALL:
+            total += len(str(v))
+        else:  # None, booleans, numbers, default=str
+            text = _scalar(v, limit - total)
+            total += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if total > limit:
             return total
     return total
+
+
+_SMALL = 10**18
+
+
+def _str_size(s: str, room: int) -> int:
+    """UTF-8 bytes of the JSON string of `s` (at least its length + 2: enough once that passes `room`)."""
+    if len(s) + 2 > room or (s.isascii() and s.isprintable() and '"' not in s and "\\" not in s):
+        return len(s) + 2
+    return len(json.dumps(s, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 def json_head(value: Any, limit: int, sort_keys: bool = False, separators: tuple[str, str] = _COMPACT) -> str:
