@@ -409,6 +409,8 @@ def _strip(args: argparse.Namespace) -> int:
     from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
     from webhook.io.documents import DocumentError, discover_all, parse, read_text
+    from webhook.io.yamlload import expansion_error, expansion_limit
+    from webhook.model.jsontext import json_size
     from webhook.rules.registry import RULES
     from webhook.skew import strip_disabled_fields
 
@@ -429,6 +431,7 @@ def _strip(args: argparse.Namespace) -> int:
             say(f"{source}:1: error {e.rule}: {e}")
             status = EXIT_ERRORS
             continue
+        limit = expansion_limit(len(text))  # what strip writes is bounded on its own, not only by the reader
         for doc in parse(text, source):
             if isinstance(doc, DocumentError):
                 say(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}")
@@ -439,10 +442,14 @@ def _strip(args: argparse.Namespace) -> int:
                 say(f"{doc.source}:{issue.line}: {severity} {issue.rule}: {issue.path}: {issue.message}")
                 status = EXIT_ERRORS if severity == "error" else status
             stripped, dropped = strip_disabled_fields(doc.obj, ctx)
+            if json_size(stripped, limit) > limit:
+                say(f"{doc.source}:{doc.line}: error input.parse: {expansion_error(limit)}")
+                status = EXIT_ERRORS
+                continue
             for f in dropped:
                 say(f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}")
             out.append(stripped)
-    sys.stdout.write(yaml.safe_dump_all(out, sort_keys=False))
+    yaml.safe_dump_all(out, sys.stdout, sort_keys=False)  # written as it is made: no second copy
     return status
 
 

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from webhook.cel.compiler import MAX_COST, CompileError, compile_selector
 from webhook.model import names
+from webhook.model.jsontext import json_size
 from webhook.model.path import Path
 from webhook.model.violation import Finding
 from webhook.rules.registry import object_rule
@@ -176,10 +176,9 @@ def opaque_findings(entry: dict[str, Any], path: Path, stored: bool) -> Iterator
         return  # required: reported by the schema layer
     params = opaque["parameters"]
     pp = op.child("parameters")
-    raw = json.dumps(params, separators=(",", ":"), ensure_ascii=False).encode()
     if params is None:
         yield Finding(pp, "Required value")
-    elif not stored and len(raw) > MAX_OPAQUE_PARAMETERS:
+    elif not stored and json_size(params, MAX_OPAQUE_PARAMETERS) > MAX_OPAQUE_PARAMETERS:
         yield Finding(pp, f"Too long: must have at most {MAX_OPAQUE_PARAMETERS} bytes")
     elif not isinstance(params, dict):
         yield Finding(pp, 'Invalid value: "<value omitted>": must be a valid JSON object')

@@ -21,6 +21,7 @@ from functools import cache
 from typing import Any
 
 from webhook.data import schema_dir
+from webhook.model.jsontext import json_head
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
 from webhook.model.violation import Severity, Violation
 from webhook.rules.registry import RULES, declare
@@ -283,9 +284,9 @@ def _root(kind: str) -> Spec:
 
 def _show(value: Any) -> str:
     if isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
+        text = json.dumps(value[:81], ensure_ascii=False)  # the first 81 characters decide what is shown
     elif isinstance(value, dict | list):
-        text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+        text = json_head(value, 80, sort_keys=True, separators=(", ", ": "))  # never all of an aliased value
     else:
         text = json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
