@@ -256,7 +256,8 @@ def check_text(
     keep: Keep | None = None,
 ) -> FileResult:
     """Every document of one file's text (see `check_stream`)."""
-    return check_stream(parse(text, source), source, ctx, policy, skip, keep)
+    expired = ctx.deadline.expired if ctx.deadline is not None else None
+    return check_stream(parse(text, source, expired), source, ctx, policy, skip, keep)
 
 
 def check_stream(
@@ -315,7 +316,9 @@ def not_checked_result(doc: Document | DocumentError, why: str, policy: Policy |
     """The document in hand when the deadline passed, named, with `input.not-checked`."""
     text = f"not checked: {why}; {_REST}"
     if isinstance(doc, DocumentError):  # the parse error is known: report it, and the cut
-        violations = [_violation(doc.rule, "", doc.message), _violation("input.not-checked", "", text)]
+        violations = [_violation("input.not-checked", "", text)]
+        if doc.rule != "input.not-checked":  # not the parser's own stop at the deadline
+            violations.insert(0, _violation(doc.rule, "", doc.message))
         return ObjectResult(doc.source, doc.line, None, None, None, None, _apply(policy, violations))
     obj = doc.obj
     raw_meta = obj.get("metadata")

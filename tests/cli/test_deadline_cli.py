@@ -172,3 +172,25 @@ def test_a_request_body_is_parsed_validated_and_simulated_within_one_deadline(tm
     assert [p.feasible for p in sim.pods] == [True] and sim.exit_code == 0
     late_sim = simulate(body, SimulateOptions(), deadline=Deadline(time.monotonic() - 1))
     assert late_sim.pods == [] and late_sim.exit_code == 3
+
+
+def test_the_deadline_stops_the_parser_between_empty_documents(tmp_path: Path) -> None:
+    """700,000 `---` lines yield no document: the parser itself asks the deadline between them."""
+    f = tmp_path / "empty.yaml"
+    f.write_text("---\n" * 700_000)
+    p = subprocess.run(
+        [sys.executable, "-m", "webhook.cli.main", "simulate", "--deadline-seconds", "0.3", str(f)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "input.not-checked" in p.stdout and "Traceback" not in p.stderr
+
+
+def test_parse_ends_with_a_cut_short_error_once_expired() -> None:
+    from webhook.io.documents import CUT_SHORT, DocumentError, parse
+
+    docs = list(parse("---\n" * 10 + "kind: Pod\napiVersion: v1\n", "f.yaml", expired=lambda: True))
+    assert len(docs) == 1 and isinstance(docs[0], DocumentError) and docs[0].rule == CUT_SHORT
