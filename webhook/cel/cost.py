@@ -53,7 +53,10 @@ def _factor(x: int, f: float) -> int:
 
 
 def add(a: Est, b: Est) -> Est:
-    return _add(a[0], b[0]), _add(a[1], b[1])
+    # every estimate lies in [0, U64]: the sum saturates exactly as _add does
+    x = a[0] + b[0]
+    y = a[1] + b[1]
+    return (x if x <= U64 else U64), (y if y <= U64 else U64)
 
 
 def mul(a: Est, b: Est) -> Est:
@@ -91,7 +94,7 @@ _DEVICE: _Node = (
 )
 
 
-def dra_size(path: list[str] | None) -> Est | None:
+def dra_size(path: tuple[str, ...] | list[str] | None) -> Est | None:
     """The DRA size estimator: the declared maximum along a path like device.attributes.@values.x."""
     if not path or path[0] != "device":
         return None
@@ -116,10 +119,13 @@ def dra_size(path: list[str] | None) -> Est | None:
     return 0, node[0]
 
 
+Path = tuple[str, ...]
+
+
 class _Var:
     __slots__ = ("path", "size", "entry")
 
-    def __init__(self, path: list[str] | None, size: Est | None, entry: tuple[str, Est, Est] | None) -> None:
+    def __init__(self, path: Path | None, size: Est | None, entry: tuple[str, Est, Est] | None) -> None:
         self.path = path
         self.size = size
         self.entry = entry
@@ -130,21 +136,31 @@ class _Node2:
 
     __slots__ = ("path", "type", "expr", "size")
 
-    def __init__(self, path: list[str] | None, type_: Type, expr: Expr | None, size: Est | None) -> None:
+    def __init__(self, path: Path | None, type_: Type, expr: Expr | None, size: Est | None) -> None:
         self.path = path
         self.type = type_
         self.expr = expr
         self.size = size
 
 
+_ZERO: Est = (0, 0)
+_UNKNOWN_PATH: Path = ("<not computed>",)
+_ONE_EST: Est = (1, 1)
+_ACCUMULATORS = (ACCUMULATOR, "__result__")
+
+
 class _Coster:
+    """The walk: `visit(e)` computes a leaf's cost on the spot, or returns a generator that yields the
+    children it needs; either way the cost of the last node finished is left in `ret`."""
+
     def __init__(self, checked: Checked) -> None:
         self.types = checked.types
         self.refs = checked.refs
-        self.paths: dict[int, list[str]] = {}
+        self.paths: dict[int, Path] = {}
         self.sizes: dict[int, Est] = {}
         self.entries: dict[int, tuple[str, Est, Est]] = {}
         self.vars: dict[str, list[_Var]] = {}
+        self.ret: Est = _ZERO
 
     # variables and paths
     def peek(self, name: str) -> _Var | None:
@@ -157,47 +173,51 @@ class _Coster:
     def pop(self, name: str) -> None:
         self.vars[name].pop()
 
-    def path(self, e: Expr) -> list[str] | None:
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
-            if v is not None:
-                return list(v.path) if v.path is not None else None
-        p = self.paths.get(e.id)
-        return list(p) if p is not None else None
+    def path(self, e: Expr) -> Path | None:
+        if type(e) is Ident:
+            s = self.vars.get(e.name)  # type: ignore[attr-defined]
+            if s:
+                return s[-1].path
+        return self.paths.get(e.id)
 
     def type(self, e: Expr) -> Type:
         return self.types.get(e.id, t.DYN_T)
 
     def node(self, e: Expr) -> _Node2:
         p = self.path(e)
-        if p and p[0] in (ACCUMULATOR, "__result__"):
+        size = self.size(e, p)
+        if p and p[0] in _ACCUMULATORS:
             p = None
-        return _Node2(p, self.type(e), e, self.size(e))
+        return _Node2(p, self.type(e), e, size)
 
-    def size(self, e: Expr) -> Est | None:
+    def size(self, e: Expr, path: Path | None = _UNKNOWN_PATH) -> Est | None:
+        """The computed size of `e` (`path`: its path if the caller has it)."""
         s = self.sizes.get(e.id)
         if s is not None:
             return s
-        if isinstance(e, Const):
-            if e.kind == "string":
-                assert isinstance(e.value, str)
-                return len(e.value), len(e.value)
-            if e.kind == "bytes":
-                assert isinstance(e.value, bytes)
-                return len(e.value), len(e.value)
-            return 1, 1
-        if isinstance(e, ListExpr):
-            return len(e.elements), len(e.elements)
-        if isinstance(e, MapExpr):
-            return len(e.entries), len(e.entries)
-        s = dra_size(self.path(e))
-        if s is not None:
-            self.sizes[e.id] = s
-            return s
+        k = type(e)
+        if k is Const:
+            kind = e.kind  # type: ignore[attr-defined]
+            if kind == "string" or kind == "bytes":
+                n = len(e.value)  # type: ignore[attr-defined]
+                return n, n
+            return _ONE_EST
+        if k is ListExpr:
+            n = len(e.elements)  # type: ignore[attr-defined]
+            return n, n
+        if k is MapExpr:
+            n = len(e.entries)  # type: ignore[attr-defined]
+            return n, n
+        p = self.path(e) if path is _UNKNOWN_PATH else path
+        if p and p[0] == "device":
+            s = dra_size(p)
+            if s is not None:
+                self.sizes[e.id] = s
+                return s
         if _scalar(self.type(e)):
-            return 1, 1
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
+            return _ONE_EST
+        if k is Ident:
+            v = self.peek(e.name)  # type: ignore[attr-defined]
             if v is not None and v.size is not None:
                 return v.size
         return None
@@ -212,67 +232,124 @@ class _Coster:
         s = self.entries.get(e.id)
         if s is not None:
             return s
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
+        if type(e) is Ident:
+            v = self.peek(e.name)  # type: ignore[attr-defined]
             if v is not None and v.entry is not None:
                 return v.entry
         return None
 
-    # the walk (generators: `cost = yield child`)
-    def cost(self, e: Expr) -> Generator[Expr, Est, Est]:
-        if isinstance(e, Const):
-            return 0, 0
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
-            self.paths[e.id] = list(v.path) if v is not None and v.path is not None else [e.name]
-            if v is not None and v.path is None:
-                self.paths.pop(e.id, None)
-            return 1, 1
-        if isinstance(e, Select):
-            if e.test_only:
-                return (yield e.operand)  # presence tests cost nothing in Kubernetes
-            sc: Est = yield e.operand
-            if self.type(e.operand).kind in (t.MAP, t.STRUCT, t.TYPE_PARAM):
-                sc = add(sc, (1, 1))
-            p = self.path(e.operand)
-            self.paths[e.id] = (p or []) + [e.field]
-            return sc
-        if isinstance(e, Call):
-            return (yield from self.cost_call(e))
+    # the walk
+    def ident(self, e: Ident) -> None:
+        s = self.vars.get(e.name)
+        v = s[-1] if s else None
+        if v is None:
+            self.paths[e.id] = (e.name,)
+        elif v.path is not None:
+            self.paths[e.id] = v.path
+        else:
+            self.paths.pop(e.id, None)
+        self.ret = _ONE_EST
+
+    def visit(self, e: Expr) -> Generator[Expr, None, None] | None:
+        k = type(e)
+        if k is Const:
+            self.ret = _ZERO
+            return None
+        if k is Ident:
+            self.ident(e)  # type: ignore[arg-type]
+            return None
+        if k is Select:
+            op = e.operand  # type: ignore[attr-defined]
+            if type(op) is Ident:  # `x.f`: no generator
+                self.ident(op)
+                if not e.test_only:  # type: ignore[attr-defined]
+                    self.select(e)  # type: ignore[arg-type]
+                return None
+            return self.cost_select(e)  # type: ignore[arg-type]
+        if k is Call:
+            return self.cost_call(e)  # type: ignore[arg-type]
+        return self.cost_other(e)
+
+    def leaf(self, a: Expr) -> Est | None:
+        """The cost of a leaf or of `x.f` computed on the spot; None for the others (walked as usual)."""
+        k = type(a)
+        if k is Const:
+            return _ZERO
+        if k is Ident:
+            self.ident(a)  # type: ignore[arg-type]
+            return _ONE_EST
+        if k is Select and type(a.operand) is Ident:  # type: ignore[attr-defined]
+            self.visit(a)
+            return self.ret
+        return None
+
+    def set_size(self, e: Expr) -> None:
+        result = self.size(e)
+        if result is not None:
+            self.sizes[e.id] = result
+
+    def select(self, e: Select) -> None:
+        """After the operand's cost is in `ret`: the cost and path of a field selection."""
+        sc = self.ret
+        if self.type(e.operand).kind in _SELECT_COSTS:
+            sc = (_add(sc[0], 1), _add(sc[1], 1))
+        p = self.path(e.operand)
+        self.paths[e.id] = (*p, e.field) if p else (e.field,)
+        self.ret = sc
+
+    def cost_select(self, e: Select) -> Generator[Expr, None, None]:
+        yield e.operand
+        if not e.test_only:  # presence tests cost nothing in Kubernetes
+            self.select(e)
+
+    def cost_other(self, e: Expr) -> Generator[Expr, None, None]:
         if isinstance(e, ListExpr):
             s: Est = (0, 0)
             item: Est = (0 if not e.elements else U64, 0)
             for x in e.elements:
-                s = add(s, (yield x))
+                yield x
+                s = add(s, self.ret)
                 item = union(item, self.size_or_unknown(x))
             self.entries[e.id] = (t.LIST, (1, 1), item)
-            return add(s, (10, 10))
+            self.ret = add(s, (10, 10))
+            return
         if isinstance(e, MapExpr):
             ms: Est = (0, 0)
             ks: Est = (0 if not e.entries else U64, 0)
             vs: Est = (0 if not e.entries else U64, 0)
             for en in e.entries:
-                ms = add(ms, (yield en.key))
-                ms = add(ms, (yield en.value))
+                yield en.key
+                ms = add(ms, self.ret)
+                yield en.value
+                ms = add(ms, self.ret)
                 ks = union(ks, self.size_or_unknown(en.key))
                 vs = union(vs, self.size_or_unknown(en.value))
             self.entries[e.id] = (t.MAP, ks, vs)
-            return add(ms, (30, 30))
+            self.ret = add(ms, (30, 30))
+            return
         if isinstance(e, StructExpr):
             fs: Est = (0, 0)
             for f in e.fields:
-                fs = add(fs, (yield f.value))
-            return add(fs, (40, 40))
+                yield f.value
+                fs = add(fs, self.ret)
+            self.ret = add(fs, (40, 40))
+            return
         if isinstance(e, Comprehension):
             if _is_bind(e):
-                bs = add((yield e.iter_range), (yield e.accu_init))
+                yield e.iter_range
+                bs = self.ret
+                yield e.accu_init
+                bs = add(bs, self.ret)
                 self.push(e.accu_var, self.local(e.accu_init))
-                bs = add(bs, (yield e.result))
+                yield e.result
+                bs = add(bs, self.ret)
                 self.pop(e.accu_var)
                 self.copy_sizes(e, e.result)
-                return bs
-            return (yield from self.cost_comprehension(e))
-        return 0, 0
+                self.ret = bs
+                return
+            yield from self.cost_comprehension(e)
+            return
+        self.ret = _ZERO
 
     def local(self, e: Expr) -> _Var:
         return _Var(self.path(e), self.size(e), self.entry(e))
@@ -285,29 +362,35 @@ class _Coster:
         if en is not None:
             self.entries[dst.id] = en
 
-    def cost_comprehension(self, e: Comprehension) -> Generator[Expr, Est, Est]:
-        s = add((yield e.iter_range), (yield e.accu_init))
+    def cost_comprehension(self, e: Comprehension) -> Generator[Expr, None, None]:
+        yield e.iter_range
+        s = self.ret
+        yield e.accu_init
+        s = add(s, self.ret)
         self.push(e.accu_var, self.local(e.accu_init))
         rng = e.iter_range
         en = self.entry(rng)
         container = en[0] if en is not None else self.type(rng).kind
-        base = self.path(rng)
+        base = self.path(rng) or ()
         if e.iter_var2:
             key_sub = "@indices" if container == t.LIST else "@keys"
             val_sub = "@items" if container == t.LIST else "@values"
-            self.push(e.iter_var, _Var((base or []) + [key_sub], en[1] if en else None, None))
-            self.push(e.iter_var2, _Var((base or []) + [val_sub], en[2] if en else None, None))
+            self.push(e.iter_var, _Var((*base, key_sub), en[1] if en else None, None))
+            self.push(e.iter_var2, _Var((*base, val_sub), en[2] if en else None, None))
         else:
             if container == t.LIST:
-                self.push(e.iter_var, _Var((base or []) + ["@items"], en[2] if en else None, None))
+                self.push(e.iter_var, _Var((*base, "@items"), en[2] if en else None, None))
             else:
-                self.push(e.iter_var, _Var((base or []) + ["@keys"], en[1] if en else None, None))
-        loop = yield e.loop_condition
-        step = yield e.loop_step
+                self.push(e.iter_var, _Var((*base, "@keys"), en[1] if en else None, None))
+        yield e.loop_condition
+        loop = self.ret
+        yield e.loop_step
+        step = self.ret
         self.pop(e.iter_var)
         if e.iter_var2:
             self.pop(e.iter_var2)
-        s = add(s, (yield e.result))
+        yield e.result
+        s = add(s, self.ret)
         self.pop(e.accu_var)
         count = self.size_or_unknown(rng)
         s = add(s, mul(count, add(step, loop)))
@@ -321,25 +404,47 @@ class _Coster:
             step_entry = self.entry(e.loop_step)
             if step_entry is not None:
                 self.entries[e.id] = step_entry
-        return s
+        self.ret = s
 
-    def cost_call(self, e: Call) -> Generator[Expr, Est, Est]:
-        if e.function == "dyn" and len(e.args) == 1:
-            c = yield e.args[0]
-            self.copy_sizes(e, e.args[0])
-            return add((1, 1), c)
+    def cost_call(self, e: Call) -> Generator[Expr, None, None]:
+        args = e.args
+        if e.function == "dyn" and len(args) == 1:
+            yield args[0]
+            c = self.ret
+            self.copy_sizes(e, args[0])
+            self.ret = add((1, 1), c)
+            return
+        ids = self.refs.get(e.id, ())
+        if ids == _LOGICAL_OR or ids == _LOGICAL_AND:
+            # `&&`/`||`: the cost of the left side, at most both; the arguments' sizes play no part
+            lhs = self.leaf(args[0])
+            if lhs is None:
+                yield args[0]
+                lhs = self.ret
+            rhs = self.leaf(args[1])
+            if rhs is None:
+                yield args[1]
+                rhs = self.ret
+            self.set_size(e)
+            self.ret = union((U64, 0), (lhs[0], add(lhs, rhs)[1]))
+            return
         arg_costs: list[Est] = []
         arg_nodes: list[_Node2] = []
-        for a in e.args:
-            arg_costs.append((yield a))
+        for a in args:
+            ac = self.leaf(a)
+            if ac is None:
+                yield a
+                ac = self.ret
+            arg_costs.append(ac)
             arg_nodes.append(self.node(a))
-        ids = self.refs.get(e.id, ())
         if not ids:
-            return 0, 0
+            self.ret = _ZERO
+            return
         total: Est = (0, 0)
         target: _Node2 | None = None
         if e.target is not None and e.id not in self._namespaced:
-            total = add(total, (yield e.target))
+            yield e.target
+            total = add(total, self.ret)
             target = self.node(e.target)
         fn_cost: Est = (U64, 0)
         result: Est | None = None
@@ -348,16 +453,20 @@ class _Coster:
             fn_cost = union(fn_cost, c)
             if rs is not None:
                 result = rs if result is None else union(result, rs)
-            if oid in ("index_list", "index_map") and e.args:
-                en = self.entry(e.args[0])
+            if oid in ("index_list", "index_map") and args:
+                en = self.entry(args[0])
                 result = en[2] if en is not None else None
-                p = self.path(e.args[0])
-                self.paths[e.id] = (p or []) + ["@items" if oid == "index_list" else "@values"]
+                p = self.path(args[0])
+                self.paths[e.id] = (
+                    (*p, "@items" if oid == "index_list" else "@values")
+                    if p
+                    else ("@items" if oid == "index_list" else "@values",)
+                )
             if result is None:
                 result = self.size(e)
         if result is not None:
             self.sizes[e.id] = result
-        return add(total, fn_cost)
+        self.ret = add(total, fn_cost)
 
     _namespaced: frozenset[int] = frozenset()
 
@@ -367,11 +476,19 @@ class _Coster:
         arg_sum: Est = (0, 0)
         for c in arg_costs:
             arg_sum = add(arg_sum, c)
-        est = _overload_estimate(self, oid, target, args)
-        if est is None:
+        est = _overload_estimate(self, oid, target, args) if oid.startswith("list") else None
+        if est is None and e.function in _K8S_FNS:
             est = _k8s_estimate(self, e.function, oid, target, args)
         if est is not None:
             return add(est[0], arg_sum), est[1]
+        # the branches below are on distinct overload ids: the most frequent first
+        if oid in _COMPARE_SIZED:
+            lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
+            smallest = min(lhs[1], rhs[1])
+            return add(by_factor((1 if smallest > 0 else 0, smallest), STRING_FACTOR), arg_sum), None
+        if oid in ("logical_or", "logical_and"):
+            lhs, rhs = arg_costs[0], arg_costs[1]
+            return (lhs[0], add(lhs, rhs)[1]), None
         if oid == "string_format" and target is not None:
             return add(by_factor(self.size_or_unknown(target), STRING_FACTOR), arg_sum), None
         if oid in ("string_to_bytes", "bytes_to_string", "strings_quote") and len(args) == 1:
@@ -394,9 +511,6 @@ class _Coster:
             s = by_factor(self.size_or_unknown(target), STRING_FACTOR)
             r = by_factor(self.size_or_unknown(args[0]), STRING_FACTOR)
             return add(mul(s, r), arg_sum), None
-        if oid in ("logical_or", "logical_and"):
-            lhs, rhs = arg_costs[0], arg_costs[1]
-            return (lhs[0], add(lhs, rhs)[1]), None
         if oid == "conditional":
             size = union(self.size_or_unknown(args[1]), self.size_or_unknown(args[2]))
             a, b = self.entry(e.args[1]), self.entry(e.args[2])
@@ -411,13 +525,12 @@ class _Coster:
             if oid == "add_list":
                 return add((1, 1), arg_sum), res
             return add(by_factor(res, STRING_FACTOR), arg_sum), res
-        if oid in _COMPARE_SIZED:
-            lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
-            smallest = min(lhs[1], rhs[1])
-            return add(by_factor((1 if smallest > 0 else 0, smallest), STRING_FACTOR), arg_sum), None
         return add((1, 1), arg_sum), None
 
 
+_SELECT_COSTS = frozenset({t.MAP, t.STRUCT, t.TYPE_PARAM})
+_LOGICAL_OR = ("logical_or",)
+_LOGICAL_AND = ("logical_and",)
 _COMPARE_SIZED = frozenset(
     {
         "less_string",
@@ -476,7 +589,8 @@ def _alloc_list(factor: float, size: Est) -> tuple[Est, Est | None]:
 def _overload_estimate(
     c: _Coster, oid: str, target: _Node2 | None, args: list[_Node2]
 ) -> tuple[Est, Est | None] | None:
-    """ext lists v3 and sets estimators (checker.OverloadCostEstimate)."""
+    """ext lists v3 and sets estimators (checker.OverloadCostEstimate); every id they know starts with
+    "list" (callers skip the others)."""
     if oid.startswith("list_sets_") and len(args) == 2:
         f = 2.0 if oid == "list_sets_equivalent_list" else 1.0
         return add(by_factor(mul(_size(c, args[0]), _size(c, args[1])), f), (1, 1)), None
@@ -531,10 +645,48 @@ _EQ_ONE = frozenset(
 )
 
 
+# Every function name `_k8s_estimate` knows (callers skip the others).
+_K8S_FNS = _CONSTANT_ONE | {
+    "includes",
+    "check",
+    "fieldSelector",
+    "labelSelector",
+    "isSorted",
+    "sum",
+    "max",
+    "min",
+    "indexOf",
+    "lastIndexOf",
+    "url",
+    "lowerAscii",
+    "upperAscii",
+    "substring",
+    "trim",
+    "replace",
+    "split",
+    "join",
+    "find",
+    "findAll",
+    "cidr",
+    "isIP",
+    "isCIDR",
+    "ip",
+    "ip.isCanonical",
+    "containsIP",
+    "containsCIDR",
+    "quantity",
+    "isQuantity",
+    "semver",
+    "isSemver",
+    "validate",
+    "_==_",
+}
+
+
 def _list_elem(c: _Coster, lst: _Node2) -> _Node2 | None:
     if not lst.type.params:
         return None
-    p = lst.path + ["@items"] if lst.path is not None else None
+    p = (*lst.path, "@items") if lst.path is not None else None
     return _Node2(p, lst.type.params[0], None, None)
 
 
@@ -659,16 +811,17 @@ def estimate_cost(parsed: ParsedExpr, checked: Checked) -> int:
     model is the newest device declaration whatever the gates, as upstream's."""
     c = _Coster(checked)
     c._namespaced = frozenset(checked.qualified)
-    stack: list[Generator[Expr, Est, Est]] = [c.cost(parsed.expr)]
-    value: Any = None
-    while True:
-        try:
-            child = stack[-1].send(value)
-        except StopIteration as done:
-            stack.pop()
-            if not stack:
-                return int(done.value[1])
-            value = done.value
-            continue
-        stack.append(c.cost(child))
-        value = None
+    visit = c.visit
+    g = visit(parsed.expr)
+    if g is not None:
+        stack = [g]
+        push, pop = stack.append, stack.pop
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                pop()
+                continue
+            g = visit(child)
+            if g is not None:
+                push(g)
+    return int(c.ret[1])
