@@ -151,14 +151,25 @@ def walk(root: Expr) -> Iterator[Expr]:
 
 
 def depth(root: Expr) -> int:
-    """The number of nodes on the longest root-to-leaf path."""
-    best = 0
-    stack = [(root, 1)]
-    while stack:
-        e, d = stack.pop()
-        best = max(best, d)
-        stack.extend((c, d + 1) for c in children(e))
-    return best
+    """The number of nodes on the longest root-to-leaf path (level by level, iteratively)."""
+    d = 0
+    level = [root]
+    while level:
+        d += 1
+        nxt: list[Expr] = []
+        add, extend = nxt.append, nxt.extend
+        for e in level:
+            k = type(e)
+            if k is Call:
+                if e.target is not None:  # type: ignore[attr-defined]
+                    add(e.target)  # type: ignore[attr-defined]
+                extend(e.args)  # type: ignore[attr-defined]
+            elif k is Select:
+                add(e.operand)  # type: ignore[attr-defined]
+            elif k is not Const and k is not Ident:
+                extend(children(e))
+        level = nxt
+    return d
 
 
 class SourceInfo:

@@ -223,8 +223,18 @@ class _Checker:
             self.check_ident(e)  # type: ignore[arg-type]
             return None
         if k is Call:
+            if e.target is None:  # type: ignore[attr-defined]
+                fn = e.function  # type: ignore[attr-defined]
+                if fn != "_?._" and all(map(_inlinable, e.args)):  # type: ignore[attr-defined]
+                    self.call_inline(e)  # type: ignore[arg-type]
+                    return None
+                if fn == "_&&_" or fn == "_||_":
+                    return self.check_logical(e)  # type: ignore[arg-type]
             return self.check_call(e)  # type: ignore[arg-type]
         if k is Select:
+            if type(e.operand) is Ident:  # type: ignore[attr-defined]
+                self.select_inline(e)  # type: ignore[arg-type]
+                return None
             return self.check_select(e)  # type: ignore[arg-type]
         if k is ListExpr:
             return self.check_list(e)  # type: ignore[arg-type]
@@ -248,6 +258,69 @@ class _Checker:
             return
         self.types[e.id] = t.ERROR_T
         self.error(e.id, f"undeclared reference to '{e.name}' (in container '')")
+
+    def leaf(self, e: Expr) -> None:
+        """Type a node `_inlinable` accepts."""
+        k = type(e)
+        if k is Const:
+            self.types[e.id] = _CONST_TYPES[e.kind]  # type: ignore[attr-defined]
+        elif k is Ident:
+            self.check_ident(e)  # type: ignore[arg-type]
+        else:
+            self.select_inline(e)  # type: ignore[arg-type]
+
+    def select_inline(self, e: Select) -> None:
+        """`check_select` for a selection on an identifier, without a generator."""
+        op = e.operand
+        assert type(op) is Ident
+        if not e.test_only:
+            r = self.resolve_qualified([op.name, e.field])
+            if r is not None:
+                tt = r[1]
+                self.types[e.id] = tt
+                self.refs[e.id] = (r[0],)
+                self.idents[e.id] = r[0]
+                if tt.params and t.has_params(tt):
+                    self.params_seen = True
+                return
+        self.check_ident(op)
+        result = self.field_result(e.id, op, e.field, False)
+        self.types[e.id] = t.BOOL_T if e.test_only else self.sub(result)
+
+    def call_inline(self, e: Call) -> None:
+        """`check_call` for a global call whose arguments are all `_inlinable`, without a generator."""
+        fn = e.function
+        if fn in WATCHED:
+            self.calls.add(fn)
+        for a in e.args:
+            self.leaf(a)
+        if fn == "_&&_" or fn == "_||_":
+            self.logical(e, fn)
+            return
+        if self.function(fn) is None:
+            self.error(e.id, f"undeclared reference to '{fn}' (in container '')")
+            self.types[e.id] = t.ERROR_T
+            return
+        self.resolve(e, fn, None)
+
+    def check_logical(self, e: Call) -> _Gen:
+        """A tree of `&&`/`||` (a long chain is a balanced tree of them) in one generator: operands in
+        order, each operator after both of its operands, as `check_call` would."""
+        stack: list[tuple[Expr, bool]] = [(e, False)]
+        while stack:
+            x, done = stack.pop()
+            if done:
+                self.logical(x, x.function)  # type: ignore[arg-type, attr-defined]
+                continue
+            if type(x) is Call and x.target is None and x.function in _LOGICAL:  # type: ignore[attr-defined]
+                stack.append((x, True))
+                a, b = x.args  # type: ignore[attr-defined]
+                stack.append((b, False))
+                stack.append((a, False))
+                continue
+            g = self.start(x)
+            if g is not None:
+                yield from g
 
     def check_select(self, e: Select) -> _Gen:
         if not e.test_only:
@@ -276,6 +349,10 @@ class _Checker:
         self, node_id: int, operand: Expr, name: str, optional: bool
     ) -> Generator[Expr, None, Type]:
         yield operand
+        return self.field_result(node_id, operand, name, optional)
+
+    def field_result(self, node_id: int, operand: Expr, name: str, optional: bool) -> Type:
+        """The type of selecting `name` on the (typed) operand."""
         op_type = self.sub(self.types[operand.id])
         target, is_opt = t.unwrap_optional(op_type)
         result = t.ERROR_T
@@ -565,6 +642,12 @@ class _Checker:
             self.error(
                 e.id, f"expected type '{t.format_type(tt)}' but found '{t.format_type(self.types[e.id])}'"
             )
+
+
+def _inlinable(e: Expr) -> bool:
+    """Nodes the walk types without a generator: leaves and selections on an identifier."""
+    k = type(e)
+    return k is Const or k is Ident or (k is Select and type(e.operand) is Ident)  # type: ignore[attr-defined]
 
 
 def _qualified_name(e: Expr) -> str | None:

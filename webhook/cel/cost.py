@@ -267,8 +267,45 @@ class _Coster:
                 return None
             return self.cost_select(e)  # type: ignore[arg-type]
         if k is Call:
+            refs = self.refs.get(e.id)
+            if refs in _LOGICAL_IDS:
+                return self.cost_logical(e)  # type: ignore[arg-type]
+            if (
+                e.function != "dyn"  # type: ignore[attr-defined]
+                and all(map(_leafy, e.args))  # type: ignore[attr-defined]
+                and (e.target is None or _leafy(e.target))  # type: ignore[attr-defined]
+            ):
+                self.call_inline(e)  # type: ignore[arg-type]
+                return None
             return self.cost_call(e)  # type: ignore[arg-type]
         return self.cost_other(e)
+
+    def cost_logical(self, e: Call) -> Generator[Expr, None, None]:
+        """A tree of `&&`/`||` in one generator (a long chain is a balanced tree of them): the cost of the
+        left side, at most both; the operands' sizes play no part."""
+        refs = self.refs
+        stack: list[tuple[Expr, bool]] = [(e, False)]
+        costs: list[Est] = []
+        while stack:
+            x, done = stack.pop()
+            if done:
+                rhs = costs.pop()
+                lhs = costs.pop()
+                self.set_size(x)
+                costs.append(union((U64, 0), (lhs[0], add(lhs, rhs)[1])))
+                continue
+            if type(x) is Call and x.function != "dyn" and refs.get(x.id) in _LOGICAL_IDS:
+                stack.append((x, True))
+                a, b = x.args  # type: ignore[attr-defined]
+                stack.append((b, False))
+                stack.append((a, False))
+                continue
+            c = self.leaf(x)
+            if c is None:
+                yield x
+                c = self.ret
+            costs.append(c)
+        self.ret = costs[0]
 
     def leaf(self, a: Expr) -> Est | None:
         """The cost of a leaf or of `x.f` computed on the spot; None for the others (walked as usual)."""
@@ -415,19 +452,6 @@ class _Coster:
             self.ret = add((1, 1), c)
             return
         ids = self.refs.get(e.id, ())
-        if ids == _LOGICAL_OR or ids == _LOGICAL_AND:
-            # `&&`/`||`: the cost of the left side, at most both; the arguments' sizes play no part
-            lhs = self.leaf(args[0])
-            if lhs is None:
-                yield args[0]
-                lhs = self.ret
-            rhs = self.leaf(args[1])
-            if rhs is None:
-                yield args[1]
-                rhs = self.ret
-            self.set_size(e)
-            self.ret = union((U64, 0), (lhs[0], add(lhs, rhs)[1]))
-            return
         arg_costs: list[Est] = []
         arg_nodes: list[_Node2] = []
         for a in args:
@@ -443,9 +467,42 @@ class _Coster:
         total: Est = (0, 0)
         target: _Node2 | None = None
         if e.target is not None and e.id not in self._namespaced:
-            yield e.target
-            total = add(total, self.ret)
+            tc = self.leaf(e.target)
+            if tc is None:
+                yield e.target
+                tc = self.ret
+            total = add(total, tc)
             target = self.node(e.target)
+        self.finish_call(e, ids, target, arg_nodes, arg_costs, total)
+
+    def call_inline(self, e: Call) -> None:
+        """`cost_call` for a call whose operands are all leaves (see `leaf`), without a generator."""
+        ids = self.refs.get(e.id, ())
+        arg_costs: list[Est] = []
+        arg_nodes: list[_Node2] = []
+        for a in e.args:
+            arg_costs.append(self.leaf(a))  # type: ignore[arg-type]
+            arg_nodes.append(self.node(a))
+        if not ids:
+            self.ret = _ZERO
+            return
+        total: Est = (0, 0)
+        target: _Node2 | None = None
+        if e.target is not None and e.id not in self._namespaced:
+            total = add(total, self.leaf(e.target))  # type: ignore[arg-type]
+            target = self.node(e.target)
+        self.finish_call(e, ids, target, arg_nodes, arg_costs, total)
+
+    def finish_call(
+        self,
+        e: Call,
+        ids: tuple[str, ...],
+        target: _Node2 | None,
+        arg_nodes: list[_Node2],
+        arg_costs: list[Est],
+        total: Est,
+    ) -> None:
+        args = e.args
         fn_cost: Est = (U64, 0)
         result: Est | None = None
         for oid in ids:
@@ -531,6 +588,7 @@ class _Coster:
 _SELECT_COSTS = frozenset({t.MAP, t.STRUCT, t.TYPE_PARAM})
 _LOGICAL_OR = ("logical_or",)
 _LOGICAL_AND = ("logical_and",)
+_LOGICAL_IDS = frozenset({_LOGICAL_OR, _LOGICAL_AND})
 _COMPARE_SIZED = frozenset(
     {
         "less_string",
@@ -547,8 +605,17 @@ _COMPARE_SIZED = frozenset(
 )
 
 
+_SCALARS = frozenset({t.BOOL, t.DOUBLE, t.DURATION, t.INT, t.TIMESTAMP, t.UINT})
+
+
+def _leafy(e: Expr) -> bool:
+    """Operands `_Coster.leaf` computes on the spot."""
+    k = type(e)
+    return k is Const or k is Ident or (k is Select and type(e.operand) is Ident)  # type: ignore[attr-defined]
+
+
 def _scalar(tt: Type) -> bool:
-    if tt.kind in (t.BOOL, t.DOUBLE, t.DURATION, t.INT, t.TIMESTAMP, t.UINT):
+    if tt.kind in _SCALARS:
         return True
     return tt.kind == t.OPAQUE and tt.name == "optional_type" and _scalar(tt.params[0])
 
@@ -693,7 +760,23 @@ def _list_elem(c: _Coster, lst: _Node2) -> _Node2 | None:
 def _k8s_estimate(
     c: _Coster, fn: str, oid: str, target: _Node2 | None, args: list[_Node2]
 ) -> tuple[Est, Est | None] | None:
-    """The DRA `includes` estimate and the Kubernetes library CostEstimator.EstimateCallCost."""
+    """The DRA `includes` estimate and the Kubernetes library CostEstimator.EstimateCallCost (the branches
+    are on distinct function names: `_==_`, the most frequent, first)."""
+    if fn == "_==_":
+        if len(args) == 2 and args[0].type.name == args[1].type.name:
+            tt = args[0].type
+            if tt.kind in (t.OPAQUE, t.STRUCT) and tt.name in _EQ_ONE:
+                if tt.kind == t.OPAQUE and tt.name not in ("net.IP", "net.CIDR"):
+                    return None
+                return _ONE
+            if tt.kind == t.STRUCT and tt.name == "kubernetes.NamedFormat":
+                return by_factor((1, 64), STRING_FACTOR), None
+            if tt.kind == t.STRUCT and tt.name == "kubernetes.URL":
+                size: Est = (1, 1)
+                if args[1].size is not None:
+                    size = union(args[1].size, args[1].size)
+                return by_factor((1, size[1]), STRING_FACTOR), None
+        return None
     if fn == "includes" and oid == "dra_includes_dyn_dyn" and target is not None:
         return (0, INCLUDES_MAX), None
     if fn == "check":
@@ -768,19 +851,6 @@ def _k8s_estimate(
         return by_factor(_size(c, args[0]), STRING_FACTOR), None
     if fn == "validate" and args:
         return by_factor(by_factor(_size(c, args[0]), STRING_FACTOR), 128 * REGEX_FACTOR), None
-    if fn == "_==_" and len(args) == 2 and args[0].type.name == args[1].type.name:
-        tt = args[0].type
-        if tt.kind in (t.OPAQUE, t.STRUCT) and tt.name in _EQ_ONE:
-            if tt.kind == t.OPAQUE and tt.name not in ("net.IP", "net.CIDR"):
-                return None
-            return _ONE
-        if tt.kind == t.STRUCT and tt.name == "kubernetes.NamedFormat":
-            return by_factor((1, 64), STRING_FACTOR), None
-        if tt.kind == t.STRUCT and tt.name == "kubernetes.URL":
-            size: Est = (1, 1)
-            if args[1].size is not None:
-                size = union(args[1].size, args[1].size)
-            return by_factor((1, size[1]), STRING_FACTOR), None
     return None
 
 

@@ -16,6 +16,8 @@ the lexer's errors and the first syntax error only (the verdict is the same: inv
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from array import array
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -90,6 +92,7 @@ class _Parser:
         self.starts = toks.starts
         self.last = len(self.kinds) - 1  # the EOF token
         self.offsets = array("i", (-1,))  # node id -> code-point offset (ids start at 1)
+        self.ids = _ID_POOL
         self.pos = 0
         self.next_id = 1
         self.syntax: list[tuple[int, str]] = [
@@ -106,7 +109,8 @@ class _Parser:
         i = self.next_id
         self.next_id = i + 1
         self.offsets.append(offset)
-        return i
+        ids = self.ids
+        return ids[i] if i < len(ids) else i
 
     def kind2(self) -> str:
         """The kind of the token after the lookahead."""
@@ -203,7 +207,7 @@ class _Parser:
                 and_terms: list[tuple[Expr, int]] = []
                 and_ops: list[int] = []
                 while True:
-                    and_terms.append((yield from self.relation(follow)))
+                    and_terms.append(self.simple_relation() or (yield from self.relation(follow)))
                     if kinds[self.pos] == "&&":
                         and_ops.append(self.consume())
                         continue
@@ -299,37 +303,108 @@ class _Parser:
         self.calc_d -= 1
         return lhs, h
 
-    def simple_unary(self) -> tuple[Expr, int] | None:
-        """The common operand without a generator: an identifier or a literal followed by field selections,
-        with nothing after it that continues the operand (a call, an index, a message, `.?`). None, having
-        consumed nothing, for anything else (the general productions then parse it)."""
+    # Fast paths: the common operand (an identifier or a literal, then field selections and `[literal]`
+    # indexes) and relations between such operands are parsed without generators. Each first scans the
+    # tokens without consuming any; if the input is not of that shape, or a depth limit is near, it
+    # returns None and the general productions parse it (same nodes, ids, positions and errors).
+    def operand_end(self, pos: int, index: bool) -> int:
+        """The token index just after a simple operand starting at `pos`, or -1."""
         kinds = self.kinds
-        pos = self.pos
         k = kinds[pos]
         if k == "IDENTIFIER":
             if self.texts[pos] in RESERVED:
-                return None
+                return -1
         elif k not in _SIMPLE_LITERALS:
-            return None
+            return -1
         j = pos + 1
-        while kinds[j] == "." and kinds[j + 1] == "IDENTIFIER" and kinds[j + 2] != "(":
-            j += 2
-        if kinds[j] in _CONTINUES:
-            return None
+        while True:
+            k = kinds[j]
+            if k == "." and kinds[j + 1] == "IDENTIFIER" and kinds[j + 2] != "(":
+                j += 2
+            elif k == "[" and index and kinds[j + 1] in _SIMPLE_LITERALS and kinds[j + 2] == "]":
+                j += 3
+            elif k in _CONTINUES:
+                return -1
+            else:
+                return j
+
+    def operand(self, end: int) -> tuple[Expr, int]:
+        """Build the simple operand from the lookahead up to token `end` (see `operand_end`)."""
+        pos = self.pos
         starts = self.starts
-        if k == "IDENTIFIER":
-            e: Expr = Ident(self.new_id(starts[pos]), self.texts[pos])
+        texts = self.texts
+        if self.kinds[pos] == "IDENTIFIER":
+            e: Expr = Ident(self.new_id(starts[pos]), texts[pos])
             self.pos = pos + 1
         else:
             e = self.literal()
         h = 0
-        texts = self.texts
-        while self.pos < j:
-            dot = self.pos
-            h = self.counted(h, starts[dot])
-            e = Select(self.new_id(starts[dot]), e, texts[dot + 1])
-            self.pos = dot + 2
+        while self.pos < end:
+            t = self.pos
+            h = self.counted(h, starts[t])
+            if texts[t] == ".":
+                e = Select(self.new_id(starts[t]), e, texts[t + 1])
+                self.pos = t + 2
+            else:  # `[literal]`: a nested expr that enters and leaves its levels once
+                self.pos = t + 1
+                idx = self.literal()
+                self.pos = t + 3
+                e = self.call_or_macro(t, "_[_]", None, (e, idx))
         return e, h
+
+    def simple_unary(self) -> tuple[Expr, int] | None:
+        """unary/member/primary for a simple operand (called where `calc` has entered its level)."""
+        index = self.expr_d < MAX_RECURSION and self.rel_d < MAX_RECURSION and self.calc_d < MAX_RECURSION
+        end = self.operand_end(self.pos, index)
+        if end < 0:
+            return None
+        return self.operand(end)
+
+    def relation_ends(self, expr_levels: int) -> list[int] | None:
+        """The token index after each operand of a relation over simple operands from the lookahead, if the
+        tokens have that shape and no depth check can fail in there (`expr_levels`: the expr levels entered
+        at most, counting the nested expr of a `[literal]` index); else None."""
+        if not (
+            self.expr_d + expr_levels <= MAX_RECURSION
+            and self.rel_d + 3 <= MAX_RECURSION
+            and self.calc_d + 2 <= MAX_RECURSION
+        ):
+            return None  # the general productions report the limit
+        kinds = self.kinds
+        end = self.operand_end(self.pos, True)
+        if end < 0:
+            return None
+        ends = [end]
+        while kinds[end] in _RELOPS:
+            end = self.operand_end(end + 1, True)
+            if end < 0:
+                return None
+            ends.append(end)
+        if kinds[end] in _ARITH:
+            return None
+        return ends
+
+    def relation_of(self, ends: list[int]) -> tuple[Expr, int]:
+        kinds = self.kinds
+        lhs, h = self.operand(ends[0])
+        for end in ends[1:]:
+            op = self.consume()
+            rhs, hr = self.operand(end)
+            h = self.counted(max(h, hr), self.starts[op])
+            lhs = self.call_or_macro(op, _RELOPS[kinds[op]], None, (lhs, rhs))
+        return lhs, h
+
+    def simple_relation(self) -> tuple[Expr, int] | None:
+        """relation (with its calc levels) over simple operands and relational operators only."""
+        ends = self.relation_ends(1)
+        return None if ends is None else self.relation_of(ends)
+
+    def simple_expr(self) -> tuple[Expr, int] | None:
+        """A nested expr that is one simple relation (no `&&`, `||`, `?` after it)."""
+        ends = self.relation_ends(2)
+        if ends is None or self.kinds[ends[-1]] in _EXPR_CONTINUES:
+            return None
+        return self.relation_of(ends)
 
     def unary(self, follow: frozenset[str], extra: frozenset[str] = frozenset()) -> _Gen[tuple[Expr, int]]:
         """unary: member | '!'+ member | '-'+ member (a sign before a number is part of the literal)."""
@@ -439,7 +514,7 @@ class _Parser:
                 raise self.mismatched(expected)
             self.extraneous(t, expected)
             self.consume()
-        return (yield self.expr(follow))
+        return self.simple_expr() or (yield self.expr(follow))
 
     def args(self, follow: frozenset[str]) -> _Gen[tuple[tuple[Expr, ...], int]]:
         kinds = self.kinds
@@ -459,7 +534,7 @@ class _Parser:
         out = []
         h = 0
         while True:
-            a, ha = yield self.expr(_ARG_FOLLOW)
+            a, ha = self.simple_expr() or (yield self.expr(_ARG_FOLLOW))
             out.append(a)
             if ha > h:
                 h = ha
@@ -475,7 +550,7 @@ class _Parser:
             return (yield from self.ident_or_call(follow))
         if k == "(":
             self.consume()
-            e, h = yield self.expr(_CLOSE_PAREN)
+            e, h = self.simple_expr() or (yield self.expr(_CLOSE_PAREN))
             self.expect(")", follow | _POSTFIX)
             return e, h
         if k == "[":
@@ -537,7 +612,7 @@ class _Parser:
                 name_tok = self.pos
             self.consume()
             col = self.expect(":", _FIRST)
-            v, hv = yield self.expr(_FIELD_FOLLOW)
+            v, hv = self.simple_expr() or (yield self.expr(_FIELD_FOLLOW))
             h = max(h, hv)
             if kinds[name_tok] == "ESC_IDENTIFIER":
                 self.visitor.append((self.starts[name_tok], "unsupported syntax: '`'"))
@@ -570,7 +645,7 @@ class _Parser:
                 opts.append(len(elems))
             elif k not in _FIRST:
                 raise self.mismatched(_FIRST | ({"]", ",", "?"} if first else {"]", "?"}))
-            e, he = yield self.expr(_LIST_FOLLOW)
+            e, he = self.simple_expr() or (yield self.expr(_LIST_FOLLOW))
             elems.append(e)
             if he > h:
                 h = he
@@ -608,9 +683,9 @@ class _Parser:
                 opt = True
             elif k not in _FIRST:
                 raise self.mismatched(_FIRST | ({"}", ",", "?"} if first else {"}", "?"}))
-            key, hk = yield self.expr(_COLON)
+            key, hk = self.simple_expr() or (yield self.expr(_COLON))
             col = self.expect(":", _FIRST)
-            val, hv = yield self.expr(_FIELD_FOLLOW)
+            val, hv = self.simple_expr() or (yield self.expr(_FIELD_FOLLOW))
             h = max(h, hk, hv)
             entries.append(MapEntry(self.new_id(self.starts[col]), key, val, opt))
             first = False
@@ -641,6 +716,8 @@ class _Parser:
                     value = unescape(text, False)
                 except UnescapeError as err:
                     return self.visitor_error(off, str(err))
+            if len(value) <= 64:  # short literals repeat (domains, names): one object each
+                value = sys.intern(value)  # type: ignore[arg-type]
             return Const(self.new_id(off), "string", value)
         if k == "-":  # sign of a number literal
             num = self.consume()
@@ -706,6 +783,7 @@ _POSTFIX = frozenset({".", "[", "*", "/", "%", "+", "-", "&&", "||", "?"} | set(
 _ARITH = _MULOPS | _ADDOPS
 _SIMPLE_LITERALS = frozenset({"STRING", "BYTES", "NUM_INT", "NUM_UINT", "NUM_FLOAT", "true", "false", "null"})
 _CONTINUES = frozenset({".", "[", "{", "("})
+_EXPR_CONTINUES = frozenset({"&&", "||", "?"})
 _NONE: frozenset[str] = frozenset()
 _QUESTION = frozenset({"?"})
 _CLOSE_BRACKET = frozenset({"]"})
@@ -737,6 +815,21 @@ def _drive(gen: _Gen[T]) -> T:
         value = None
 
 
+# Node ids as shared int objects: every parse numbers its nodes from 1, and an int above 256 is otherwise an
+# object of its own (28-32 bytes per node of every cached selector). A tuple, replaced (never mutated) when
+# a parse numbered past it, up to _ID_POOL_MAX ids; ids beyond it are plain ints.
+_ID_POOL: tuple[int, ...] = tuple(range(1024))
+_ID_POOL_MAX = 1 << 15
+_ID_LOCK = threading.Lock()
+
+
+def _grow_ids(n: int) -> None:
+    global _ID_POOL
+    with _ID_LOCK:
+        if len(_ID_POOL) < n:
+            _ID_POOL = tuple(range(min(n, _ID_POOL_MAX)))
+
+
 def _run(text: str) -> ParseResult:
     p = _Parser(text)
     expr: Expr | None = None
@@ -750,6 +843,8 @@ def _run(text: str) -> ParseResult:
         expr = e
     except _Abort as a:
         internal = a.internal
+    if p.next_id > len(_ID_POOL) and len(_ID_POOL) < _ID_POOL_MAX:
+        _grow_ids(2 * p.next_id)
     src = SourceInfo(text, p.offsets)
     issues = [Issue(*src.location_of_offset(off), msg) for off, msg in p.syntax]
     if internal:
