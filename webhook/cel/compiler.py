@@ -47,13 +47,14 @@ class Compiled:
     checker's side tables, recomputed from the AST when first asked for (nothing at run time needs them, so a
     cached selector does not keep them). `program`: the runtime program, built lazily by the planner the
     evaluator registers with `set_planner`. `attribute_domains`/`capacity_domains`: the literal domains the
-    selector looks up (computed on first use). `cost`: the estimated worst-case cost."""
+    selector looks up (computed on first use). `cost`: the estimated worst-case cost (computed on first use
+    when the compilation did not check it: the scheduler's stored expressions never need it)."""
 
     __slots__ = (
         "expression",
         "list_attributes",
         "consumable_capacity",
-        "cost",
+        "_cost",
         "ast",
         "qualified",
         "output_type",
@@ -69,7 +70,7 @@ class Compiled:
         expression: str,
         list_attributes: bool,
         consumable_capacity: bool,
-        cost: int,
+        cost: int | None,
         ast: ParsedExpr,
         qualified: dict[int, str],
         output_type: Type,
@@ -77,7 +78,7 @@ class Compiled:
         self.expression = expression
         self.list_attributes = list_attributes
         self.consumable_capacity = consumable_capacity
-        self.cost = cost
+        self._cost = cost
         self.ast = ast
         self.qualified = qualified
         self.output_type = output_type
@@ -87,7 +88,17 @@ class Compiled:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"Compiled({self.expression!r}, cost={self.cost}, output_type={self.output_type})"
+        return f"Compiled({self.expression!r}, output_type={self.output_type})"
+
+    @property
+    def cost(self) -> int:
+        """The estimated worst-case cost (cel-go's CostEstimate.Max)."""
+        cost = self._cost
+        if cost is None:
+            env = environment(self.list_attributes, self.consumable_capacity, False)
+            checked = self._checked if self._checked is not None else check(self.ast, env)
+            cost = self._cost = estimate_cost(self.ast, checked)
+        return cost
 
     def _check(self) -> Checked:
         checked = self._checked
@@ -225,9 +236,11 @@ def _compile(
         planning = instantiation_error(pe.expr)
         if planning is not None:
             return CompileError("Invalid", "program instantiation failed: " + planning)
-    cost = estimate_cost(pe, checked)
-    if check_cost and cost > MAX_COST:
-        return CompileError("Forbidden", "too complex, exceeds cost limit")
+    cost: int | None = None
+    if check_cost:
+        cost = estimate_cost(pe, checked)
+        if cost > MAX_COST:
+            return CompileError("Forbidden", "too complex, exceeds cost limit")
     return Compiled(expression, list_attributes, consumable_capacity, cost, pe, checked.qualified, out)
 
 

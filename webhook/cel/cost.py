@@ -300,11 +300,10 @@ class _Coster:
                 stack.append((b, False))
                 stack.append((a, False))
                 continue
-            c = self.leaf(x)
-            if c is None:
-                yield x
-                c = self.ret
-            costs.append(c)
+            g = self.visit(x)
+            if g is not None:
+                yield from g
+            costs.append(self.ret)
         self.ret = costs[0]
 
     def leaf(self, a: Expr) -> Est | None:
@@ -321,9 +320,25 @@ class _Coster:
         return None
 
     def set_size(self, e: Expr) -> None:
-        result = self.size(e)
+        result = self.call_size(e)
         if result is not None:
             self.sizes[e.id] = result
+
+    def call_size(self, e: Expr) -> Est | None:
+        """`size(e)` for a Call node."""
+        s = self.sizes.get(e.id)
+        if s is not None:
+            return s
+        p = self.paths.get(e.id)
+        if p and p[0] == "device":
+            s = dra_size(p)
+            if s is not None:
+                self.sizes[e.id] = s
+                return s
+        tt = self.types.get(e.id, t.DYN_T)
+        if tt.kind in _SCALARS or _scalar(tt):
+            return _ONE_EST
+        return None
 
     def select(self, e: Select) -> None:
         """After the operand's cost is in `ret`: the cost and path of a field selection."""
@@ -520,7 +535,7 @@ class _Coster:
                     else ("@items" if oid == "index_list" else "@values",)
                 )
             if result is None:
-                result = self.size(e)
+                result = self.call_size(e)
         if result is not None:
             self.sizes[e.id] = result
         self.ret = add(total, fn_cost)

@@ -201,12 +201,14 @@ def _quote_at(s: str, i: int) -> bool:
 # integers, strings with escapes or prefixes, triple quotes, comments, escaped identifiers, errors) goes
 # through `_slow_token`, which applies ANTLR's longest-match rules character by character.
 _FAST = re.compile(
-    r"""(?P<ws>[\t \r\n\f]+)"""
-    r"""|(?P<id>[A-Za-z_][A-Za-z0-9_]*+)(?!["'])"""
-    r"""|(?P<op>==|!=|<=|>=|&&|\|\||[<>\[\]{}(),\-!?:+*%]|\.(?![0-9])|/(?!/))"""
-    r"""|(?P<int>[0-9]++)(?![.eExXuU])"""
-    r"""|(?P<str>"(?!"")[^"\\\n\r]*+"|'(?!'')[^'\\\n\r]*+')"""
+    r"""[\t \r\n\f]*+(?:"""
+    r"""([A-Za-z_][A-Za-z0-9_]*+)(?!["'])"""  # 1: identifier or keyword
+    r"""|(==|!=|<=|>=|&&|\|\||[<>\[\]{}(),\-!?:+*%]|\.(?![0-9])|/(?!/))"""  # 2: operator
+    r"""|([0-9]++)(?![.eExXuU])"""  # 3: decimal int
+    r"""|("(?!"")[^"\\\n\r]*+"|'(?!'')[^'\\\n\r]*+')"""  # 4: plain string
+    r""")"""
 )
+_FAST_KINDS = (None, "IDENTIFIER", None, "NUM_INT", "STRING")
 
 
 def _slow_token(s: str, i: int) -> tuple[str, int, int]:
@@ -304,25 +306,21 @@ def lex(s: str) -> Tokens:
             if m is None:
                 break
             last = m
-            g = m.lastgroup
-            if g == "ws":
-                continue
-            text = m.group()
-            if g == "id":
+            g = m.lastindex
+            text = m.group(g)
+            if g == 1:
                 if text in keywords:
                     kind = text
                 else:
                     kind = "IDENTIFIER"
                     text = intern(text)
-            elif g == "op":
+            elif g == 2:
                 kind = text
-            elif g == "str":
-                kind = "STRING"
             else:
-                kind = "NUM_INT"
+                kind = _FAST_KINDS[g]
             add_kind(kind)
             add_text(text)
-            add_start(m.start())
+            add_start(m.end() - len(text))
         if last is not None:
             i = last.end()
             if i >= n:
