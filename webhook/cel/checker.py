@@ -44,7 +44,7 @@ class Env:
     """Declarations visible to the checker: variables, struct types and their fields, functions. Also the
     environment's memo of overload resolutions over ground argument types (see `_Checker.resolve`)."""
 
-    __slots__ = ("variables", "structs", "functions", "resolved", "_plans")
+    __slots__ = ("variables", "structs", "functions", "resolved", "_plans", "prefixes")
 
     def __init__(
         self,
@@ -55,6 +55,9 @@ class Env:
         self.variables = variables
         self.structs = structs
         self.functions = functions
+        # first components of the dotted variable names (`net` of `net.IP`): a selection on any other
+        # identifier cannot name a qualified identifier
+        self.prefixes = frozenset(name.split(".", 1)[0] for name in variables if "." in name)
         # (function, member, argument types) -> (result type, overload ids, fresh type variables used);
         # result None: no overload matches. Bounded: at most RESOLVED_MAX entries.
         self.resolved: dict[tuple[str, bool, tuple[Type, ...]], tuple[Type | None, tuple[str, ...], int]] = {}
@@ -273,8 +276,9 @@ class _Checker:
         """`check_select` for a selection on an identifier, without a generator."""
         op = e.operand
         assert type(op) is Ident
-        if not e.test_only:
-            r = self.resolve_qualified([op.name, e.field])
+        name = op.name
+        if not e.test_only and (name[1:] if name.startswith(".") else name) in self.env.prefixes:
+            r = self.resolve_qualified([name, e.field])
             if r is not None:
                 tt = r[1]
                 self.types[e.id] = tt

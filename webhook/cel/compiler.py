@@ -216,9 +216,7 @@ def _compile(
     pe = parsed.expr
     env = environment(list_attributes, consumable_capacity, False)
     checked = check(pe, env)
-    # The validators and the planning checks only look at list/map literals and calls of a few functions:
-    # they run when the checker saw one.
-    if not checked.issues and (checked.aggregates or not checked.calls.isdisjoint(_VALIDATED)):
+    if not checked.issues and _needs_validators(checked):
         issues: list[Issue] = []
 
         def report(node_id: int, message: str) -> None:
@@ -232,7 +230,7 @@ def _compile(
     out = checked.types.get(pe.expr.id, t.DYN_T)
     if out != t.BOOL_T and out != (t.DYN_T if list_attributes else t.ANY_T):
         return CompileError("Invalid", f"must evaluate to bool or the unknown type, not {out}")
-    if not checked.calls.isdisjoint(_PLANNED):
+    if _needs_planning_checks(checked):
         planning = instantiation_error(pe.expr)
         if planning is not None:
             return CompileError("Invalid", "program instantiation failed: " + planning)
@@ -244,10 +242,20 @@ def _compile(
     return Compiled(expression, list_attributes, consumable_capacity, cost, pe, checked.qualified, out)
 
 
+# The validators and the planning checks only look at list/map literals and calls of a few functions:
+# they run when the checker saw one.
 _VALIDATED = frozenset({"duration", "timestamp", "matches", "format"})
 _PLANNED = frozenset(
     {"matches", "find", "findAll"} | {"bool", "bytes", "double", "duration", "dyn"}
 ) | frozenset({"int", "string", "timestamp", "type", "uint"})
+
+
+def _needs_validators(checked: Checked) -> bool:
+    return checked.aggregates or not checked.calls.isdisjoint(_VALIDATED)
+
+
+def _needs_planning_checks(checked: Checked) -> bool:
+    return not checked.calls.isdisjoint(_PLANNED)
 
 
 def _retained_bytes(result: Compiled | CompileError) -> int:
