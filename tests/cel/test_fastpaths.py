@@ -16,7 +16,7 @@ import pytest
 
 from tests.cel.exprgen import ExprGen
 from webhook.cel import ast as A
-from webhook.cel import checker, compiler, cost, lexer, parser
+from webhook.cel import checker, compiler, cost, lexer, parsefast, parser
 from webhook.cel.compiler import Compiled, CompileError, _compile
 from webhook.cel.unescape import unescape
 
@@ -139,7 +139,7 @@ def test_fast_paths_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parser._Parser, "simple_relation", lambda self: None)
     monkeypatch.setattr(parser._Parser, "simple_expr", lambda self: None)
     monkeypatch.setattr(parser._Parser, "simple_unary", lambda self: None)
-    monkeypatch.setattr(parser, "_SIMPLE_LITERALS", frozenset())
+    monkeypatch.setattr(parsefast, "SIMPLE_LITERALS", frozenset())
     monkeypatch.setattr(parser, "_ID_POOL", ())
     monkeypatch.setattr(checker, "_MEMO_TYPE_NODES", -1)  # no resolution memoised
     monkeypatch.setattr(checker._Checker, "start", _generic_start)

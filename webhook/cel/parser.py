@@ -15,8 +15,6 @@ the lexer's errors and the first syntax error only (the verdict is the same: inv
 
 from __future__ import annotations
 
-import math
-import sys
 import threading
 from array import array
 from collections.abc import Generator
@@ -40,26 +38,31 @@ from webhook.cel.ast import (
     Unspecified,
 )
 from webhook.cel.errors import Issue
+from webhook.cel.grammar import (
+    ADDOPS,
+    ARG_FOLLOW,
+    ARITH,
+    CLOSE_BRACKET,
+    CLOSE_PAREN,
+    COLON,
+    FIELD_FOLLOW,
+    FIRST,
+    IDENTS,
+    LIST_FOLLOW,
+    MACRO_NAMES,
+    MAX_CODE_POINTS,
+    MAX_RECURSION,
+    MULOPS,
+    NONE,
+    POSTFIX,
+    PRIMARY_FIRST,
+    QUESTION,
+    RELOPS,
+    RESERVED,
+)
 from webhook.cel.lexer import EOF, display_set, lex
-from webhook.cel.unescape import UnescapeError, unescape
+from webhook.cel.parsefast import FastPaths
 
-MAX_RECURSION = 250
-MAX_CODE_POINTS = 100_000
-
-RESERVED = frozenset(
-    "as break const continue else false for function if import in let loop package namespace null "
-    "return true var void while".split()
-)
-_FIRST = frozenset(
-    ["[", "{", "(", ".", "-", "!", "true", "false", "null", "NUM_FLOAT", "NUM_INT", "NUM_UINT", "STRING"]
-    + ["BYTES", "IDENTIFIER"]
-)
-_PRIMARY_FIRST = _FIRST - {"!"}
-_RELOPS = {"<": "_<_", "<=": "_<=_", ">=": "_>=_", ">": "_>_", "==": "_==_", "!=": "_!=_", "in": "@in"}
-_MULOPS = {"*": "_*_", "/": "_/_", "%": "_%_"}
-_ADDOPS = {"+": "_+_", "-": "_-_"}
-_INT64 = 1 << 63
-_UINT64 = 1 << 64
 T = TypeVar("T")
 
 
@@ -79,7 +82,7 @@ class ParseResult:
     issues: list[Issue]
 
 
-class _Parser:
+class _Parser(FastPaths):
     """Recursive descent over the token arrays. Productions within one bracket level delegate with `yield from`
     (no Python recursion across levels); a nested `expr` (brackets, arguments, literals) is yielded to the
     driver, which keeps the levels on an explicit stack."""
@@ -220,7 +223,7 @@ class _Parser:
             part, hp = self.balance("_||_", or_terms, or_ops) if or_ops else or_terms[0]
             if in_then:
                 assert pending is not None
-                self.expect(":", _FIRST)
+                self.expect(":", FIRST)
                 chain.append((pending[0], pending[1], pending[2], part, hp))
                 self.expr_d += 1
                 entered += 1
@@ -258,14 +261,14 @@ class _Parser:
         self.check_depth()
         lhs, h = yield from self.calc_chain(follow)
         kinds = self.kinds
-        while kinds[self.pos] in _RELOPS:
+        while kinds[self.pos] in RELOPS:
             op = self.consume()
             self.rel_d += 1
             self.check_depth()
             rhs, hr = yield from self.calc_chain(follow)
             self.rel_d -= 1
             h = self.counted(max(h, hr), self.starts[op])
-            lhs = self.call_or_macro(op, _RELOPS[kinds[op]], None, (lhs, rhs))
+            lhs = self.call_or_macro(op, RELOPS[kinds[op]], None, (lhs, rhs))
         self.rel_d -= 1
         return lhs, h
 
@@ -276,144 +279,41 @@ class _Parser:
         kinds = self.kinds
         while True:
             k = kinds[self.pos]
-            if k in _MULOPS:
+            if k in MULOPS:
                 op = self.consume()
                 self.calc_d += 1
                 self.check_depth()
                 rhs, hr = self.simple_unary() or (yield from self.unary(follow))
                 self.calc_d -= 1
-            elif k in _ADDOPS:
+            elif k in ADDOPS:
                 op = self.consume()
                 self.calc_d += 1
                 self.check_depth()
                 rhs, hr = self.simple_unary() or (yield from self.unary(follow))
-                while kinds[self.pos] in _MULOPS:  # calc(2): binds tighter
+                while kinds[self.pos] in MULOPS:  # calc(2): binds tighter
                     op2 = self.consume()
                     self.calc_d += 1
                     self.check_depth()
                     r2, h2 = self.simple_unary() or (yield from self.unary(follow))
                     self.calc_d -= 1
                     hr = self.counted(max(hr, h2), self.starts[op2])
-                    rhs = self.call_or_macro(op2, _MULOPS[kinds[op2]], None, (rhs, r2))
+                    rhs = self.call_or_macro(op2, MULOPS[kinds[op2]], None, (rhs, r2))
                 self.calc_d -= 1
             else:
                 break
             h = self.counted(max(h, hr), self.starts[op])
-            lhs = self.call_or_macro(op, _ARITH[kinds[op]], None, (lhs, rhs))
+            lhs = self.call_or_macro(op, ARITH[kinds[op]], None, (lhs, rhs))
         self.calc_d -= 1
         return lhs, h
-
-    # Fast paths: the common operand (an identifier or a literal, then field selections and `[literal]`
-    # indexes) and relations between such operands are parsed without generators. Each first scans the
-    # tokens without consuming any; if the input is not of that shape, or a depth limit is near, it
-    # returns None and the general productions parse it (same nodes, ids, positions and errors).
-    def operand_end(self, pos: int, index: bool) -> int:
-        """The token index just after a simple operand starting at `pos`, or -1."""
-        kinds = self.kinds
-        k = kinds[pos]
-        if k == "IDENTIFIER":
-            if self.texts[pos] in RESERVED:
-                return -1
-        elif k not in _SIMPLE_LITERALS:
-            return -1
-        j = pos + 1
-        while True:
-            k = kinds[j]
-            if k == "." and kinds[j + 1] == "IDENTIFIER" and kinds[j + 2] != "(":
-                j += 2
-            elif k == "[" and index and kinds[j + 1] in _SIMPLE_LITERALS and kinds[j + 2] == "]":
-                j += 3
-            elif k in _CONTINUES:
-                return -1
-            else:
-                return j
-
-    def operand(self, end: int) -> tuple[Expr, int]:
-        """Build the simple operand from the lookahead up to token `end` (see `operand_end`)."""
-        pos = self.pos
-        starts = self.starts
-        texts = self.texts
-        if self.kinds[pos] == "IDENTIFIER":
-            e: Expr = Ident(self.new_id(starts[pos]), texts[pos])
-            self.pos = pos + 1
-        else:
-            e = self.literal()
-        h = 0
-        while self.pos < end:
-            t = self.pos
-            h = self.counted(h, starts[t])
-            if texts[t] == ".":
-                e = Select(self.new_id(starts[t]), e, texts[t + 1])
-                self.pos = t + 2
-            else:  # `[literal]`: a nested expr that enters and leaves its levels once
-                self.pos = t + 1
-                idx = self.literal()
-                self.pos = t + 3
-                e = self.call_or_macro(t, "_[_]", None, (e, idx))
-        return e, h
-
-    def simple_unary(self) -> tuple[Expr, int] | None:
-        """unary/member/primary for a simple operand (called where `calc` has entered its level)."""
-        index = self.expr_d < MAX_RECURSION and self.rel_d < MAX_RECURSION and self.calc_d < MAX_RECURSION
-        end = self.operand_end(self.pos, index)
-        if end < 0:
-            return None
-        return self.operand(end)
-
-    def relation_ends(self, expr_levels: int) -> list[int] | None:
-        """The token index after each operand of a relation over simple operands from the lookahead, if the
-        tokens have that shape and no depth check can fail in there (`expr_levels`: the expr levels entered
-        at most, counting the nested expr of a `[literal]` index); else None."""
-        if not (
-            self.expr_d + expr_levels <= MAX_RECURSION
-            and self.rel_d + 3 <= MAX_RECURSION
-            and self.calc_d + 2 <= MAX_RECURSION
-        ):
-            return None  # the general productions report the limit
-        kinds = self.kinds
-        end = self.operand_end(self.pos, True)
-        if end < 0:
-            return None
-        ends = [end]
-        while kinds[end] in _RELOPS:
-            end = self.operand_end(end + 1, True)
-            if end < 0:
-                return None
-            ends.append(end)
-        if kinds[end] in _ARITH:
-            return None
-        return ends
-
-    def relation_of(self, ends: list[int]) -> tuple[Expr, int]:
-        kinds = self.kinds
-        lhs, h = self.operand(ends[0])
-        for end in ends[1:]:
-            op = self.consume()
-            rhs, hr = self.operand(end)
-            h = self.counted(max(h, hr), self.starts[op])
-            lhs = self.call_or_macro(op, _RELOPS[kinds[op]], None, (lhs, rhs))
-        return lhs, h
-
-    def simple_relation(self) -> tuple[Expr, int] | None:
-        """relation (with its calc levels) over simple operands and relational operators only."""
-        ends = self.relation_ends(1)
-        return None if ends is None else self.relation_of(ends)
-
-    def simple_expr(self) -> tuple[Expr, int] | None:
-        """A nested expr that is one simple relation (no `&&`, `||`, `?` after it)."""
-        ends = self.relation_ends(2)
-        if ends is None or self.kinds[ends[-1]] in _EXPR_CONTINUES:
-            return None
-        return self.relation_of(ends)
 
     def unary(self, follow: frozenset[str], extra: frozenset[str] = frozenset()) -> _Gen[tuple[Expr, int]]:
         """unary: member | '!'+ member | '-'+ member (a sign before a number is part of the literal)."""
         kinds = self.kinds
         t = self.pos
         k = kinds[t]
-        if k not in _FIRST:
-            expected = _FIRST | extra
-            if self.kind2() in _FIRST:
+        if k not in FIRST:
+            expected = FIRST | extra
+            if self.kind2() in FIRST:
                 self.extraneous(t, expected)
                 self.consume()
                 t = self.pos
@@ -427,11 +327,9 @@ class _Parser:
             nxt = self.pos
             nk = kinds[nxt]
             signed = nk == "-" and self.kind2() in ("NUM_INT", "NUM_FLOAT")
-            if nk not in _PRIMARY_FIRST or (nk == "-" and not signed):
+            if nk not in PRIMARY_FIRST or (nk == "-" and not signed):
                 if k == "!":
-                    raise self.fail(
-                        nxt, f"extraneous input {self.shown(nxt)} expecting {display_set(_FIRST)}"
-                    )
+                    raise self.fail(nxt, f"extraneous input {self.shown(nxt)} expecting {display_set(FIRST)}")
                 raise self.no_viable(t, nxt)
             operand, h = yield from self.member(follow)
             if len(ops) % 2 == 0:
@@ -452,11 +350,11 @@ class _Parser:
                     opt = self.consume()
                 name_tok = self.pos
                 nk = kinds[name_tok]
-                if nk not in _IDENTS and opt >= 0:
-                    self.single_token_deletion(_IDENTS)
+                if nk not in IDENTS and opt >= 0:
+                    self.single_token_deletion(IDENTS)
                     name_tok = self.pos
                     nk = kinds[name_tok]
-                if nk not in _IDENTS:
+                if nk not in IDENTS:
                     if nk in ("true", "false", "null"):
                         raise self.fail(
                             name_tok, f"mismatched input '{self.texts[name_tok]}' expecting IDENTIFIER"
@@ -478,15 +376,7 @@ class _Parser:
                     e = Call(self.new_id(starts[dot]), "_?._", None, (e, field))
                 else:
                     e = Select(self.new_id(starts[dot]), e, name)
-            elif (
-                k == "["
-                and kinds[self.pos + 1] in _SIMPLE_LITERALS
-                and kinds[self.pos + 2] == "]"
-                and (
-                    self.expr_d < MAX_RECURSION and self.rel_d < MAX_RECURSION and self.calc_d < MAX_RECURSION
-                )
-            ):
-                # `[literal]`: the nested expr/relation/calc levels would each enter and leave once
+            elif k == "[" and self.literal_index():
                 open_ = self.consume()
                 idx = self.literal()
                 self.consume()
@@ -498,8 +388,8 @@ class _Parser:
                 if kinds[self.pos] == "?":
                     self.consume()
                     fn = "_[?_]"
-                idx, hi = yield from self.sub_expr(_CLOSE_BRACKET, _QUESTION if fn == "_[_]" else _NONE)
-                self.expect("]", follow | _POSTFIX)
+                idx, hi = yield from self.sub_expr(CLOSE_BRACKET, QUESTION if fn == "_[_]" else NONE)
+                self.expect("]", follow | POSTFIX)
                 h = self.counted(max(h, hi), starts[open_])
                 e = self.call_or_macro(open_, fn, None, (e, idx))
             else:
@@ -508,9 +398,9 @@ class _Parser:
     def sub_expr(self, follow: frozenset[str], extra: frozenset[str] = frozenset()) -> _Gen[tuple[Expr, int]]:
         """A nested `expr`, with the extra tokens ANTLR would also accept where it starts."""
         t = self.pos
-        if self.kinds[t] not in _FIRST and extra:
-            expected = _FIRST | extra
-            if self.kind2() not in _FIRST:
+        if self.kinds[t] not in FIRST and extra:
+            expected = FIRST | extra
+            if self.kind2() not in FIRST:
                 raise self.mismatched(expected)
             self.extraneous(t, expected)
             self.consume()
@@ -521,12 +411,12 @@ class _Parser:
         if kinds[self.pos] == ")":
             self.consume()
             return (), 0
-        if kinds[self.pos] not in _FIRST:
+        if kinds[self.pos] not in FIRST:
             t = self.pos
             k2 = self.kind2()
-            if k2 not in _FIRST and k2 != ")":
-                raise self.mismatched(_FIRST | {")"})
-            self.extraneous(t, _FIRST | {")"})
+            if k2 not in FIRST and k2 != ")":
+                raise self.mismatched(FIRST | {")"})
+            self.extraneous(t, FIRST | {")"})
             self.consume()
             if kinds[self.pos] == ")":
                 self.consume()
@@ -534,14 +424,14 @@ class _Parser:
         out = []
         h = 0
         while True:
-            a, ha = self.simple_expr() or (yield self.expr(_ARG_FOLLOW))
+            a, ha = self.simple_expr() or (yield self.expr(ARG_FOLLOW))
             out.append(a)
             if ha > h:
                 h = ha
             if kinds[self.pos] == ",":
                 self.consume()
                 continue
-            self.expect(")", follow | _POSTFIX)
+            self.expect(")", follow | POSTFIX)
             return tuple(out), h
 
     def primary(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
@@ -550,8 +440,8 @@ class _Parser:
             return (yield from self.ident_or_call(follow))
         if k == "(":
             self.consume()
-            e, h = self.simple_expr() or (yield self.expr(_CLOSE_PAREN))
-            self.expect(")", follow | _POSTFIX)
+            e, h = self.simple_expr() or (yield self.expr(CLOSE_PAREN))
+            self.expect(")", follow | POSTFIX)
             return e, h
         if k == "[":
             return (yield from self.list_lit(follow))
@@ -602,17 +492,17 @@ class _Parser:
                 self.consume()
                 opt = True
             name_tok = self.pos
-            if kinds[name_tok] not in _IDENTS:
+            if kinds[name_tok] not in IDENTS:
                 if opt:
-                    self.single_token_deletion(_IDENTS)
+                    self.single_token_deletion(IDENTS)
                 elif fields:
                     raise self.mismatched({"}", ","})
                 else:
-                    self.single_token_deletion(_IDENTS | {"}", ",", "?"})
+                    self.single_token_deletion(IDENTS | {"}", ",", "?"})
                 name_tok = self.pos
             self.consume()
-            col = self.expect(":", _FIRST)
-            v, hv = self.simple_expr() or (yield self.expr(_FIELD_FOLLOW))
+            col = self.expect(":", FIRST)
+            v, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hv)
             if kinds[name_tok] == "ESC_IDENTIFIER":
                 self.visitor.append((self.starts[name_tok], "unsupported syntax: '`'"))
@@ -621,7 +511,7 @@ class _Parser:
                 self.consume()
                 continue
             break
-        self.expect("}", follow | _POSTFIX)
+        self.expect("}", follow | POSTFIX)
         return StructExpr(self.new_id(self.starts[brace]), type_name, tuple(fields)), h
 
     def list_lit(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
@@ -643,9 +533,9 @@ class _Parser:
             if k == "?":
                 self.consume()
                 opts.append(len(elems))
-            elif k not in _FIRST:
-                raise self.mismatched(_FIRST | ({"]", ",", "?"} if first else {"]", "?"}))
-            e, he = self.simple_expr() or (yield self.expr(_LIST_FOLLOW))
+            elif k not in FIRST:
+                raise self.mismatched(FIRST | ({"]", ",", "?"} if first else {"]", "?"}))
+            e, he = self.simple_expr() or (yield self.expr(LIST_FOLLOW))
             elems.append(e)
             if he > h:
                 h = he
@@ -681,11 +571,11 @@ class _Parser:
             if k == "?":
                 self.consume()
                 opt = True
-            elif k not in _FIRST:
-                raise self.mismatched(_FIRST | ({"}", ",", "?"} if first else {"}", "?"}))
-            key, hk = self.simple_expr() or (yield self.expr(_COLON))
-            col = self.expect(":", _FIRST)
-            val, hv = self.simple_expr() or (yield self.expr(_FIELD_FOLLOW))
+            elif k not in FIRST:
+                raise self.mismatched(FIRST | ({"}", ",", "?"} if first else {"}", "?"}))
+            key, hk = self.simple_expr() or (yield self.expr(COLON))
+            col = self.expect(":", FIRST)
+            val, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hk, hv)
             entries.append(MapEntry(self.new_id(self.starts[col]), key, val, opt))
             first = False
@@ -697,69 +587,9 @@ class _Parser:
         self.consume()
         return MapExpr(self.new_id(self.starts[open_]), tuple(entries)), h
 
-    def literal(self) -> Expr:
-        t = self.consume()
-        k = self.kinds[t]
-        off = self.starts[t]
-        if k == "STRING":
-            text = self.texts[t]
-            if (
-                len(text) > 2
-                and text[0] in "\"'"
-                and "\\" not in text
-                and "\r" not in text
-                and text[1] != text[0]
-            ):
-                value: str | bytes = text[1:-1]  # a plain single-quoted string: nothing to decode
-            else:
-                try:
-                    value = unescape(text, False)
-                except UnescapeError as err:
-                    return self.visitor_error(off, str(err))
-            if len(value) <= 64:  # short literals repeat (domains, names): one object each
-                value = sys.intern(value)  # type: ignore[arg-type]
-            return Const(self.new_id(off), "string", value)
-        if k == "-":  # sign of a number literal
-            num = self.consume()
-            return self.number(num, off, "-")
-        if k in ("NUM_INT", "NUM_UINT", "NUM_FLOAT"):
-            return self.number(t, off, "")
-        if k == "BYTES":
-            try:
-                value = unescape(self.texts[t][1:], True)
-            except UnescapeError as err:
-                return self.visitor_error(off, str(err))
-            return Const(self.new_id(off), "bytes", value)
-        if k in ("true", "false"):
-            return Const(self.new_id(off), "bool", k == "true")
-        if k == "null":
-            return Const(self.new_id(off), "null", None)
-        raise AssertionError(k)
-
-    def number(self, t: int, off: int, sign: str) -> Expr:
-        text = self.texts[t]
-        kind = self.kinds[t]
-        if kind == "NUM_FLOAT":
-            v = float(sign + text)
-            if math.isinf(v):
-                return self.visitor_error(off, "invalid double literal")
-            return Const(self.new_id(off), "double", v)
-        if kind == "NUM_UINT":
-            body = text[:-1]
-            u = int(body[2:], 16) if body.startswith("0x") else int(body)
-            if u >= _UINT64:
-                return self.visitor_error(off, "invalid uint literal")
-            return Const(self.new_id(off), "uint", u)
-        i = int(text[2:], 16) if text.startswith("0x") else int(text)
-        if sign:
-            i = -i
-        if not -_INT64 <= i < _INT64:
-            return self.visitor_error(off, "invalid int literal")
-        return Const(self.new_id(off), "int", i)
-
     # calls and macros
     def call_or_macro(self, op: int, fn: str, target: Expr | None, args: tuple[Expr, ...]) -> Expr:
-        if fn in _MACRO_NAMES:
+        if fn in MACRO_NAMES:
             factory = macros.Factory(self.new_id, self.starts[op])
             try:
                 expanded = macros.expand(factory, fn, target, args, self._offset_of)
@@ -771,27 +601,6 @@ class _Parser:
 
     def _offset_of(self, node_id: int) -> int:
         return self.offsets[node_id] if 0 < node_id < len(self.offsets) else -1
-
-
-_MACRO_NAMES = frozenset(
-    "has all exists exists_one existsOne map filter transformList transformMap transformMapEntry bind "
-    "optMap optFlatMap sortBy".split()
-)
-# What may follow a complete operand inside its expression (the enclosing context adds its own closers).
-_IDENTS = frozenset({"IDENTIFIER", "ESC_IDENTIFIER"})
-_POSTFIX = frozenset({".", "[", "*", "/", "%", "+", "-", "&&", "||", "?"} | set(_RELOPS))
-_ARITH = _MULOPS | _ADDOPS
-_SIMPLE_LITERALS = frozenset({"STRING", "BYTES", "NUM_INT", "NUM_UINT", "NUM_FLOAT", "true", "false", "null"})
-_CONTINUES = frozenset({".", "[", "{", "("})
-_EXPR_CONTINUES = frozenset({"&&", "||", "?"})
-_NONE: frozenset[str] = frozenset()
-_QUESTION = frozenset({"?"})
-_CLOSE_BRACKET = frozenset({"]"})
-_CLOSE_PAREN = frozenset({")"})
-_COLON = frozenset({":"})
-_ARG_FOLLOW = frozenset({",", ")"})
-_LIST_FOLLOW = frozenset({",", "]"})
-_FIELD_FOLLOW = frozenset({",", "}"})
 
 
 def _esc(text: str) -> str:
