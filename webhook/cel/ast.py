@@ -2,7 +2,8 @@
 
 Contract for consumers (type checker, cost estimator, evaluator, `reads`):
 
-- Nodes are immutable slotted dataclasses; every node has a unique positive `id`. Types and resolved
+- Nodes are slotted dataclasses, never changed once built (not frozen: a frozen dataclass costs four times
+  as much to construct) and compared by identity; every node has a unique positive `id`. Types and resolved
   references live in side tables keyed by id (`Checked.types`, `Checked.refs`), never on the nodes.
 - `Const.kind` is one of "null" "bool" "int" "uint" "double" "string" "bytes"; `value` is
   None / bool / int / float / str / bytes (an int for both "int" and "uint").
@@ -25,55 +26,57 @@ Contract for consumers (type checker, cost estimator, evaluator, `reads`):
   for `{?k: v}`.
 - Depth: an accepted expression can nest a couple of thousand nodes deep. Never walk an AST with
   unbounded Python recursion; use `walk`/`children` (iterative) or an explicit stack.
-- `SourceInfo` maps each id to the code-point offset where it starts; `location(id)` gives cel-go's
-  1-based line and 0-based column (code points).
+- `SourceInfo` maps each id to the code-point offset where it starts (an array indexed by id);
+  `location(id)` gives cel-go's 1-based line and 0-based column (code points).
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Expr:
     """Base of all expression nodes."""
 
     id: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Const(Expr):
     kind: str
     value: None | bool | int | float | str | bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Ident(Expr):
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Select(Expr):
     operand: Expr
     field: str
     test_only: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Call(Expr):
     function: str
     target: Expr | None
     args: tuple[Expr, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class ListExpr(Expr):
     elements: tuple[Expr, ...]
     optional_indices: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class MapEntry:
     id: int
     key: Expr
@@ -81,12 +84,12 @@ class MapEntry:
     optional: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class MapExpr(Expr):
     entries: tuple[MapEntry, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class StructField:
     id: int
     name: str
@@ -94,13 +97,13 @@ class StructField:
     optional: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class StructExpr(Expr):
     type_name: str
     fields: tuple[StructField, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Comprehension(Expr):
     iter_range: Expr
     iter_var: str
@@ -112,7 +115,7 @@ class Comprehension(Expr):
     result: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Unspecified(Expr):
     """Placeholder built where the parser reported an error (never in an accepted expression)."""
 
@@ -148,62 +151,74 @@ def walk(root: Expr) -> Iterator[Expr]:
 
 
 def depth(root: Expr) -> int:
-    """The number of nodes on the longest root-to-leaf path."""
-    best = 0
-    stack = [(root, 1)]
-    while stack:
-        e, d = stack.pop()
-        best = max(best, d)
-        stack.extend((c, d + 1) for c in children(e))
-    return best
+    """The number of nodes on the longest root-to-leaf path (level by level, iteratively)."""
+    d = 0
+    level = [root]
+    while level:
+        d += 1
+        nxt: list[Expr] = []
+        add, extend = nxt.append, nxt.extend
+        for e in level:
+            k = type(e)
+            if k is Call:
+                if e.target is not None:  # type: ignore[attr-defined]
+                    add(e.target)  # type: ignore[attr-defined]
+                extend(e.args)  # type: ignore[attr-defined]
+            elif k is Select:
+                add(e.operand)  # type: ignore[attr-defined]
+            elif k is not Const and k is not Ident:
+                extend(children(e))
+        level = nxt
+    return d
 
 
-@dataclass(slots=True)
 class SourceInfo:
-    """Where each node starts in the source (code-point offsets) and the offsets of line starts."""
+    """Where each node starts in the source: `offsets[id]` is a code-point offset (-1: unknown; ids start at
+    1), line starts computed when a location is first asked for."""
 
-    text: str
-    offsets: dict[int, int] = field(default_factory=dict)
-    line_starts: list[int] = field(default_factory=list)
+    __slots__ = ("text", "offsets", "_line_starts")
 
-    def __post_init__(self) -> None:
-        if not self.line_starts:
+    def __init__(self, text: str, offsets: array[int] | None = None) -> None:
+        self.text = text
+        self.offsets: array[int] = offsets if offsets is not None else array("i", (-1,))
+        self._line_starts: list[int] | None = None
+
+    @property
+    def line_starts(self) -> list[int]:
+        starts = self._line_starts
+        if starts is None:
             starts = [0]
             pos = self.text.find("\n")
             while pos >= 0:
                 starts.append(pos + 1)
                 pos = self.text.find("\n", pos + 1)
-            self.line_starts = starts
+            self._line_starts = starts
+        return starts
 
     def location_of_offset(self, offset: int) -> tuple[int, int]:
         """(1-based line, 0-based column) of a code-point offset; (-1, -1) for a negative offset."""
         if offset < 0:
             return -1, -1
-        lo, hi = 0, len(self.line_starts)
-        while lo + 1 < hi:
-            mid = (lo + hi) // 2
-            if self.line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid
-        return lo + 1, offset - self.line_starts[lo]
+        starts = self.line_starts
+        lo = bisect_right(starts, offset) - 1
+        return lo + 1, offset - starts[lo]
 
     def location(self, node_id: int) -> tuple[int, int]:
         """cel-go's start location of a node: (line, column), (-1, -1) when unknown."""
-        off = self.offsets.get(node_id)
-        if off is None:
+        if not 0 < node_id < len(self.offsets):
             return -1, -1
-        return self.location_of_offset(off)
+        return self.location_of_offset(self.offsets[node_id])
 
     def snippet(self, line: int) -> str | None:
-        if line < 1 or line > len(self.line_starts):
+        starts = self.line_starts
+        if line < 1 or line > len(starts):
             return None
-        start = self.line_starts[line - 1]
-        end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
+        start = starts[line - 1]
+        end = starts[line] - 1 if line < len(starts) else len(self.text)
         return self.text[start:end]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class ParsedExpr:
     """A parsed (macro-expanded) expression with its source positions."""
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from webhook.cel import types as t
-from webhook.cel.ast import Call, Const, Expr, ParsedExpr, Select, walk
-from webhook.cel.checker import Env, check, dra_env
+from webhook.cel.ast import Call, Const, Expr, Ident, ParsedExpr, Select, walk
+from webhook.cel.checker import Checked, Env, check, dra_env
 from webhook.cel.constfold import instantiation_error
 from webhook.cel.cost import estimate_cost
 from webhook.cel.errors import Issue, render
@@ -39,29 +39,95 @@ class CompileError:
     message: str  # the detail: "must have at most 10240 bytes", "compilation failed: ...", ...
 
 
-@dataclass
 class Compiled:
     """A selector that passed compilation.
 
-    `ast`/`types`/`refs`/`qualified`: the checked AST and the checker's side tables (see `webhook.cel.ast`
-    and `webhook.cel.checker.Checked`). `program`: the runtime program, built lazily by the planner the
-    evaluator registers with `set_planner` (None until then). `attribute_domains`/`capacity_domains`: the
-    literal domains the selector looks up. `cost`: the estimated worst-case cost."""
+    `ast`: the checked AST with its source positions (`webhook.cel.ast`); `qualified`: the checker's
+    resolution of namespaced calls and qualified identifiers (the planner needs it). `types`/`refs`: the
+    checker's side tables, recomputed from the AST when first asked for (nothing at run time needs them, so a
+    cached selector does not keep them). `program`: the runtime program, built lazily by the planner the
+    evaluator registers with `set_planner`. `attribute_domains`/`capacity_domains`: the literal domains the
+    selector looks up (computed on first use). `cost`: the estimated worst-case cost (computed on first use
+    when the compilation did not check it: the scheduler's stored expressions never need it)."""
 
-    expression: str
-    list_attributes: bool
-    consumable_capacity: bool
-    cost: int
-    ast: ParsedExpr
-    types: dict[int, Type]
-    refs: dict[int, tuple[str, ...]]
-    qualified: dict[int, str]
-    output_type: Type
-    attribute_domains: frozenset[str] = frozenset()
-    capacity_domains: frozenset[str] = frozenset()
-    unchecked: bool = False  # kept for callers of the former engine: always False
-    _program: Any = field(default=None, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    __slots__ = (
+        "expression",
+        "list_attributes",
+        "consumable_capacity",
+        "_cost",
+        "ast",
+        "qualified",
+        "output_type",
+        "_checked",
+        "_domains",
+        "_program",
+        "_lock",
+    )
+    unchecked = False  # kept for callers of the former engine: always False
+
+    def __init__(
+        self,
+        expression: str,
+        list_attributes: bool,
+        consumable_capacity: bool,
+        cost: int | None,
+        ast: ParsedExpr,
+        qualified: dict[int, str],
+        output_type: Type,
+    ) -> None:
+        self.expression = expression
+        self.list_attributes = list_attributes
+        self.consumable_capacity = consumable_capacity
+        self._cost = cost
+        self.ast = ast
+        self.qualified = qualified
+        self.output_type = output_type
+        self._checked: Checked | None = None
+        self._domains: tuple[frozenset[str], frozenset[str]] | None = None
+        self._program: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Compiled({self.expression!r}, output_type={self.output_type})"
+
+    @property
+    def cost(self) -> int:
+        """The estimated worst-case cost (cel-go's CostEstimate.Max)."""
+        cost = self._cost
+        if cost is None:
+            env = environment(self.list_attributes, self.consumable_capacity, False)
+            checked = self._checked if self._checked is not None else check(self.ast, env)
+            cost = self._cost = estimate_cost(self.ast, checked)
+        return cost
+
+    def _check(self) -> Checked:
+        checked = self._checked
+        if checked is None:
+            env = environment(self.list_attributes, self.consumable_capacity, False)
+            checked = self._checked = check(self.ast, env)
+        return checked
+
+    @property
+    def types(self) -> dict[int, Type]:
+        """The checker's type of every node id (recomputed on first access)."""
+        return self._check().types
+
+    @property
+    def refs(self) -> dict[int, tuple[str, ...]]:
+        """The checker's overload ids / identifier names by node id (recomputed on first access)."""
+        return self._check().refs
+
+    @property
+    def attribute_domains(self) -> frozenset[str]:
+        if self._domains is None:
+            self._domains = _domains(self.ast.expr)
+        return self._domains[0]
+
+    @property
+    def capacity_domains(self) -> frozenset[str]:
+        if self._domains is None:
+            self._domains = _domains(self.ast.expr)
+        return self._domains[1]
 
     @property
     def program(self) -> Any:
@@ -132,8 +198,6 @@ def _device_map(e: Expr) -> str:
         and isinstance(e.operand, Select) is False
     ):
         op = e.operand
-        from webhook.cel.ast import Ident
-
         if isinstance(op, Ident) and op.name in ("device", ".device"):
             return e.field
     return ""
@@ -142,54 +206,63 @@ def _device_map(e: Expr) -> str:
 def _compile(
     expression: str, list_attributes: bool, consumable_capacity: bool, check_cost: bool
 ) -> Compiled | CompileError:
-    if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_BYTES:
+    if len(expression) * 4 > MAX_EXPRESSION_BYTES and (
+        len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_BYTES
+    ):
         return CompileError("TooLong", f"may not be more than {MAX_EXPRESSION_BYTES} bytes")
     parsed = parse(expression)
     if parsed.expr is None:
         return CompileError("Invalid", "compilation failed: " + render(parsed.issues, expression))
+    pe = parsed.expr
     env = environment(list_attributes, consumable_capacity, False)
-    checked = check(parsed.expr, env)
-    if not checked.issues:
+    checked = check(pe, env)
+    if not checked.issues and _needs_validators(checked):
         issues: list[Issue] = []
 
         def report(node_id: int, message: str) -> None:
-            line, col = parsed.expr.source.location(node_id)  # type: ignore[union-attr]
+            line, col = pe.source.location(node_id)
             issues.append(Issue(line, col, message))
 
-        validate(parsed.expr.expr, checked, report)
+        validate(pe.expr, checked, report)
         checked.issues.extend(issues)
     if checked.issues:
         return CompileError("Invalid", "compilation failed: " + render(checked.issues, expression))
-    out = checked.types.get(parsed.expr.expr.id, t.DYN_T)
+    out = checked.types.get(pe.expr.id, t.DYN_T)
     if out != t.BOOL_T and out != (t.DYN_T if list_attributes else t.ANY_T):
         return CompileError("Invalid", f"must evaluate to bool or the unknown type, not {out}")
-    planning = instantiation_error(parsed.expr.expr)
-    if planning is not None:
-        return CompileError("Invalid", "program instantiation failed: " + planning)
-    cost = estimate_cost(parsed.expr, checked)
-    if check_cost and cost > MAX_COST:
-        return CompileError("Forbidden", "too complex, exceeds cost limit")
-    attrs, caps = _domains(parsed.expr.expr)
-    return Compiled(
-        expression,
-        list_attributes,
-        consumable_capacity,
-        cost,
-        parsed.expr,
-        checked.types,
-        checked.refs,
-        checked.qualified,
-        out,
-        attrs,
-        caps,
-    )
+    if _needs_planning_checks(checked):
+        planning = instantiation_error(pe.expr)
+        if planning is not None:
+            return CompileError("Invalid", "program instantiation failed: " + planning)
+    cost: int | None = None
+    if check_cost:
+        cost = estimate_cost(pe, checked)
+        if cost > MAX_COST:
+            return CompileError("Forbidden", "too complex, exceeds cost limit")
+    return Compiled(expression, list_attributes, consumable_capacity, cost, pe, checked.qualified, out)
+
+
+# The validators and the planning checks only look at list/map literals and calls of a few functions:
+# they run when the checker saw one.
+_VALIDATED = frozenset({"duration", "timestamp", "matches", "format"})
+_PLANNED = frozenset(
+    {"matches", "find", "findAll"} | {"bool", "bytes", "double", "duration", "dyn"}
+) | frozenset({"int", "string", "timestamp", "type", "uint"})
+
+
+def _needs_validators(checked: Checked) -> bool:
+    return checked.aggregates or not checked.calls.isdisjoint(_VALIDATED)
+
+
+def _needs_planning_checks(checked: Checked) -> bool:
+    return not checked.calls.isdisjoint(_PLANNED)
 
 
 def _retained_bytes(result: Compiled | CompileError) -> int:
-    """A size estimate of a cache entry: the expression and its AST/side tables (~400 B per node)."""
+    """A size estimate of a cache entry: the expression, its AST and position array (~100 B per node)."""
     if isinstance(result, CompileError):
         return 200 + 2 * len(result.message)
-    return 600 + 2 * len(result.expression) + 400 * result.ast.max_id
+    return 600 + 2 * len(result.expression) + 100 * result.ast.max_id
 
 
 _CACHE: ByteLRU[tuple[str, bool, bool, bool], Compiled | CompileError] = ByteLRU(CACHE_BYTES)

@@ -6,9 +6,7 @@ maximum exceeds 1,000,000. Sizes and costs are (min, max) pairs saturating at 2*
 
 from __future__ import annotations
 
-import math
 from collections.abc import Generator
-from typing import Any
 
 from webhook.cel import types as t
 from webhook.cel.ast import (
@@ -25,126 +23,55 @@ from webhook.cel.ast import (
     StructExpr,
 )
 from webhook.cel.checker import Checked
-from webhook.cel.types import Type
-
-U64 = (1 << 64) - 1
-Est = tuple[int, int]
-UNKNOWN: Est = (0, U64)
-STRING_FACTOR = 0.1
-REGEX_FACTOR = 0.25
-ATTRIBUTE_MAX = 64  # max(DeviceAttributeMaxValueLength, ResourceSliceMaxAttributeValuesPerDevice)
-INCLUDES_MAX = 48  # ResourceSliceMaxAttributeValuesPerDevice
-
-
-def _add(a: int, b: int) -> int:
-    return U64 if b > 0 and a > U64 - b else a + b
-
-
-def _mul(a: int, b: int) -> int:
-    return U64 if b != 0 and a > U64 // b else a * b
-
-
-def _factor(x: int, f: float) -> int:
-    xf = float(x)
-    if xf > 0 and f > 0 and xf > float(U64) / f:
-        return U64
-    c = math.ceil(xf * f)
-    return U64 if c >= 2.0**64 else int(c)
-
-
-def add(a: Est, b: Est) -> Est:
-    return _add(a[0], b[0]), _add(a[1], b[1])
-
-
-def mul(a: Est, b: Est) -> Est:
-    return _mul(a[0], b[0]), _mul(a[1], b[1])
-
-
-def by_factor(a: Est, f: float) -> Est:
-    return _factor(a[0], f), _factor(a[1], f)
-
-
-def union(a: Est, b: Est) -> Est:
-    return min(a[0], b[0]), max(a[1], b[1])
-
-
-# The DRA size model: declared maximum sizes of the newest `kubernetes.DRADevice` declaration.
-# node = (max_elements, fields | None, key node | None, element node | None, is_attribute_value)
-_Node = tuple[int, dict[str, Any] | None, Any, Any, bool]
-_ATTR: _Node = (ATTRIBUTE_MAX, None, None, None, True)
-_DOMAIN: _Node = (63, None, None, None, False)
-_ID: _Node = (32, None, None, None, False)
-_QUANTITY: _Node = (0, None, None, None, False)
-_INNER_ATTRS: _Node = (32, None, _ID, _ATTR, False)
-_INNER_CAPS: _Node = (32, None, _ID, _QUANTITY, False)
-_DEVICE: _Node = (
-    0,
-    {
-        "driver": (63, None, None, None, False),
-        "allowMultipleAllocations": (1, None, None, None, False),
-        "attributes": (32, None, _DOMAIN, _INNER_ATTRS, False),
-        "capacity": (32, None, _DOMAIN, _INNER_CAPS, False),
-    },
-    None,
-    None,
-    False,
+from webhook.cel.costmodel import (
+    K8S_FNS,
+    REGEX_FACTOR,
+    STRING_FACTOR,
+    U64,
+    UNKNOWN,
+    Est,
+    Node,
+    Path,
+    add,
+    by_factor,
+    dra_size,
+    k8s_estimate,
+    mul,
+    overload_estimate,
+    sat_add,
+    sat_mul,
+    union,
 )
-
-
-def dra_size(path: list[str] | None) -> Est | None:
-    """The DRA size estimator: the declared maximum along a path like device.attributes.@values.x."""
-    if not path or path[0] != "device":
-        return None
-    node = _DEVICE
-    for name in path[1:]:
-        if name in ("@items", "@values"):
-            if node[3] is None:
-                return None
-            node = node[3]
-        elif name == "@keys":
-            if node[2] is None:
-                return None
-            node = node[2]
-        else:
-            fields = node[1]
-            if fields is None or name not in fields:
-                if node[3] is not None and node[3][4]:
-                    node = node[3]
-                    continue
-                return None
-            node = fields[name]
-    return 0, node[0]
+from webhook.cel.types import Type
 
 
 class _Var:
     __slots__ = ("path", "size", "entry")
 
-    def __init__(self, path: list[str] | None, size: Est | None, entry: tuple[str, Est, Est] | None) -> None:
+    def __init__(self, path: Path | None, size: Est | None, entry: tuple[str, Est, Est] | None) -> None:
         self.path = path
         self.size = size
         self.entry = entry
 
 
-class _Node2:
-    """cel-go's AstNode handed to call estimators: path, type, expression, computed size."""
-
-    __slots__ = ("path", "type", "expr", "size")
-
-    def __init__(self, path: list[str] | None, type_: Type, expr: Expr | None, size: Est | None) -> None:
-        self.path = path
-        self.type = type_
-        self.expr = expr
-        self.size = size
+_ZERO: Est = (0, 0)
+_UNKNOWN_PATH: Path = ("<not computed>",)
+_ONE_EST: Est = (1, 1)
+_ACCUMULATORS = (ACCUMULATOR, "__result__")
 
 
 class _Coster:
+    """The walk: `visit(e)` computes a leaf's cost on the spot, or returns a generator that yields the
+    children it needs; either way the cost of the last node finished is left in `ret`."""
+
     def __init__(self, checked: Checked) -> None:
         self.types = checked.types
         self.refs = checked.refs
-        self.paths: dict[int, list[str]] = {}
+        self.paths: dict[int, Path] = {}
         self.sizes: dict[int, Est] = {}
         self.entries: dict[int, tuple[str, Est, Est]] = {}
         self.vars: dict[str, list[_Var]] = {}
+        self.ret: Est = _ZERO
 
     # variables and paths
     def peek(self, name: str) -> _Var | None:
@@ -157,53 +84,57 @@ class _Coster:
     def pop(self, name: str) -> None:
         self.vars[name].pop()
 
-    def path(self, e: Expr) -> list[str] | None:
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
-            if v is not None:
-                return list(v.path) if v.path is not None else None
-        p = self.paths.get(e.id)
-        return list(p) if p is not None else None
+    def path(self, e: Expr) -> Path | None:
+        if type(e) is Ident:
+            s = self.vars.get(e.name)  # type: ignore[attr-defined]
+            if s:
+                return s[-1].path
+        return self.paths.get(e.id)
 
     def type(self, e: Expr) -> Type:
         return self.types.get(e.id, t.DYN_T)
 
-    def node(self, e: Expr) -> _Node2:
+    def node(self, e: Expr) -> Node:
         p = self.path(e)
-        if p and p[0] in (ACCUMULATOR, "__result__"):
+        size = self.size(e, p)
+        if p and p[0] in _ACCUMULATORS:
             p = None
-        return _Node2(p, self.type(e), e, self.size(e))
+        return Node(p, self.type(e), e, size)
 
-    def size(self, e: Expr) -> Est | None:
+    def size(self, e: Expr, path: Path | None = _UNKNOWN_PATH) -> Est | None:
+        """The computed size of `e` (`path`: its path if the caller has it)."""
         s = self.sizes.get(e.id)
         if s is not None:
             return s
-        if isinstance(e, Const):
-            if e.kind == "string":
-                assert isinstance(e.value, str)
-                return len(e.value), len(e.value)
-            if e.kind == "bytes":
-                assert isinstance(e.value, bytes)
-                return len(e.value), len(e.value)
-            return 1, 1
-        if isinstance(e, ListExpr):
-            return len(e.elements), len(e.elements)
-        if isinstance(e, MapExpr):
-            return len(e.entries), len(e.entries)
-        s = dra_size(self.path(e))
-        if s is not None:
-            self.sizes[e.id] = s
-            return s
+        k = type(e)
+        if k is Const:
+            kind = e.kind  # type: ignore[attr-defined]
+            if kind == "string" or kind == "bytes":
+                n = len(e.value)  # type: ignore[attr-defined]
+                return n, n
+            return _ONE_EST
+        if k is ListExpr:
+            n = len(e.elements)  # type: ignore[attr-defined]
+            return n, n
+        if k is MapExpr:
+            n = len(e.entries)  # type: ignore[attr-defined]
+            return n, n
+        p = self.path(e) if path is _UNKNOWN_PATH else path
+        if p and p[0] == "device":
+            s = dra_size(p)
+            if s is not None:
+                self.sizes[e.id] = s
+                return s
         if _scalar(self.type(e)):
-            return 1, 1
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
+            return _ONE_EST
+        if k is Ident:
+            v = self.peek(e.name)  # type: ignore[attr-defined]
             if v is not None and v.size is not None:
                 return v.size
         return None
 
-    def size_or_unknown(self, x: Expr | _Node2) -> Est:
-        if isinstance(x, _Node2):
+    def size_or_unknown(self, x: Expr | Node) -> Est:
+        if isinstance(x, Node):
             return x.size if x.size is not None else UNKNOWN
         s = self.size(x)
         return s if s is not None else UNKNOWN
@@ -212,67 +143,176 @@ class _Coster:
         s = self.entries.get(e.id)
         if s is not None:
             return s
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
+        if type(e) is Ident:
+            v = self.peek(e.name)  # type: ignore[attr-defined]
             if v is not None and v.entry is not None:
                 return v.entry
         return None
 
-    # the walk (generators: `cost = yield child`)
-    def cost(self, e: Expr) -> Generator[Expr, Est, Est]:
-        if isinstance(e, Const):
-            return 0, 0
-        if isinstance(e, Ident):
-            v = self.peek(e.name)
-            self.paths[e.id] = list(v.path) if v is not None and v.path is not None else [e.name]
-            if v is not None and v.path is None:
-                self.paths.pop(e.id, None)
-            return 1, 1
-        if isinstance(e, Select):
-            if e.test_only:
-                return (yield e.operand)  # presence tests cost nothing in Kubernetes
-            sc: Est = yield e.operand
-            if self.type(e.operand).kind in (t.MAP, t.STRUCT, t.TYPE_PARAM):
-                sc = add(sc, (1, 1))
-            p = self.path(e.operand)
-            self.paths[e.id] = (p or []) + [e.field]
-            return sc
-        if isinstance(e, Call):
-            return (yield from self.cost_call(e))
+    # the walk
+    def ident(self, e: Ident) -> None:
+        s = self.vars.get(e.name)
+        v = s[-1] if s else None
+        if v is None:
+            self.paths[e.id] = (e.name,)
+        elif v.path is not None:
+            self.paths[e.id] = v.path
+        else:
+            self.paths.pop(e.id, None)
+        self.ret = _ONE_EST
+
+    def visit(self, e: Expr) -> Generator[Expr, None, None] | None:
+        k = type(e)
+        if k is Const:
+            self.ret = _ZERO
+            return None
+        if k is Ident:
+            self.ident(e)  # type: ignore[arg-type]
+            return None
+        if k is Select:
+            op = e.operand  # type: ignore[attr-defined]
+            if type(op) is Ident:  # `x.f`: no generator
+                self.ident(op)
+                if not e.test_only:  # type: ignore[attr-defined]
+                    self.select(e)  # type: ignore[arg-type]
+                return None
+            return self.cost_select(e)  # type: ignore[arg-type]
+        if k is Call:
+            refs = self.refs.get(e.id)
+            if refs in _LOGICAL_IDS:
+                return self.cost_logical(e)  # type: ignore[arg-type]
+            if (
+                e.function != "dyn"  # type: ignore[attr-defined]
+                and all(map(_leafy, e.args))  # type: ignore[attr-defined]
+                and (e.target is None or _leafy(e.target))  # type: ignore[attr-defined]
+            ):
+                self.call_inline(e)  # type: ignore[arg-type]
+                return None
+            return self.cost_call(e)  # type: ignore[arg-type]
+        return self.cost_other(e)
+
+    def cost_logical(self, e: Call) -> Generator[Expr, None, None]:
+        """A tree of `&&`/`||` in one generator (a long chain is a balanced tree of them): the cost of the
+        left side, at most both; the operands' sizes play no part."""
+        refs = self.refs
+        stack: list[tuple[Expr, bool]] = [(e, False)]
+        costs: list[Est] = []
+        while stack:
+            x, done = stack.pop()
+            if done:
+                rhs = costs.pop()
+                lhs = costs.pop()
+                self.set_size(x)
+                costs.append(union((U64, 0), (lhs[0], add(lhs, rhs)[1])))
+                continue
+            if type(x) is Call and x.function != "dyn" and refs.get(x.id) in _LOGICAL_IDS:
+                stack.append((x, True))
+                a, b = x.args  # type: ignore[attr-defined]
+                stack.append((b, False))
+                stack.append((a, False))
+                continue
+            g = self.visit(x)
+            if g is not None:
+                yield from g
+            costs.append(self.ret)
+        self.ret = costs[0]
+
+    def leaf(self, a: Expr) -> Est | None:
+        """The cost of a leaf or of `x.f` computed on the spot; None for the others (walked as usual)."""
+        k = type(a)
+        if k is Const:
+            return _ZERO
+        if k is Ident:
+            self.ident(a)  # type: ignore[arg-type]
+            return _ONE_EST
+        if k is Select and type(a.operand) is Ident:  # type: ignore[attr-defined]
+            self.visit(a)
+            return self.ret
+        return None
+
+    def set_size(self, e: Expr) -> None:
+        result = self.call_size(e)
+        if result is not None:
+            self.sizes[e.id] = result
+
+    def call_size(self, e: Expr) -> Est | None:
+        """`size(e)` for a Call node."""
+        s = self.sizes.get(e.id)
+        if s is not None:
+            return s
+        p = self.paths.get(e.id)
+        if p and p[0] == "device":
+            s = dra_size(p)
+            if s is not None:
+                self.sizes[e.id] = s
+                return s
+        tt = self.types.get(e.id, t.DYN_T)
+        if tt.kind in _SCALARS or _scalar(tt):
+            return _ONE_EST
+        return None
+
+    def select(self, e: Select) -> None:
+        """After the operand's cost is in `ret`: the cost and path of a field selection."""
+        sc = self.ret
+        if self.type(e.operand).kind in _SELECT_COSTS:
+            sc = (sat_add(sc[0], 1), sat_add(sc[1], 1))
+        p = self.path(e.operand)
+        self.paths[e.id] = (*p, e.field) if p else (e.field,)
+        self.ret = sc
+
+    def cost_select(self, e: Select) -> Generator[Expr, None, None]:
+        yield e.operand
+        if not e.test_only:  # presence tests cost nothing in Kubernetes
+            self.select(e)
+
+    def cost_other(self, e: Expr) -> Generator[Expr, None, None]:
         if isinstance(e, ListExpr):
             s: Est = (0, 0)
             item: Est = (0 if not e.elements else U64, 0)
             for x in e.elements:
-                s = add(s, (yield x))
+                yield x
+                s = add(s, self.ret)
                 item = union(item, self.size_or_unknown(x))
             self.entries[e.id] = (t.LIST, (1, 1), item)
-            return add(s, (10, 10))
+            self.ret = add(s, (10, 10))
+            return
         if isinstance(e, MapExpr):
             ms: Est = (0, 0)
             ks: Est = (0 if not e.entries else U64, 0)
             vs: Est = (0 if not e.entries else U64, 0)
             for en in e.entries:
-                ms = add(ms, (yield en.key))
-                ms = add(ms, (yield en.value))
+                yield en.key
+                ms = add(ms, self.ret)
+                yield en.value
+                ms = add(ms, self.ret)
                 ks = union(ks, self.size_or_unknown(en.key))
                 vs = union(vs, self.size_or_unknown(en.value))
             self.entries[e.id] = (t.MAP, ks, vs)
-            return add(ms, (30, 30))
+            self.ret = add(ms, (30, 30))
+            return
         if isinstance(e, StructExpr):
             fs: Est = (0, 0)
             for f in e.fields:
-                fs = add(fs, (yield f.value))
-            return add(fs, (40, 40))
+                yield f.value
+                fs = add(fs, self.ret)
+            self.ret = add(fs, (40, 40))
+            return
         if isinstance(e, Comprehension):
             if _is_bind(e):
-                bs = add((yield e.iter_range), (yield e.accu_init))
+                yield e.iter_range
+                bs = self.ret
+                yield e.accu_init
+                bs = add(bs, self.ret)
                 self.push(e.accu_var, self.local(e.accu_init))
-                bs = add(bs, (yield e.result))
+                yield e.result
+                bs = add(bs, self.ret)
                 self.pop(e.accu_var)
                 self.copy_sizes(e, e.result)
-                return bs
-            return (yield from self.cost_comprehension(e))
-        return 0, 0
+                self.ret = bs
+                return
+            yield from self.cost_comprehension(e)
+            return
+        self.ret = _ZERO
 
     def local(self, e: Expr) -> _Var:
         return _Var(self.path(e), self.size(e), self.entry(e))
@@ -285,29 +325,35 @@ class _Coster:
         if en is not None:
             self.entries[dst.id] = en
 
-    def cost_comprehension(self, e: Comprehension) -> Generator[Expr, Est, Est]:
-        s = add((yield e.iter_range), (yield e.accu_init))
+    def cost_comprehension(self, e: Comprehension) -> Generator[Expr, None, None]:
+        yield e.iter_range
+        s = self.ret
+        yield e.accu_init
+        s = add(s, self.ret)
         self.push(e.accu_var, self.local(e.accu_init))
         rng = e.iter_range
         en = self.entry(rng)
         container = en[0] if en is not None else self.type(rng).kind
-        base = self.path(rng)
+        base = self.path(rng) or ()
         if e.iter_var2:
             key_sub = "@indices" if container == t.LIST else "@keys"
             val_sub = "@items" if container == t.LIST else "@values"
-            self.push(e.iter_var, _Var((base or []) + [key_sub], en[1] if en else None, None))
-            self.push(e.iter_var2, _Var((base or []) + [val_sub], en[2] if en else None, None))
+            self.push(e.iter_var, _Var((*base, key_sub), en[1] if en else None, None))
+            self.push(e.iter_var2, _Var((*base, val_sub), en[2] if en else None, None))
         else:
             if container == t.LIST:
-                self.push(e.iter_var, _Var((base or []) + ["@items"], en[2] if en else None, None))
+                self.push(e.iter_var, _Var((*base, "@items"), en[2] if en else None, None))
             else:
-                self.push(e.iter_var, _Var((base or []) + ["@keys"], en[1] if en else None, None))
-        loop = yield e.loop_condition
-        step = yield e.loop_step
+                self.push(e.iter_var, _Var((*base, "@keys"), en[1] if en else None, None))
+        yield e.loop_condition
+        loop = self.ret
+        yield e.loop_step
+        step = self.ret
         self.pop(e.iter_var)
         if e.iter_var2:
             self.pop(e.iter_var2)
-        s = add(s, (yield e.result))
+        yield e.result
+        s = add(s, self.ret)
         self.pop(e.accu_var)
         count = self.size_or_unknown(rng)
         s = add(s, mul(count, add(step, loop)))
@@ -321,26 +367,68 @@ class _Coster:
             step_entry = self.entry(e.loop_step)
             if step_entry is not None:
                 self.entries[e.id] = step_entry
-        return s
+        self.ret = s
 
-    def cost_call(self, e: Call) -> Generator[Expr, Est, Est]:
-        if e.function == "dyn" and len(e.args) == 1:
-            c = yield e.args[0]
-            self.copy_sizes(e, e.args[0])
-            return add((1, 1), c)
-        arg_costs: list[Est] = []
-        arg_nodes: list[_Node2] = []
-        for a in e.args:
-            arg_costs.append((yield a))
-            arg_nodes.append(self.node(a))
+    def cost_call(self, e: Call) -> Generator[Expr, None, None]:
+        args = e.args
+        if e.function == "dyn" and len(args) == 1:
+            yield args[0]
+            c = self.ret
+            self.copy_sizes(e, args[0])
+            self.ret = add((1, 1), c)
+            return
         ids = self.refs.get(e.id, ())
+        arg_costs: list[Est] = []
+        arg_nodes: list[Node] = []
+        for a in args:
+            ac = self.leaf(a)
+            if ac is None:
+                yield a
+                ac = self.ret
+            arg_costs.append(ac)
+            arg_nodes.append(self.node(a))
         if not ids:
-            return 0, 0
+            self.ret = _ZERO
+            return
         total: Est = (0, 0)
-        target: _Node2 | None = None
+        target: Node | None = None
         if e.target is not None and e.id not in self._namespaced:
-            total = add(total, (yield e.target))
+            tc = self.leaf(e.target)
+            if tc is None:
+                yield e.target
+                tc = self.ret
+            total = add(total, tc)
             target = self.node(e.target)
+        self.finish_call(e, ids, target, arg_nodes, arg_costs, total)
+
+    def call_inline(self, e: Call) -> None:
+        """`cost_call` for a call whose operands are all leaves (see `leaf`), without a generator."""
+        ids = self.refs.get(e.id, ())
+        arg_costs: list[Est] = []
+        arg_nodes: list[Node] = []
+        for a in e.args:
+            arg_costs.append(self.leaf(a))  # type: ignore[arg-type]
+            arg_nodes.append(self.node(a))
+        if not ids:
+            self.ret = _ZERO
+            return
+        total: Est = (0, 0)
+        target: Node | None = None
+        if e.target is not None and e.id not in self._namespaced:
+            total = add(total, self.leaf(e.target))  # type: ignore[arg-type]
+            target = self.node(e.target)
+        self.finish_call(e, ids, target, arg_nodes, arg_costs, total)
+
+    def finish_call(
+        self,
+        e: Call,
+        ids: tuple[str, ...],
+        target: Node | None,
+        arg_nodes: list[Node],
+        arg_costs: list[Est],
+        total: Est,
+    ) -> None:
+        args = e.args
         fn_cost: Est = (U64, 0)
         result: Est | None = None
         for oid in ids:
@@ -348,38 +436,50 @@ class _Coster:
             fn_cost = union(fn_cost, c)
             if rs is not None:
                 result = rs if result is None else union(result, rs)
-            if oid in ("index_list", "index_map") and e.args:
-                en = self.entry(e.args[0])
+            if oid in ("index_list", "index_map") and args:
+                en = self.entry(args[0])
                 result = en[2] if en is not None else None
-                p = self.path(e.args[0])
-                self.paths[e.id] = (p or []) + ["@items" if oid == "index_list" else "@values"]
+                p = self.path(args[0])
+                self.paths[e.id] = (
+                    (*p, "@items" if oid == "index_list" else "@values")
+                    if p
+                    else ("@items" if oid == "index_list" else "@values",)
+                )
             if result is None:
-                result = self.size(e)
+                result = self.call_size(e)
         if result is not None:
             self.sizes[e.id] = result
-        return add(total, fn_cost)
+        self.ret = add(total, fn_cost)
 
     _namespaced: frozenset[int] = frozenset()
 
     def function_cost(
-        self, e: Call, oid: str, target: _Node2 | None, args: list[_Node2], arg_costs: list[Est]
+        self, e: Call, oid: str, target: Node | None, args: list[Node], arg_costs: list[Est]
     ) -> tuple[Est, Est | None]:
         arg_sum: Est = (0, 0)
         for c in arg_costs:
             arg_sum = add(arg_sum, c)
-        est = _overload_estimate(self, oid, target, args)
-        if est is None:
-            est = _k8s_estimate(self, e.function, oid, target, args)
+        est = overload_estimate(self, oid, target, args) if oid.startswith("list") else None
+        if est is None and e.function in K8S_FNS:
+            est = k8s_estimate(self, e.function, oid, target, args)
         if est is not None:
             return add(est[0], arg_sum), est[1]
+        # the branches below are on distinct overload ids: the most frequent first
+        if oid in _COMPARE_SIZED:
+            lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
+            smallest = min(lhs[1], rhs[1])
+            return add(by_factor((1 if smallest > 0 else 0, smallest), STRING_FACTOR), arg_sum), None
+        if oid in ("logical_or", "logical_and"):
+            lhs, rhs = arg_costs[0], arg_costs[1]
+            return (lhs[0], add(lhs, rhs)[1]), None
         if oid == "string_format" and target is not None:
             return add(by_factor(self.size_or_unknown(target), STRING_FACTOR), arg_sum), None
         if oid in ("string_to_bytes", "bytes_to_string", "strings_quote") and len(args) == 1:
             sz = self.size_or_unknown(args[0])
             res = {
-                "string_to_bytes": (sz[0], _mul(sz[1], 4)),
+                "string_to_bytes": (sz[0], sat_mul(sz[1], 4)),
                 "bytes_to_string": (sz[0] // 4, sz[1]),
-                "strings_quote": (_add(sz[0], 2), _add(_mul(sz[1], 2), 2)),
+                "strings_quote": (sat_add(sz[0], 2), sat_add(sat_mul(sz[1], 2), 2)),
             }[oid]
             return add(by_factor(sz, STRING_FACTOR), arg_sum), res
         if oid in ("starts_with_string", "ends_with_string") and len(args) == 1:
@@ -394,9 +494,6 @@ class _Coster:
             s = by_factor(self.size_or_unknown(target), STRING_FACTOR)
             r = by_factor(self.size_or_unknown(args[0]), STRING_FACTOR)
             return add(mul(s, r), arg_sum), None
-        if oid in ("logical_or", "logical_and"):
-            lhs, rhs = arg_costs[0], arg_costs[1]
-            return (lhs[0], add(lhs, rhs)[1]), None
         if oid == "conditional":
             size = union(self.size_or_unknown(args[1]), self.size_or_unknown(args[2]))
             a, b = self.entry(e.args[1]), self.entry(e.args[2])
@@ -411,13 +508,13 @@ class _Coster:
             if oid == "add_list":
                 return add((1, 1), arg_sum), res
             return add(by_factor(res, STRING_FACTOR), arg_sum), res
-        if oid in _COMPARE_SIZED:
-            lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
-            smallest = min(lhs[1], rhs[1])
-            return add(by_factor((1 if smallest > 0 else 0, smallest), STRING_FACTOR), arg_sum), None
         return add((1, 1), arg_sum), None
 
 
+_SELECT_COSTS = frozenset({t.MAP, t.STRUCT, t.TYPE_PARAM})
+_LOGICAL_OR = ("logical_or",)
+_LOGICAL_AND = ("logical_and",)
+_LOGICAL_IDS = frozenset({_LOGICAL_OR, _LOGICAL_AND})
 _COMPARE_SIZED = frozenset(
     {
         "less_string",
@@ -434,8 +531,17 @@ _COMPARE_SIZED = frozenset(
 )
 
 
+_SCALARS = frozenset({t.BOOL, t.DOUBLE, t.DURATION, t.INT, t.TIMESTAMP, t.UINT})
+
+
+def _leafy(e: Expr) -> bool:
+    """Operands `_Coster.leaf` computes on the spot."""
+    k = type(e)
+    return k is Const or k is Ident or (k is Select and type(e.operand) is Ident)  # type: ignore[attr-defined]
+
+
 def _scalar(tt: Type) -> bool:
-    if tt.kind in (t.BOOL, t.DOUBLE, t.DURATION, t.INT, t.TIMESTAMP, t.UINT):
+    if tt.kind in _SCALARS:
         return True
     return tt.kind == t.OPAQUE and tt.name == "optional_type" and _scalar(tt.params[0])
 
@@ -452,223 +558,22 @@ def _is_bind(e: Comprehension) -> bool:
     )
 
 
-def _size(c: _Coster, n: _Node2) -> Est:
-    """sizeEstimate of an estimator argument: computed size, else the DRA estimator, else unknown."""
-    if n.size is not None:
-        return n.size
-    s = dra_size(n.path)
-    return s if s is not None else UNKNOWN
-
-
-def _int_literal(n: _Node2, default: int) -> int:
-    e = n.expr
-    if not isinstance(e, Const) or e.kind != "int":
-        return default
-    assert isinstance(e.value, int)
-    return max(e.value, 0)
-
-
-def _alloc_list(factor: float, size: Est) -> tuple[Est, Est | None]:
-    cost = add(add(by_factor(size, factor), (1, 1)), (10, 10))
-    return cost, size
-
-
-def _overload_estimate(
-    c: _Coster, oid: str, target: _Node2 | None, args: list[_Node2]
-) -> tuple[Est, Est | None] | None:
-    """ext lists v3 and sets estimators (checker.OverloadCostEstimate)."""
-    if oid.startswith("list_sets_") and len(args) == 2:
-        f = 2.0 if oid == "list_sets_equivalent_list" else 1.0
-        return add(by_factor(mul(_size(c, args[0]), _size(c, args[1])), f), (1, 1)), None
-    if target is None:
-        if oid == "lists_range" and len(args) == 1:
-            n = _int_literal(args[0], U64)
-            return _alloc_list(1, (n, n))
-        return None
-    if oid == "list_slice" and len(args) == 2:
-        sz = _size(c, target)
-        start, end = _int_literal(args[0], 0), _int_literal(args[1], sz[1])
-        n = (end - start) % (1 << 64)
-        return _alloc_list(1, (n, n))
-    if oid == "list_reverse" and not args:
-        return _alloc_list(1, _size(c, target))
-    if oid in ("list_flatten", "list_flatten_int") and len(args) <= 1:
-        depth = _int_literal(args[0], U64) if args else 1
-        return _alloc_list(float(depth), _size(c, target))
-    if oid == "list_distinct" and not args:
-        sz = _size(c, target)
-        return _alloc_list(2.0, mul(sz, sz))
-    if oid.endswith("_sort") and oid.startswith("list_") and not args:
-        sz = _size(c, target)
-        f = 2.1 if oid in ("list_string_sort", "list_bytes_sort") else 2.0
-        return _alloc_list(f, mul(sz, sz))
-    if oid.endswith("_sortByAssociatedKeys") and len(args) == 1:
-        sz = _size(c, args[0])
-        f = 2.1 if oid in ("list_string_sortByAssociatedKeys", "list_bytes_sortByAssociatedKeys") else 2.0
-        return _alloc_list(f, mul(sz, sz))
-    return None
-
-
-_ONE: tuple[Est, None] = ((1, 1), None)
-_CONSTANT_ONE = frozenset(
-    "serviceAccount path group resource subresource namespace name allowed reason error errored format.named "
-    "masked prefixLength family isUnspecified isLoopback isLinkLocalMulticast isLinkLocalUnicast isGlobalUnicast "
-    "sign asInteger isInteger asApproximateFloat isGreaterThan isLessThan compareTo add sub major minor patch "
-    "getScheme getHostname getHost getPort getEscapedPath getQuery".split()
-)
-_EQ_ONE = frozenset(
-    {
-        "net.IP",
-        "net.CIDR",
-        "kubernetes.Quantity",
-        "kubernetes.Semver",
-        "kubernetes.authorization.Authorizer",
-        "kubernetes.authorization.PathCheck",
-        "kubernetes.authorization.GroupCheck",
-        "kubernetes.authorization.ResourceCheck",
-        "kubernetes.authorization.Decision",
-    }
-)
-
-
-def _list_elem(c: _Coster, lst: _Node2) -> _Node2 | None:
-    if not lst.type.params:
-        return None
-    p = lst.path + ["@items"] if lst.path is not None else None
-    return _Node2(p, lst.type.params[0], None, None)
-
-
-def _k8s_estimate(
-    c: _Coster, fn: str, oid: str, target: _Node2 | None, args: list[_Node2]
-) -> tuple[Est, Est | None] | None:
-    """The DRA `includes` estimate and the Kubernetes library CostEstimator.EstimateCallCost."""
-    if fn == "includes" and oid == "dra_includes_dyn_dyn" and target is not None:
-        return (0, INCLUDES_MAX), None
-    if fn == "check":
-        return (350000, 350000), None
-    if fn in _CONSTANT_ONE:
-        if fn == "ip":
-            return None
-        return _ONE
-    if fn in ("fieldSelector", "labelSelector") and len(args) == 1:
-        sz = _size(c, args[0])
-        tokens = _add(_factor(sz[1], 0.5), 1)
-        return add(by_factor((sz[0], sz[1]), STRING_FACTOR), (1, tokens)), None
-    if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
-        el = _list_elem(c, target)
-        if el is not None:
-            elc: Est = (1, 1)
-            if el.type.kind in (t.STRING, t.BYTES):
-                elc = add(elc, by_factor(_size(c, el), STRING_FACTOR))
-            return mul(_size(c, target), elc), None
-        return by_factor(_size(c, target), STRING_FACTOR), None
-    if fn == "url" and len(args) == 1:
-        sz = _size(c, args[0])
-        return by_factor(sz, STRING_FACTOR), sz
-    if fn in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
-        sz = _size(c, target)
-        return by_factor(sz, STRING_FACTOR), sz
-    if fn == "replace" and target is not None and len(args) >= 2:
-        return _replace(c, target, args)
-    if fn == "split" and target is not None:
-        sz = _size(c, target)
-        mx = sz[1]
-        if len(args) > 1:
-            e = args[1].expr
-            if isinstance(e, Const) and e.kind == "int":
-                assert isinstance(e.value, int)
-                mx = e.value % (1 << 64)
-        return by_factor(sz, 2 * STRING_FACTOR), (0, mx)
-    if fn == "join" and target is not None:
-        lst = _size(c, target)
-        joined: Est = (0, 0)
-        el = _list_elem(c, target)
-        if el is not None:
-            joined = mul(lst, _size(c, el))
-        if args:
-            sep = _size(c, args[0])
-            seps = (lst[0] - 1 if lst[0] > 0 else 0, lst[1] - 1 if lst[1] > 0 else 0)
-            joined = add(joined, mul(sep, seps))
-        return by_factor(joined, STRING_FACTOR), joined
-    if fn in ("find", "findAll") and target is not None and args:
-        sz = _size(c, target)
-        s = by_factor(add(sz, (1, 1)), STRING_FACTOR)
-        r = by_factor(_size(c, args[0]), REGEX_FACTOR)
-        return mul(s, r), (0, sz[1])
-    if fn in ("cidr", "isIP", "isCIDR") and args:
-        return by_factor(_size(c, args[0]), STRING_FACTOR), None
-    if fn == "ip":
-        if oid == "cidr_ip":
-            return _ONE
-        if args:
-            return by_factor(_size(c, args[0]), STRING_FACTOR), None
-        return None
-    if fn == "ip.isCanonical" and args:
-        return by_factor(_size(c, args[0]), 2 * STRING_FACTOR), None
-    if fn in ("containsIP", "containsCIDR") and args:
-        ipc = by_factor((8, 32), STRING_FACTOR)
-        if fn == "containsCIDR":
-            ipc = add(add(ipc, by_factor((4, 16), STRING_FACTOR)), (1, 1))
-        if oid in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
-            ipc = add(ipc, by_factor(_size(c, args[0]), STRING_FACTOR))
-        return ipc, None
-    if fn in ("quantity", "isQuantity", "semver", "isSemver") and args:
-        return by_factor(_size(c, args[0]), STRING_FACTOR), None
-    if fn == "validate" and args:
-        return by_factor(by_factor(_size(c, args[0]), STRING_FACTOR), 128 * REGEX_FACTOR), None
-    if fn == "_==_" and len(args) == 2 and args[0].type.name == args[1].type.name:
-        tt = args[0].type
-        if tt.kind in (t.OPAQUE, t.STRUCT) and tt.name in _EQ_ONE:
-            if tt.kind == t.OPAQUE and tt.name not in ("net.IP", "net.CIDR"):
-                return None
-            return _ONE
-        if tt.kind == t.STRUCT and tt.name == "kubernetes.NamedFormat":
-            return by_factor((1, 64), STRING_FACTOR), None
-        if tt.kind == t.STRUCT and tt.name == "kubernetes.URL":
-            size: Est = (1, 1)
-            if args[1].size is not None:
-                size = union(args[1].size, args[1].size)
-            return by_factor((1, size[1]), STRING_FACTOR), None
-    return None
-
-
-def _replace(c: _Coster, target: _Node2, args: list[_Node2]) -> tuple[Est, Est | None]:
-    sz = _size(c, target)
-    old = _size(c, args[0])
-    new = _size(c, args[1])
-    if old[0] == 0:
-        cnt_max = _add(sz[1], 1) if sz[1] < U64 else sz[1]
-        kept_max = sz[1]
-    elif new[1] <= old[0]:
-        cnt_max, kept_max = 0, sz[1]
-    else:
-        cnt_max, kept_max = math.ceil(sz[1] / old[0]), 0
-    if old[1] == 0:
-        cnt_min = _add(sz[0], 1) if sz[0] < U64 else sz[0]
-        kept_min = sz[0]
-    elif old[1] <= new[0]:
-        cnt_min, kept_min = 0, sz[0]
-    else:
-        cnt_min, kept_min = math.ceil(sz[0] / old[1]), 0
-    size = add(mul((cnt_min, cnt_max), new), (kept_min, kept_max))
-    return by_factor(sz, 2 * STRING_FACTOR), size
-
-
 def estimate_cost(parsed: ParsedExpr, checked: Checked) -> int:
     """The estimated maximum cost of evaluating the expression once (cel-go's CostEstimate.Max); the size
     model is the newest device declaration whatever the gates, as upstream's."""
     c = _Coster(checked)
     c._namespaced = frozenset(checked.qualified)
-    stack: list[Generator[Expr, Est, Est]] = [c.cost(parsed.expr)]
-    value: Any = None
-    while True:
-        try:
-            child = stack[-1].send(value)
-        except StopIteration as done:
-            stack.pop()
-            if not stack:
-                return int(done.value[1])
-            value = done.value
-            continue
-        stack.append(c.cost(child))
-        value = None
+    visit = c.visit
+    g = visit(parsed.expr)
+    if g is not None:
+        stack = [g]
+        push, pop = stack.append, stack.pop
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                pop()
+                continue
+            g = visit(child)
+            if g is not None:
+                push(g)
+    return int(c.ret[1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 # Token kinds (names as ANTLR prints them in "expecting" sets, in ANTLR's token-type order).
@@ -196,75 +197,154 @@ def _quote_at(s: str, i: int) -> bool:
     return i < len(s) and s[i] in "\"'"
 
 
-def tokenize(s: str) -> tuple[list[Token], list[LexError]]:
+# The common tokens in one regular expression (a C loop); anything else (numbers other than plain decimal
+# integers, strings with escapes or prefixes, triple quotes, comments, escaped identifiers, errors) goes
+# through `_slow_token`, which applies ANTLR's longest-match rules character by character.
+_FAST = re.compile(
+    r"""[\t \r\n\f]*+(?:"""
+    r"""([A-Za-z_][A-Za-z0-9_]*+)(?!["'])"""  # 1: identifier or keyword
+    r"""|(==|!=|<=|>=|&&|\|\||[<>\[\]{}(),\-!?:+*%]|\.(?![0-9])|/(?!/))"""  # 2: operator
+    r"""|([0-9]++)(?![.eExXuU])"""  # 3: decimal int
+    r"""|("(?!"")[^"\\\n\r]*+"|'(?!'')[^'\\\n\r]*+')"""  # 4: plain string
+    r""")"""
+)
+_FAST_KINDS = (None, "IDENTIFIER", None, "NUM_INT", "STRING")
+
+
+def _slow_token(s: str, i: int) -> tuple[str, int, int]:
+    """(kind, end, fail) of the token at i: kind "" when ANTLR fails (fail: index of the failing character),
+    kind " " for skipped text (white space, comments)."""
+    n = len(s)
+    c = s[i]
+    if c in "\t \r\n\f":
+        return " ", _WS.match(s, i).end(), -1  # type: ignore[union-attr]
+    if c == "/" and s.startswith("//", i):
+        j = s.find("\n", i)
+        return " ", (n if j < 0 else j), -1
+    kind = ""
+    end = i
+    fail = -1  # furthest index where the longest alternative failed (no accepted prefix)
+    if c.isdigit() and c.isascii() or (c == "." and i + 1 < n and s[i + 1] in "0123456789"):
+        kind, end = _number(s, i)
+    elif c in "\"'":
+        r = _string(s, i)
+        if r >= 0:
+            kind, end = "STRING", r
+        elif s.startswith(c * 3, i):
+            kind, end = "STRING", i + 2  # unterminated triple quotes: the empty string matched
+        else:
+            fail = -r - 1
+    elif c in "rRbB" and (
+        _quote_at(s, i + 1) or (c in "bB" and s[i + 1 : i + 2] in ("r", "R") and _quote_at(s, i + 2))
+    ):
+        start = i + 1 if c in "bB" else i
+        r = _string(s, start)
+        q = start + 1 if s[start] in "rR" else start
+        if r >= 0:
+            kind, end = ("BYTES" if c in "bB" else "STRING"), r
+        elif s.startswith(s[q] * 3, q):
+            kind, end = ("BYTES" if c in "bB" else "STRING"), q + 2
+        else:
+            m = _IDENT.match(s, i)  # the identifier prefix is the longest accepted token
+            kind, end = "IDENTIFIER", m.end()  # type: ignore[union-attr]
+    elif c == "_" or (c.isascii() and c.isalpha()):
+        m = _IDENT.match(s, i)
+        end = m.end()  # type: ignore[union-attr]
+        text = s[i:end]
+        kind = text if text in KEYWORDS else "IDENTIFIER"
+    elif c == "`":
+        m = _ESC_IDENT.match(s, i)
+        if m:
+            kind, end = "ESC_IDENTIFIER", m.end()
+        else:
+            j = i + 1
+            while j < n and (s[j].isascii() and (s[j].isalnum() or s[j] in "_./ -")):
+                j += 1
+            fail = j
+    elif s[i : i + 2] in _PUNCT2:
+        kind, end = s[i : i + 2], i + 2
+    elif c in _PUNCT1:
+        kind, end = c, i + 1
+    elif c in "&|=":
+        fail = i + 1  # '&&', '||', '==' need their second character
+    else:
+        fail = i
+    return kind, end, fail
+
+
+class Tokens:
+    """The token stream as parallel lists (index i: kinds[i], texts[i], starts[i]); the last token is EOF."""
+
+    __slots__ = ("kinds", "texts", "starts", "errors")
+
+    def __init__(self, kinds: list[str], texts: list[str], starts: list[int], errors: list[LexError]) -> None:
+        self.kinds = kinds
+        self.texts = texts
+        self.starts = starts
+        self.errors = errors
+
+    def token(self, i: int) -> Token:
+        return Token(self.kinds[i], self.texts[i], self.starts[i], i)
+
+
+def lex(s: str) -> Tokens:
     """Tokens (ending with EOF) and lexer errors, as ANTLR's CEL lexer produces them."""
-    toks: list[Token] = []
+    kinds: list[str] = []
+    texts: list[str] = []
+    starts: list[int] = []
     errs: list[LexError] = []
+    add_kind, add_text, add_start = kinds.append, texts.append, starts.append
+    keywords = KEYWORDS
+    intern = sys.intern  # identifiers repeat (`device`, field names): one string each in the AST
     n = len(s)
     i = 0
     while i < n:
-        c = s[i]
-        if c in "\t \r\n\f":
-            i = _WS.match(s, i).end()  # type: ignore[union-attr]
+        scan = _FAST.scanner(s, i).match  # type: ignore[attr-defined]
+        last = None
+        while True:
+            m = scan()
+            if m is None:
+                break
+            last = m
+            g = m.lastindex
+            text = m.group(g)
+            if g == 1:
+                if text in keywords:
+                    kind = text
+                else:
+                    kind = "IDENTIFIER"
+                    text = intern(text)
+            elif g == 2:
+                kind = text
+            else:
+                kind = _FAST_KINDS[g]
+            add_kind(kind)
+            add_text(text)
+            add_start(m.end() - len(text))
+        if last is not None:
+            i = last.end()
+            if i >= n:
+                break
+        kind, end, fail = _slow_token(s, i)
+        if kind == " ":
+            i = end
             continue
-        if c == "/" and s.startswith("//", i):
-            j = s.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        kind = ""
-        end = i
-        fail = -1  # furthest index where the longest alternative failed (no accepted prefix)
-        if c.isdigit() and c.isascii() or (c == "." and i + 1 < n and s[i + 1] in "0123456789"):
-            kind, end = _number(s, i)
-        elif c in "\"'":
-            r = _string(s, i)
-            if r >= 0:
-                kind, end = "STRING", r
-            elif s.startswith(c * 3, i):
-                kind, end = "STRING", i + 2  # unterminated triple quotes: the empty string matched
-            else:
-                fail = -r - 1
-        elif c in "rRbB" and (
-            _quote_at(s, i + 1) or (c in "bB" and s[i + 1 : i + 2] in ("r", "R") and _quote_at(s, i + 2))
-        ):
-            start = i + 1 if c in "bB" else i
-            r = _string(s, start)
-            q = start + 1 if s[start] in "rR" else start
-            if r >= 0:
-                kind, end = ("BYTES" if c in "bB" else "STRING"), r
-            elif s.startswith(s[q] * 3, q):
-                kind, end = ("BYTES" if c in "bB" else "STRING"), q + 2
-            else:
-                m = _IDENT.match(s, i)  # the identifier prefix is the longest accepted token
-                kind, end = "IDENTIFIER", m.end()  # type: ignore[union-attr]
-        elif c == "_" or (c.isascii() and c.isalpha()):
-            m = _IDENT.match(s, i)
-            end = m.end()  # type: ignore[union-attr]
-            text = s[i:end]
-            kind = text if text in KEYWORDS else "IDENTIFIER"
-        elif c == "`":
-            m = _ESC_IDENT.match(s, i)
-            if m:
-                kind, end = "ESC_IDENTIFIER", m.end()
-            else:
-                j = i + 1
-                while j < n and (s[j].isascii() and (s[j].isalnum() or s[j] in "_./ -")):
-                    j += 1
-                fail = j
-        elif s[i : i + 2] in _PUNCT2:
-            kind, end = s[i : i + 2], i + 2
-        elif c in _PUNCT1:
-            kind, end = c, i + 1
-        elif c in "&|=":
-            fail = i + 1  # '&&', '||', '==' need their second character
-        else:
-            fail = i
         if kind:
-            toks.append(Token(kind, s[i:end], i, len(toks)))
+            add_kind(kind)
+            add_text(sys.intern(s[i:end]) if kind == "IDENTIFIER" else s[i:end])
+            add_start(i)
             i = end
             continue
         # ANTLR: report the text up to and including the failing character, then skip that one char.
         errs.append(LexError(i, s[i : fail + 1]))
         i = fail + 1 if fail < n else n
-    toks.append(Token(EOF, "<EOF>", n, len(toks)))
-    return toks, errs
+    add_kind(EOF)
+    add_text("<EOF>")
+    add_start(n)
+    return Tokens(kinds, texts, starts, errs)
+
+
+def tokenize(s: str) -> tuple[list[Token], list[LexError]]:
+    """Tokens (ending with EOF) and lexer errors as Token objects (see `lex` for the compact form)."""
+    t = lex(s)
+    return [t.token(i) for i in range(len(t.kinds))], t.errors

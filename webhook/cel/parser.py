@@ -15,7 +15,8 @@ the lexer's errors and the first syntax error only (the verdict is the same: inv
 
 from __future__ import annotations
 
-import math
+import threading
+from array import array
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -37,26 +38,31 @@ from webhook.cel.ast import (
     Unspecified,
 )
 from webhook.cel.errors import Issue
-from webhook.cel.lexer import EOF, Token, display_set, display_token, tokenize
-from webhook.cel.unescape import UnescapeError, unescape
-
-MAX_RECURSION = 250
-MAX_CODE_POINTS = 100_000
-
-RESERVED = frozenset(
-    "as break const continue else false for function if import in let loop package namespace null "
-    "return true var void while".split()
+from webhook.cel.grammar import (
+    ADDOPS,
+    ARG_FOLLOW,
+    ARITH,
+    CLOSE_BRACKET,
+    CLOSE_PAREN,
+    COLON,
+    FIELD_FOLLOW,
+    FIRST,
+    IDENTS,
+    LIST_FOLLOW,
+    MACRO_NAMES,
+    MAX_CODE_POINTS,
+    MAX_RECURSION,
+    MULOPS,
+    NONE,
+    POSTFIX,
+    PRIMARY_FIRST,
+    QUESTION,
+    RELOPS,
+    RESERVED,
 )
-_FIRST = frozenset(
-    ["[", "{", "(", ".", "-", "!", "true", "false", "null", "NUM_FLOAT", "NUM_INT", "NUM_UINT", "STRING"]
-    + ["BYTES", "IDENTIFIER"]
-)
-_PRIMARY_FIRST = _FIRST - {"!"}
-_RELOPS = {"<": "_<_", "<=": "_<=_", ">=": "_>=_", ">": "_>_", "==": "_==_", "!=": "_!=_", "in": "@in"}
-_MULOPS = {"*": "_*_", "/": "_/_", "%": "_%_"}
-_ADDOPS = {"+": "_+_", "-": "_-_"}
-_INT64 = 1 << 63
-_UINT64 = 1 << 64
+from webhook.cel.lexer import EOF, display_set, lex
+from webhook.cel.parsefast import FastPaths
+
 T = TypeVar("T")
 
 
@@ -76,15 +82,24 @@ class ParseResult:
     issues: list[Issue]
 
 
-class _Parser:
+class _Parser(FastPaths):
+    """Recursive descent over the token arrays. Productions within one bracket level delegate with `yield from`
+    (no Python recursion across levels); a nested `expr` (brackets, arguments, literals) is yielded to the
+    driver, which keeps the levels on an explicit stack."""
+
     def __init__(self, text: str) -> None:
         self.text = text
-        self.toks, lex_errors = tokenize(text)
-        self.source = SourceInfo(text)
+        toks = lex(text)
+        self.kinds = toks.kinds
+        self.texts = toks.texts
+        self.starts = toks.starts
+        self.last = len(self.kinds) - 1  # the EOF token
+        self.offsets = array("i", (-1,))  # node id -> code-point offset (ids start at 1)
+        self.ids = _ID_POOL
         self.pos = 0
         self.next_id = 1
         self.syntax: list[tuple[int, str]] = [
-            (e.start, f"Syntax error: token recognition error at: '{_esc(e.text)}'") for e in lex_errors
+            (e.start, f"Syntax error: token recognition error at: '{_esc(e.text)}'") for e in toks.errors
         ]
         self.visitor: list[tuple[int, str]] = []  # errors of cel-go's tree visitor (offset, message)
         self.expr_d = 0
@@ -92,66 +107,76 @@ class _Parser:
         self.calc_d = 0
         self.visit_overflow = -1  # offset of the first node beyond the visitor's depth limit
 
-    # ids and tokens
+    # ids and tokens (a token is its index in the arrays)
     def new_id(self, offset: int) -> int:
         i = self.next_id
-        self.next_id += 1
-        self.source.offsets[i] = offset
-        return i
+        self.next_id = i + 1
+        self.offsets.append(offset)
+        ids = self.ids
+        return ids[i] if i < len(ids) else i
 
-    @property
-    def la(self) -> Token:
-        return self.toks[self.pos]
+    def kind2(self) -> str:
+        """The kind of the token after the lookahead."""
+        return self.kinds[min(self.pos + 1, self.last)]
 
-    def la2(self) -> Token:
-        return self.toks[min(self.pos + 1, len(self.toks) - 1)]
-
-    def consume(self) -> Token:
-        t = self.toks[self.pos]
-        if t.kind != EOF:
-            self.pos += 1
+    def consume(self) -> int:
+        t = self.pos
+        if t != self.last:
+            self.pos = t + 1
         return t
 
+    def shown(self, tok: int) -> str:
+        """ANTLR's quoting of a token's text in messages ('<EOF>', escaped newlines and tabs)."""
+        if tok == self.last:
+            return "'<EOF>'"
+        return "'" + _esc(self.texts[tok]) + "'"
+
     # errors
-    def fail(self, tok: Token, message: str) -> _Abort:
-        self.syntax.append((tok.start, "Syntax error: " + message))
+    def fail(self, tok: int, message: str) -> _Abort:
+        self.syntax.append((self.starts[tok], "Syntax error: " + message))
         return _Abort()
 
     def mismatched(self, expected: frozenset[str] | set[str]) -> _Abort:
         return self.fail(
-            self.la, f"mismatched input {display_token(self.la)} expecting {display_set(expected)}"
+            self.pos, f"mismatched input {self.shown(self.pos)} expecting {display_set(expected)}"
         )
 
-    def expect(self, kind: str, follow: frozenset[str] | set[str]) -> Token:
-        """ANTLR's match(): single-token deletion, then insertion, then mismatch."""
-        t = self.la
-        if t.kind == kind:
-            return self.consume()
-        if self.la2().kind == kind:
-            self.syntax.append(
-                (
-                    t.start,
-                    f"Syntax error: extraneous input {display_token(t)} expecting {display_set({kind})}",
-                )
+    def extraneous(self, tok: int, expected: frozenset[str] | set[str]) -> None:
+        self.syntax.append(
+            (
+                self.starts[tok],
+                f"Syntax error: extraneous input {self.shown(tok)} expecting {display_set(expected)}",
             )
+        )
+
+    def expect(self, kind: str, follow: frozenset[str] | set[str]) -> int:
+        """ANTLR's match(): single-token deletion, then insertion, then mismatch."""
+        t = self.pos
+        k = self.kinds[t]
+        if k == kind:
+            return self.consume()
+        if self.kind2() == kind:
+            self.extraneous(t, {kind})
             self.consume()
             return self.consume()
-        if t.kind in follow:
-            raise self.fail(t, f"missing '{kind}' at {display_token(t)}")
+        if k in follow:
+            raise self.fail(t, f"missing '{kind}' at {self.shown(t)}")
         raise self.mismatched({kind})
 
     def single_token_deletion(self, expected: frozenset[str]) -> None:
         """ANTLR's sync at a block start: drop one unexpected token when the next one fits, else fail."""
-        t = self.la
-        if self.la2().kind not in expected:
+        if self.kind2() not in expected:
             raise self.mismatched(expected)
-        msg = f"extraneous input {display_token(t)} expecting {display_set(expected)}"
-        self.syntax.append((t.start, "Syntax error: " + msg))
+        self.extraneous(self.pos, expected)
         self.consume()
 
-    def no_viable(self, start: Token, offending: Token) -> _Abort:
-        end = offending.start + len(offending.text) if offending.kind != EOF else len(self.text)
-        return self.fail(offending, f"no viable alternative at input '{_esc(self.text[start.start : end])}'")
+    def no_viable(self, start: int, offending: int) -> _Abort:
+        end = (
+            self.starts[offending] + len(self.texts[offending]) if offending != self.last else len(self.text)
+        )
+        return self.fail(
+            offending, f"no viable alternative at input '{_esc(self.text[self.starts[start] : end])}'"
+        )
 
     def visitor_error(self, offset: int, message: str) -> Unspecified:
         self.visitor.append((offset, message))
@@ -163,7 +188,7 @@ class _Parser:
 
     def counted(self, height: int, offset: int) -> int:
         """The visitor depth of a counted node over children of `height`."""
-        if height + 1 > MAX_RECURSION and self.visit_overflow < 0:
+        if height >= MAX_RECURSION and self.visit_overflow < 0:
             self.visit_overflow = offset
         return height + 1
 
@@ -173,54 +198,54 @@ class _Parser:
         self.expr_d += 1
         self.check_depth()
         entered = 1
-        chain: list[tuple[Expr, int, Token, Expr, int]] = []
+        chain: list[tuple[Expr, int, int, Expr, int]] = []
         in_then = False
-        pending: tuple[Expr, int, Token] | None = None
+        pending: tuple[Expr, int, int] | None = None
+        kinds = self.kinds
         while True:
             # conditionalOr: conditionalAnd ('||' conditionalAnd)*
             or_terms: list[tuple[Expr, int]] = []
-            or_ops: list[Token] = []
+            or_ops: list[int] = []
             while True:
                 and_terms: list[tuple[Expr, int]] = []
-                and_ops: list[Token] = []
+                and_ops: list[int] = []
                 while True:
-                    and_terms.append((yield self.relation(follow)))
-                    if self.la.kind == "&&":
+                    and_terms.append(self.simple_relation() or (yield from self.relation(follow)))
+                    if kinds[self.pos] == "&&":
                         and_ops.append(self.consume())
                         continue
                     break
-                or_terms.append(self.balance("_&&_", and_terms, and_ops))
-                if self.la.kind == "||":
+                or_terms.append(self.balance("_&&_", and_terms, and_ops) if and_ops else and_terms[0])
+                if kinds[self.pos] == "||":
                     or_ops.append(self.consume())
                     continue
                 break
-            part, hp = self.balance("_||_", or_terms, or_ops)
+            part, hp = self.balance("_||_", or_terms, or_ops) if or_ops else or_terms[0]
             if in_then:
                 assert pending is not None
-                self.expect(":", _FIRST)
+                self.expect(":", FIRST)
                 chain.append((pending[0], pending[1], pending[2], part, hp))
                 self.expr_d += 1
                 entered += 1
                 self.check_depth()
                 in_then = False
                 continue
-            if self.la.kind == "?":
+            if kinds[self.pos] == "?":
                 pending = (part, hp, self.consume())
                 in_then = True
                 continue
             break
         e, h = part, hp
         for c, hc, q, then, ht in reversed(chain):
-            h = self.counted(max(hc, ht, h), q.start)
-            e = self.global_call(q, "_?_:_", (c, then, e))
+            h = self.counted(max(hc, ht, h), self.starts[q])
+            e = self.call_or_macro(q, "_?_:_", None, (c, then, e))
         self.expr_d -= entered
         return e, h
 
-    def balance(self, fn: str, terms: list[tuple[Expr, int]], ops: list[Token]) -> tuple[Expr, int]:
-        if not ops:
-            return terms[0]
+    def balance(self, fn: str, terms: list[tuple[Expr, int]], ops: list[int]) -> tuple[Expr, int]:
         h = max(t[1] for t in terms)
-        ids = [self.new_id(op.start) for op in ops]
+        starts = self.starts
+        ids = [self.new_id(starts[op]) for op in ops]
 
         def tree(lo: int, hi: int) -> Expr:  # recursion depth is log2(len(ops))
             mid = (lo + hi + 1) // 2
@@ -234,395 +259,348 @@ class _Parser:
         """relation and calc (left-associative, two precedence levels), as ANTLR nests their rules."""
         self.rel_d += 1
         self.check_depth()
-        lhs, h = yield self.calc_chain(follow)
-        while self.la.kind in _RELOPS:
+        lhs, h = yield from self.calc_chain(follow)
+        kinds = self.kinds
+        while kinds[self.pos] in RELOPS:
             op = self.consume()
             self.rel_d += 1
             self.check_depth()
-            rhs, hr = yield self.calc_chain(follow)
+            rhs, hr = yield from self.calc_chain(follow)
             self.rel_d -= 1
-            h = self.counted(max(h, hr), op.start)
-            lhs = self.global_call(op, _RELOPS[op.kind], (lhs, rhs))
+            h = self.counted(max(h, hr), self.starts[op])
+            lhs = self.call_or_macro(op, RELOPS[kinds[op]], None, (lhs, rhs))
         self.rel_d -= 1
         return lhs, h
 
     def calc_chain(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
         self.calc_d += 1
         self.check_depth()
-        lhs, h = yield self.unary(follow)
+        lhs, h = self.simple_unary() or (yield from self.unary(follow))
+        kinds = self.kinds
         while True:
-            k = self.la.kind
-            if k in _MULOPS:
+            k = kinds[self.pos]
+            if k in MULOPS:
                 op = self.consume()
                 self.calc_d += 1
                 self.check_depth()
-                rhs, hr = yield self.unary(follow)
+                rhs, hr = self.simple_unary() or (yield from self.unary(follow))
                 self.calc_d -= 1
-            elif k in _ADDOPS:
+            elif k in ADDOPS:
                 op = self.consume()
                 self.calc_d += 1
                 self.check_depth()
-                rhs, hr = yield self.unary(follow)
-                while self.la.kind in _MULOPS:  # calc(2): binds tighter
+                rhs, hr = self.simple_unary() or (yield from self.unary(follow))
+                while kinds[self.pos] in MULOPS:  # calc(2): binds tighter
                     op2 = self.consume()
                     self.calc_d += 1
                     self.check_depth()
-                    r2, h2 = yield self.unary(follow)
+                    r2, h2 = self.simple_unary() or (yield from self.unary(follow))
                     self.calc_d -= 1
-                    hr = self.counted(max(hr, h2), op2.start)
-                    rhs = self.global_call(op2, _MULOPS[op2.kind], (rhs, r2))
+                    hr = self.counted(max(hr, h2), self.starts[op2])
+                    rhs = self.call_or_macro(op2, MULOPS[kinds[op2]], None, (rhs, r2))
                 self.calc_d -= 1
             else:
                 break
-            h = self.counted(max(h, hr), op.start)
-            lhs = self.global_call(op, (_MULOPS | _ADDOPS)[op.kind], (lhs, rhs))
+            h = self.counted(max(h, hr), self.starts[op])
+            lhs = self.call_or_macro(op, ARITH[kinds[op]], None, (lhs, rhs))
         self.calc_d -= 1
         return lhs, h
 
     def unary(self, follow: frozenset[str], extra: frozenset[str] = frozenset()) -> _Gen[tuple[Expr, int]]:
         """unary: member | '!'+ member | '-'+ member (a sign before a number is part of the literal)."""
-        t = self.la
-        if t.kind not in _FIRST:
-            expected = _FIRST | extra
-            if self.la2().kind in _FIRST:
-                self.syntax.append(
-                    (
-                        t.start,
-                        f"Syntax error: extraneous input {display_token(t)} expecting {display_set(expected)}",
-                    )
-                )
+        kinds = self.kinds
+        t = self.pos
+        k = kinds[t]
+        if k not in FIRST:
+            expected = FIRST | extra
+            if self.kind2() in FIRST:
+                self.extraneous(t, expected)
                 self.consume()
-                t = self.la
+                t = self.pos
+                k = kinds[t]
             else:
                 raise self.mismatched(expected)
-        if t.kind == "!" or (t.kind == "-" and self.la2().kind not in ("NUM_INT", "NUM_FLOAT")):
+        if k == "!" or (k == "-" and self.kind2() not in ("NUM_INT", "NUM_FLOAT")):
             ops = [self.consume()]
-            while self.la.kind == t.kind:
+            while kinds[self.pos] == k:
                 ops.append(self.consume())
-            nxt = self.la
-            signed = nxt.kind == "-" and self.toks[min(self.pos + 1, len(self.toks) - 1)].kind in (
-                "NUM_INT",
-                "NUM_FLOAT",
-            )
-            if nxt.kind not in _PRIMARY_FIRST or (nxt.kind == "-" and not signed):
-                if t.kind == "!":
-                    raise self.fail(
-                        nxt, f"extraneous input {display_token(nxt)} expecting {display_set(_FIRST)}"
-                    )
+            nxt = self.pos
+            nk = kinds[nxt]
+            signed = nk == "-" and self.kind2() in ("NUM_INT", "NUM_FLOAT")
+            if nk not in PRIMARY_FIRST or (nk == "-" and not signed):
+                if k == "!":
+                    raise self.fail(nxt, f"extraneous input {self.shown(nxt)} expecting {display_set(FIRST)}")
                 raise self.no_viable(t, nxt)
-            operand, h = yield self.member(follow)
+            operand, h = yield from self.member(follow)
             if len(ops) % 2 == 0:
                 return operand, h
-            return self.global_call(ops[0], "!_" if t.kind == "!" else "-_", (operand,)), h
-        return (yield self.member(follow))
+            return self.call_or_macro(ops[0], "!_" if k == "!" else "-_", None, (operand,)), h
+        return (yield from self.member(follow))
 
     def member(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
-        e, h = yield self.primary(follow)
+        e, h = yield from self.primary(follow)
+        kinds = self.kinds
+        starts = self.starts
         while True:
-            k = self.la.kind
+            k = kinds[self.pos]
             if k == ".":
                 dot = self.consume()
-                opt = None
-                if self.la.kind == "?":
+                opt = -1
+                if kinds[self.pos] == "?":
                     opt = self.consume()
-                name_tok = self.la
-                if name_tok.kind not in ("IDENTIFIER", "ESC_IDENTIFIER") and opt is not None:
-                    self.single_token_deletion(_IDENTS)
-                    name_tok = self.la
-                if name_tok.kind not in ("IDENTIFIER", "ESC_IDENTIFIER"):
-                    if name_tok.kind in ("true", "false", "null"):
-                        raise self.fail(name_tok, f"mismatched input '{name_tok.text}' expecting IDENTIFIER")
+                name_tok = self.pos
+                nk = kinds[name_tok]
+                if nk not in IDENTS and opt >= 0:
+                    self.single_token_deletion(IDENTS)
+                    name_tok = self.pos
+                    nk = kinds[name_tok]
+                if nk not in IDENTS:
+                    if nk in ("true", "false", "null"):
+                        raise self.fail(
+                            name_tok, f"mismatched input '{self.texts[name_tok]}' expecting IDENTIFIER"
+                        )
                     raise self.no_viable(dot, name_tok)
                 self.consume()
-                if name_tok.kind == "IDENTIFIER" and opt is None and self.la.kind == "(":
+                name = self.texts[name_tok]
+                if nk == "IDENTIFIER" and opt < 0 and kinds[self.pos] == "(":
                     open_ = self.consume()
-                    args, ha = yield self.args(open_, follow)
-                    h = self.counted(max(h, ha), dot.start)
-                    e = self.member_call(open_, name_tok.text, e, args)
+                    args, ha = yield from self.args(follow)
+                    h = self.counted(max(h, ha), starts[dot])
+                    e = self.call_or_macro(open_, name, e, args)
                     continue
-                name = name_tok.text
-                if name_tok.kind == "ESC_IDENTIFIER":
-                    self.visitor.append((name_tok.start, "unsupported syntax: '`'"))
-                h = self.counted(h, dot.start)
-                if opt is not None:
-                    field = Const(self.new_id(name_tok.start), "string", name)
-                    e = Call(self.new_id(dot.start), "_?._", None, (e, field))
+                if nk == "ESC_IDENTIFIER":
+                    self.visitor.append((starts[name_tok], "unsupported syntax: '`'"))
+                h = self.counted(h, starts[dot])
+                if opt >= 0:
+                    field = Const(self.new_id(starts[name_tok]), "string", name)
+                    e = Call(self.new_id(starts[dot]), "_?._", None, (e, field))
                 else:
-                    e = Select(self.new_id(dot.start), e, name)
+                    e = Select(self.new_id(starts[dot]), e, name)
+            elif k == "[" and self.literal_index():
+                open_ = self.consume()
+                idx = self.literal()
+                self.consume()
+                h = self.counted(h, starts[open_])
+                e = self.call_or_macro(open_, "_[_]", None, (e, idx))
             elif k == "[":
                 open_ = self.consume()
                 fn = "_[_]"
-                if self.la.kind == "?":
+                if kinds[self.pos] == "?":
                     self.consume()
                     fn = "_[?_]"
-                idx, hi = yield self.sub_expr(
-                    frozenset({"]"}), frozenset({"?"}) if fn == "_[_]" else frozenset()
-                )
-                self.expect("]", follow | _POSTFIX)
-                h = self.counted(max(h, hi), open_.start)
-                e = self.global_call(open_, fn, (e, idx))
+                idx, hi = yield from self.sub_expr(CLOSE_BRACKET, QUESTION if fn == "_[_]" else NONE)
+                self.expect("]", follow | POSTFIX)
+                h = self.counted(max(h, hi), starts[open_])
+                e = self.call_or_macro(open_, fn, None, (e, idx))
             else:
                 return e, h
 
     def sub_expr(self, follow: frozenset[str], extra: frozenset[str] = frozenset()) -> _Gen[tuple[Expr, int]]:
         """A nested `expr`, with the extra tokens ANTLR would also accept where it starts."""
-        t = self.la
-        if t.kind not in _FIRST and extra:
-            expected = _FIRST | extra
-            if self.la2().kind not in _FIRST:
+        t = self.pos
+        if self.kinds[t] not in FIRST and extra:
+            expected = FIRST | extra
+            if self.kind2() not in FIRST:
                 raise self.mismatched(expected)
-            msg = f"extraneous input {display_token(t)} expecting {display_set(expected)}"
-            self.syntax.append((t.start, "Syntax error: " + msg))
+            self.extraneous(t, expected)
             self.consume()
-        return (yield self.expr(follow))
+        return self.simple_expr() or (yield self.expr(follow))
 
-    def args(self, open_: Token, follow: frozenset[str]) -> _Gen[tuple[tuple[Expr, ...], int]]:
-        if self.la.kind == ")":
+    def args(self, follow: frozenset[str]) -> _Gen[tuple[tuple[Expr, ...], int]]:
+        kinds = self.kinds
+        if kinds[self.pos] == ")":
             self.consume()
             return (), 0
-        if self.la.kind not in _FIRST:
-            t = self.la
-            if self.la2().kind not in _FIRST and self.la2().kind != ")":
-                raise self.mismatched(_FIRST | {")"})
-            msg = f"extraneous input {display_token(t)} expecting {display_set(_FIRST | {')'})}"
-            self.syntax.append((t.start, "Syntax error: " + msg))
+        if kinds[self.pos] not in FIRST:
+            t = self.pos
+            k2 = self.kind2()
+            if k2 not in FIRST and k2 != ")":
+                raise self.mismatched(FIRST | {")"})
+            self.extraneous(t, FIRST | {")"})
             self.consume()
-            if self.la.kind == ")":
+            if kinds[self.pos] == ")":
                 self.consume()
                 return (), 0
         out = []
         h = 0
         while True:
-            a, ha = yield self.expr(frozenset({",", ")"}))
+            a, ha = self.simple_expr() or (yield self.expr(ARG_FOLLOW))
             out.append(a)
-            h = max(h, ha)
-            if self.la.kind == ",":
+            if ha > h:
+                h = ha
+            if kinds[self.pos] == ",":
                 self.consume()
                 continue
-            self.expect(")", follow | _POSTFIX)
+            self.expect(")", follow | POSTFIX)
             return tuple(out), h
 
     def primary(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
-        t = self.la
-        k = t.kind
-        if k == "." or k == "IDENTIFIER":
-            return (yield self.ident_or_call(follow))
+        k = self.kinds[self.pos]
+        if k == "IDENTIFIER" or k == ".":
+            return (yield from self.ident_or_call(follow))
         if k == "(":
             self.consume()
-            e, h = yield self.expr(frozenset({")"}))
-            self.expect(")", follow | _POSTFIX)
+            e, h = self.simple_expr() or (yield self.expr(CLOSE_PAREN))
+            self.expect(")", follow | POSTFIX)
             return e, h
         if k == "[":
-            return (yield self.list_lit(follow))
+            return (yield from self.list_lit(follow))
         if k == "{":
-            return (yield self.map_lit(follow))
+            return (yield from self.map_lit(follow))
         return self.literal(), 0
 
     def ident_or_call(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
-        start = self.la
+        kinds = self.kinds
+        start = self.pos
         lead = ""
-        if start.kind == ".":
+        if kinds[start] == ".":
             self.consume()
-            if self.la.kind != "IDENTIFIER":
-                raise self.no_viable(start, self.la)
+            if kinds[self.pos] != "IDENTIFIER":
+                raise self.no_viable(start, self.pos)
             lead = "."
         id_tok = self.consume()
+        name = self.texts[id_tok]
+        k = kinds[self.pos]
         # CreateMessage: IDENT ('.' IDENT)* '{'
-        j = self.pos
-        while self.toks[j].kind == "." and self.toks[j + 1].kind == "IDENTIFIER":
-            j += 2
-        if self.toks[j].kind == "{":
-            names = [self.toks[k].text for k in range(id_tok.index, j, 2)]
-            self.pos = j
-            return (yield self.message(start, lead + ".".join(names), follow))
-        name = id_tok.text
+        if k == "." or k == "{":
+            j = self.pos
+            while kinds[j] == "." and kinds[j + 1] == "IDENTIFIER":
+                j += 2
+            if kinds[j] == "{":
+                names = [self.texts[x] for x in range(id_tok, j, 2)]
+                self.pos = j
+                return (yield from self.message(lead + ".".join(names), follow))
         if name in RESERVED:
-            if self.la.kind == "(":
+            if k == "(":
                 self.consume()
-                (yield self.args(id_tok, follow))
-            return self.visitor_error(start.start, f"reserved identifier: {name}"), 0
-        if self.la.kind == "(":
+                yield from self.args(follow)
+            return self.visitor_error(self.starts[start], f"reserved identifier: {name}"), 0
+        if k == "(":
             open_ = self.consume()
-            args, h = yield self.args(open_, follow)
-            return self.global_call(open_, lead + name, args), h
-        return Ident(self.new_id(id_tok.start), lead + name), 0
+            args, h = yield from self.args(follow)
+            return self.call_or_macro(open_, lead + name if lead else name, None, args), h
+        return Ident(self.new_id(self.starts[id_tok]), lead + name if lead else name), 0
 
-    def message(self, start: Token, type_name: str, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
+    def message(self, type_name: str, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
+        kinds = self.kinds
         brace = self.consume()
         fields: list[StructField] = []
         h = 0
-        while self.la.kind != "}":
+        while kinds[self.pos] != "}":
             opt = False
-            if self.la.kind == "?":
+            if kinds[self.pos] == "?":
                 self.consume()
                 opt = True
-            name_tok = self.la
-            if name_tok.kind not in ("IDENTIFIER", "ESC_IDENTIFIER"):
+            name_tok = self.pos
+            if kinds[name_tok] not in IDENTS:
                 if opt:
-                    self.single_token_deletion(_IDENTS)
+                    self.single_token_deletion(IDENTS)
                 elif fields:
                     raise self.mismatched({"}", ","})
                 else:
-                    self.single_token_deletion(_IDENTS | {"}", ",", "?"})
-                name_tok = self.la
+                    self.single_token_deletion(IDENTS | {"}", ",", "?"})
+                name_tok = self.pos
             self.consume()
-            col = self.expect(":", _FIRST)
-            v, hv = yield self.expr(frozenset({",", "}"}))
+            col = self.expect(":", FIRST)
+            v, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hv)
-            if name_tok.kind == "ESC_IDENTIFIER":
-                self.visitor.append((name_tok.start, "unsupported syntax: '`'"))
-            fields.append(StructField(self.new_id(col.start), name_tok.text, v, opt))
-            if self.la.kind == ",":
+            if kinds[name_tok] == "ESC_IDENTIFIER":
+                self.visitor.append((self.starts[name_tok], "unsupported syntax: '`'"))
+            fields.append(StructField(self.new_id(self.starts[col]), self.texts[name_tok], v, opt))
+            if kinds[self.pos] == ",":
                 self.consume()
                 continue
             break
-        self.expect("}", follow | _POSTFIX)
-        return StructExpr(self.new_id(brace.start), type_name, tuple(fields)), h
+        self.expect("}", follow | POSTFIX)
+        return StructExpr(self.new_id(self.starts[brace]), type_name, tuple(fields)), h
 
     def list_lit(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
+        kinds = self.kinds
         open_ = self.consume()
         elems: list[Expr] = []
         opts: list[int] = []
         h = 0
         first = True
         while True:
-            k = self.la.kind
+            k = kinds[self.pos]
             if k == "]":
                 break
             if k == "," and first:
                 self.consume()
-                if self.la.kind != "]":
+                if kinds[self.pos] != "]":
                     raise self.mismatched({"]"})
                 break
             if k == "?":
                 self.consume()
                 opts.append(len(elems))
-            elif k not in _FIRST:
-                raise self.mismatched(_FIRST | ({"]", ",", "?"} if first else {"]", "?"}))
-            e, he = yield self.expr(frozenset({",", "]"}))
+            elif k not in FIRST:
+                raise self.mismatched(FIRST | ({"]", ",", "?"} if first else {"]", "?"}))
+            e, he = self.simple_expr() or (yield self.expr(LIST_FOLLOW))
             elems.append(e)
-            h = max(h, he)
+            if he > h:
+                h = he
             first = False
-            if self.la.kind == ",":
+            if kinds[self.pos] == ",":
                 self.consume()
                 continue
-            if self.la.kind != "]":
-                if self.la2().kind in ("]", ","):
-                    t = self.la
-                    self.syntax.append(
-                        (t.start, f"Syntax error: extraneous input {display_token(t)} expecting {{']', ','}}")
-                    )
+            if kinds[self.pos] != "]":
+                if self.kind2() in ("]", ","):
+                    self.extraneous(self.pos, {"]", ","})
                     self.consume()
                     continue
                 raise self.mismatched({"]", ","})
         self.consume()
-        return ListExpr(self.new_id(open_.start), tuple(elems), tuple(opts)), h
+        return ListExpr(self.new_id(self.starts[open_]), tuple(elems), tuple(opts)), h
 
     def map_lit(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
+        kinds = self.kinds
         open_ = self.consume()
         entries: list[MapEntry] = []
         h = 0
         first = True
         while True:
-            k = self.la.kind
+            k = kinds[self.pos]
             if k == "}":
                 break
             if k == "," and first:
                 self.consume()
-                if self.la.kind != "}":
+                if kinds[self.pos] != "}":
                     raise self.mismatched({"}"})
                 break
             opt = False
             if k == "?":
                 self.consume()
                 opt = True
-            elif k not in _FIRST:
-                raise self.mismatched(_FIRST | ({"}", ",", "?"} if first else {"}", "?"}))
-            key, hk = yield self.expr(frozenset({":"}))
-            col = self.expect(":", _FIRST)
-            val, hv = yield self.expr(frozenset({",", "}"}))
+            elif k not in FIRST:
+                raise self.mismatched(FIRST | ({"}", ",", "?"} if first else {"}", "?"}))
+            key, hk = self.simple_expr() or (yield self.expr(COLON))
+            col = self.expect(":", FIRST)
+            val, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hk, hv)
-            entries.append(MapEntry(self.new_id(col.start), key, val, opt))
+            entries.append(MapEntry(self.new_id(self.starts[col]), key, val, opt))
             first = False
-            if self.la.kind == ",":
+            if kinds[self.pos] == ",":
                 self.consume()
                 continue
-            if self.la.kind != "}":
+            if kinds[self.pos] != "}":
                 raise self.mismatched({"}", ","})
         self.consume()
-        return MapExpr(self.new_id(open_.start), tuple(entries)), h
-
-    def literal(self) -> Expr:
-        t = self.consume()
-        k = t.kind
-        off = t.start
-        if k == "-":  # sign of a number literal
-            num = self.consume()
-            return self.number(num, off, "-")
-        if k in ("NUM_INT", "NUM_UINT", "NUM_FLOAT"):
-            return self.number(t, off, "")
-        if k == "STRING" or k == "BYTES":
-            raw = t.text[1:] if k == "BYTES" else t.text
-            try:
-                value = unescape(raw, k == "BYTES")
-            except UnescapeError as err:
-                return self.visitor_error(off, str(err))
-            return Const(self.new_id(off), "string" if k == "STRING" else "bytes", value)
-        if k in ("true", "false"):
-            return Const(self.new_id(off), "bool", k == "true")
-        if k == "null":
-            return Const(self.new_id(off), "null", None)
-        raise AssertionError(k)
-
-    def number(self, t: Token, off: int, sign: str) -> Expr:
-        text = t.text
-        if t.kind == "NUM_FLOAT":
-            v = float(sign + text)
-            if math.isinf(v):
-                return self.visitor_error(off, "invalid double literal")
-            return Const(self.new_id(off), "double", v)
-        if t.kind == "NUM_UINT":
-            body = text[:-1]
-            u = int(body[2:], 16) if body.startswith("0x") else int(body)
-            if u >= _UINT64:
-                return self.visitor_error(off, "invalid uint literal")
-            return Const(self.new_id(off), "uint", u)
-        i = int(text[2:], 16) if text.startswith("0x") else int(text)
-        if sign:
-            i = -i
-        if not -_INT64 <= i < _INT64:
-            return self.visitor_error(off, "invalid int literal")
-        return Const(self.new_id(off), "int", i)
+        return MapExpr(self.new_id(self.starts[open_]), tuple(entries)), h
 
     # calls and macros
-    def global_call(self, op: Token, fn: str, args: tuple[Expr, ...]) -> Expr:
-        return self.call_or_macro(op, fn, None, args)
-
-    def member_call(self, op: Token, fn: str, target: Expr, args: tuple[Expr, ...]) -> Expr:
-        return self.call_or_macro(op, fn, target, args)
-
-    def call_or_macro(self, op: Token, fn: str, target: Expr | None, args: tuple[Expr, ...]) -> Expr:
-        if fn in _MACRO_NAMES:
-            factory = macros.Factory(self.new_id, op.start)
+    def call_or_macro(self, op: int, fn: str, target: Expr | None, args: tuple[Expr, ...]) -> Expr:
+        if fn in MACRO_NAMES:
+            factory = macros.Factory(self.new_id, self.starts[op])
             try:
                 expanded = macros.expand(factory, fn, target, args, self._offset_of)
             except macros.MacroError as err:
                 return self.visitor_error(self._offset_of(err.node.id), err.message)
             if expanded is not None:
                 return expanded
-        return Call(self.new_id(op.start), fn, target, args)
+        return Call(self.new_id(self.starts[op]), fn, target, args)
 
     def _offset_of(self, node_id: int) -> int:
-        return self.source.offsets.get(node_id, -1)
-
-
-_MACRO_NAMES = frozenset(
-    "has all exists exists_one existsOne map filter transformList transformMap transformMapEntry bind "
-    "optMap optFlatMap sortBy".split()
-)
-# What may follow a complete operand inside its expression (the enclosing context adds its own closers).
-_IDENTS = frozenset({"IDENTIFIER", "ESC_IDENTIFIER"})
-_POSTFIX = frozenset({".", "[", "*", "/", "%", "+", "-", "&&", "||", "?"} | set(_RELOPS))
+        return self.offsets[node_id] if 0 < node_id < len(self.offsets) else -1
 
 
 def _esc(text: str) -> str:
@@ -646,26 +624,37 @@ def _drive(gen: _Gen[T]) -> T:
         value = None
 
 
+# Node ids as shared int objects: every parse numbers its nodes from 1, and an int above 256 is otherwise an
+# object of its own (28-32 bytes per node of every cached selector). A tuple, replaced (never mutated) when
+# a parse numbered past it, up to _ID_POOL_MAX ids; ids beyond it are plain ints.
+_ID_POOL: tuple[int, ...] = tuple(range(1024))
+_ID_POOL_MAX = 1 << 15
+_ID_LOCK = threading.Lock()
+
+
+def _grow_ids(n: int) -> None:
+    global _ID_POOL
+    with _ID_LOCK:
+        if len(_ID_POOL) < n:
+            _ID_POOL = tuple(range(min(n, _ID_POOL_MAX)))
+
+
 def _run(text: str) -> ParseResult:
     p = _Parser(text)
     expr: Expr | None = None
     internal = ""
     try:
         e, _ = _drive(p.expr(frozenset({EOF})))
-        if p.la.kind != EOF:
-            t = p.la
-            if p.la2().kind == EOF:
-                p.syntax.append(
-                    (t.start, f"Syntax error: extraneous input {display_token(t)} expecting <EOF>")
-                )
-            else:
-                p.syntax.append(
-                    (t.start, f"Syntax error: mismatched input {display_token(t)} expecting <EOF>")
-                )
+        if p.pos != p.last:
+            t = p.pos
+            word = "extraneous" if p.kind2() == EOF else "mismatched"
+            p.syntax.append((p.starts[t], f"Syntax error: {word} input {p.shown(t)} expecting <EOF>"))
         expr = e
     except _Abort as a:
         internal = a.internal
-    src = p.source
+    if p.next_id > len(_ID_POOL) and len(_ID_POOL) < _ID_POOL_MAX:
+        _grow_ids(2 * p.next_id)
+    src = SourceInfo(text, p.offsets)
     issues = [Issue(*src.location_of_offset(off), msg) for off, msg in p.syntax]
     if internal:
         # ANTLR aborted: the tree visitor never ran.

@@ -128,22 +128,24 @@ class Planner:
     # -- entry ------------------------------------------------------------------------------------
 
     def plan(self, e: A.Expr) -> Closure:
-        self.depth += 1
-        self.max_depth = max(self.max_depth, self.depth)
-        try:
-            return self._plan(e)
-        finally:
-            self.depth -= 1
+        # (no try/finally: a failure abandons the whole planner, nothing inside catches one)
+        depth = self.depth = self.depth + 1
+        if depth > self.max_depth:
+            self.max_depth = depth
+        f = self._plan(e)
+        self.depth = depth - 1
+        return f
 
     def _plan(self, e: A.Expr) -> Closure:
-        if isinstance(e, A.Const):
-            return self.const(_const_value(e))
-        if isinstance(e, A.Ident | A.Select):
-            return self._chain(e)
-        if isinstance(e, A.Call):
-            if e.function in _INDEX_FNS:
+        k = type(e)
+        if k is A.Const:
+            return self.const(_const_value(e))  # type: ignore[arg-type]
+        if k is A.Call:
+            if e.function in _INDEX_FNS:  # type: ignore[attr-defined]
                 return self._chain(e)
-            return self._call(e)
+            return self._call(e)  # type: ignore[arg-type]
+        if k is A.Ident or k is A.Select:
+            return self._chain(e)
         if isinstance(e, A.ListExpr):
             return self._list(e)
         if isinstance(e, A.MapExpr):
@@ -210,6 +212,15 @@ class Planner:
                 break
         quals.reverse()
         root_cost = 1
+        if (
+            quals
+            and isinstance(node, A.Ident)
+            and node.name.lstrip(".") == self.device
+            and (node.name.startswith(".") or self._lookup(node.name) is None)
+        ):
+            special = self._device_chain(quals)
+            if special is not None:
+                return special
         if isinstance(node, A.Ident):
             root = self._ident(node.name)
         elif isinstance(node, A.Select):  # a qualified type name
@@ -227,14 +238,6 @@ class Planner:
             ):
                 return costed(root, 1)
             return root
-        if (
-            isinstance(node, A.Ident)
-            and node.name.lstrip(".") == self.device
-            and (node.name.startswith(".") or self._lookup(node.name) is None)
-        ):
-            special = self._device_chain(quals)
-            if special is not None:
-                return special
         return apply_chain(root, quals, root_cost)
 
     def _ident(self, name: str) -> Closure:

@@ -86,6 +86,13 @@ def analyse(root: Expr) -> Reads:
     stack: list[tuple[Expr, frozenset[str]]] = [(root, frozenset())]
     while stack:
         e, bound = stack.pop()
+        k = type(e)
+        if k is Const:
+            continue
+        if k is Call and e.function not in _INDEX:  # type: ignore[attr-defined]
+            # neither a lookup nor `device`: only its operands can read
+            stack.extend([(c, bound) for c in reversed(children(e))])
+            continue
         hit = _literal_key(e)
         if hit is not None:
             dom = _domain(hit[0], bound)

@@ -211,21 +211,39 @@ def _not_referenced_in(m: Mapping, t: Type, within: Type) -> bool:
     return True
 
 
-def _valid_substitution(m: Mapping, t1: Type, t2: Type) -> tuple[bool, bool]:
+# Unification mutates the mapping in place and logs each binding it replaces on a trail, so that a failed
+# attempt is undone binding by binding (cel-go copies the whole mapping per attempt).
+Trail = list[tuple[str, "Type | None"]]
+
+
+def _bind(m: Mapping, trail: Trail, name: str, value: Type) -> None:
+    trail.append((name, m.get(name)))
+    m[name] = value
+
+
+def _undo(m: Mapping, trail: Trail) -> None:
+    for name, old in reversed(trail):
+        if old is None:
+            del m[name]
+        else:
+            m[name] = old
+
+
+def _valid_substitution(m: Mapping, t1: Type, t2: Type, trail: Trail) -> tuple[bool, bool]:
     if t1.kind == t2.kind and t1 == t2:
         return True, True
     sub = m.get(t2.name)
     if sub is not None:
         if t1.kind == sub.kind and t1 == sub:
             return True, True
-        if _assignable(m, t1, sub):
+        if _assignable(m, t1, sub, trail):
             new = most_general(t1, sub)
             if _not_referenced_in(m, t2, new):
-                m[t2.name] = new
+                _bind(m, trail, t2.name, new)
             return True, True
         return False, True
     if _not_referenced_in(m, t2, t1):
-        m[t2.name] = t1
+        _bind(m, trail, t2.name, t1)
         return True, False
     return False, False
 
@@ -234,23 +252,23 @@ def _nullable(t: Type) -> bool:
     return t.kind in (OPAQUE, STRUCT, ANY, DURATION, TIMESTAMP) or default_assignable(t, NULL_T)
 
 
-def _assignable(m: Mapping, t1: Type, t2: Type) -> bool:
+def _assignable(m: Mapping, t1: Type, t2: Type, trail: Trail) -> bool:
     k1, k2 = t1.kind, t2.kind
     if k2 == TYPE_PARAM:
-        valid, has_sub = _valid_substitution(m, t1, t2)
+        valid, has_sub = _valid_substitution(m, t1, t2, trail)
         if valid:
             return True
         if has_sub:
             return False
     if k1 == TYPE_PARAM:
-        return _valid_substitution(m, t2, t1)[0]
-    if is_dyn_or_error(t1) or is_dyn_or_error(t2):
+        return _valid_substitution(m, t2, t1, trail)[0]
+    if k1 in _DYN_OR_ERROR or k2 in _DYN_OR_ERROR:
         return True
     if k1 == NULL:
         return _nullable(t2)
     if k2 == NULL:
         return _nullable(t1)
-    if k1 in (BOOL, BYTES, DOUBLE, INT, STRING, UINT, ANY, DURATION, TIMESTAMP, STRUCT):
+    if k1 in _SCALAR_KINDS:
         return default_assignable(t2, t1)
     if k1 == TYPE:
         return k2 == TYPE
@@ -259,25 +277,58 @@ def _assignable(m: Mapping, t1: Type, t2: Type) -> bool:
             k1 == k2
             and t1.name == t2.name
             and len(t1.params) == len(t2.params)
-            and all(_assignable(m, a, b) for a, b in zip(t1.params, t2.params, strict=True))
+            and all(_assignable(m, a, b, trail) for a, b in zip(t1.params, t2.params, strict=True))
         )
     return False
+
+
+_DYN_OR_ERROR = frozenset({DYN, ANY, ERROR})
+_SCALAR_KINDS = frozenset({BOOL, BYTES, DOUBLE, INT, STRING, UINT, ANY, DURATION, TIMESTAMP, STRUCT})
+
+
+def assign(m: Mapping, t1: Type, t2: Type) -> bool:
+    """Whether t2 can be assigned to t1; if so `m` holds the new bindings, else it is unchanged."""
+    trail: Trail = []
+    if _assignable(m, t1, t2, trail):
+        return True
+    _undo(m, trail)
+    return False
+
+
+def assign_list(m: Mapping, l1: list[Type], l2: list[Type]) -> bool:
+    """`assign` element by element, all or nothing."""
+    if len(l1) != len(l2):
+        return False
+    trail: Trail = []
+    for a, b in zip(l1, l2, strict=True):
+        if not _assignable(m, a, b, trail):
+            _undo(m, trail)
+            return False
+    return True
 
 
 def is_assignable(m: Mapping, t1: Type, t2: Type) -> Mapping | None:
     """A new mapping under which t2 can be assigned to t1, or None."""
     c = dict(m)
-    return c if _assignable(c, t1, t2) else None
+    return c if assign(c, t1, t2) else None
 
 
 def is_assignable_list(m: Mapping, l1: list[Type], l2: list[Type]) -> Mapping | None:
-    if len(l1) != len(l2):
-        return None
     c = dict(m)
-    for a, b in zip(l1, l2, strict=True):
-        if not _assignable(c, a, b):
-            return None
-    return c
+    return c if assign_list(c, l1, l2) else None
+
+
+def has_params(t: Type) -> bool:
+    """Whether a type parameter occurs in `t`."""
+    if not t.params:
+        return t.kind == TYPE_PARAM
+    stack = list(t.params)
+    while stack:
+        x = stack.pop()
+        if x.kind == TYPE_PARAM:
+            return True
+        stack.extend(x.params)
+    return False
 
 
 def substitute(m: Mapping, t: Type, params_to_dyn: bool) -> Type:

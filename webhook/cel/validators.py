@@ -10,7 +10,7 @@ from datetime import datetime
 import re2
 
 from webhook.cel import types as t
-from webhook.cel.ast import Call, Const, Expr, ListExpr, MapExpr, children
+from webhook.cel.ast import Call, Const, Expr, Ident, ListExpr, MapExpr, children
 from webhook.cel.checker import Checked
 from webhook.cel.fmtcheck import check_format
 
@@ -127,79 +127,94 @@ def timestamp_valid(s: str) -> bool:
     return 1 <= y <= 9999
 
 
-def _in_exempt(parents: dict[int, Call | None], e: Expr) -> bool:
-    p = parents.get(e.id)
-    while p is not None:
-        if p.function in _EXEMPT:
-            return True
-        p = parents.get(p.id)
-    return False
+_LITERAL_ARGS = {"duration": 0, "timestamp": 1, "matches": 2}
 
 
 def validate(root: Expr, checked: Checked, error: object) -> None:
-    """Run the validators; `error(node_id, message)` records an issue."""
+    """Run the validators; `error(node_id, message)` records an issue. One pre-order walk collects what each
+    validator looks at; the validators then run one after the other (lists, maps, duration, timestamp,
+    matches, format: upstream's order of errors)."""
     report = error  # callable
-    nodes: list[Expr] = []
-    parents: dict[int, Call | None] = {root.id: None}
-    stack: list[tuple[Expr, Call | None]] = [(root, None)]
+    lists: list[ListExpr] = []
+    maps: list[MapExpr] = []
+    literal_calls: tuple[list[Call], list[Call], list[Call]] = ([], [], [])
+    formats: list[Call] = []
+    # (node, inside a call of `format` or `cel.@block`: homogeneous literals are not required there)
+    stack: list[tuple[Expr, bool]] = [(root, False)]
     while stack:
-        e, call = stack.pop()
-        nodes.append(e)
-        nxt = e if isinstance(e, Call) else call
+        e, exempt = stack.pop()
+        k = type(e)
+        if k is Call:
+            fn = e.function  # type: ignore[attr-defined]
+            which = _LITERAL_ARGS.get(fn)
+            if which is not None:
+                literal_calls[which].append(e)  # type: ignore[arg-type]
+            elif fn == "format":
+                formats.append(e)  # type: ignore[arg-type]
+            if fn in _EXEMPT:
+                exempt = True
+        elif k is ListExpr:
+            if not exempt:
+                lists.append(e)  # type: ignore[arg-type]
+        elif k is MapExpr:
+            if not exempt:
+                maps.append(e)  # type: ignore[arg-type]
+        elif k is Const or k is Ident:
+            continue
         for c in reversed(children(e)):
-            parents[c.id] = nxt
-            stack.append((c, nxt))
+            stack.append((c, exempt))
     ty = checked.types
     # homogeneous aggregate literals (lists first, then maps, in pre-order)
-    for e in nodes:
-        if isinstance(e, ListExpr) and not _in_exempt(parents, e):
-            elem: t.Type | None = None
-            opts = set(e.optional_indices)
-            for i, x in enumerate(e.elements):
-                et = ty[x.id]
-                if i in opts and et.params:
-                    et = et.params[0]
-                if elem is None:
-                    elem = et
-                elif not t.is_equivalent(elem, et):
-                    report(x.id, f"expected type '{t.format_type(elem)}' but found '{t.format_type(et)}'")  # type: ignore[operator]
-                    break
-    for e in nodes:
-        if isinstance(e, MapExpr) and not _in_exempt(parents, e):
-            kt: t.Type | None = None
-            vt: t.Type | None = None
-            for en in e.entries:
-                k, v = ty[en.key.id], ty[en.value.id]
-                if en.optional and v.params:
-                    v = v.params[0]
-                if kt is None or vt is None:
-                    kt, vt = k, v
-                    continue
-                if not t.is_equivalent(kt, k):
-                    report(en.key.id, f"expected type '{t.format_type(kt)}' but found '{t.format_type(k)}'")  # type: ignore[operator]
-                if not t.is_equivalent(vt, v):
-                    report(en.value.id, f"expected type '{t.format_type(vt)}' but found '{t.format_type(v)}'")  # type: ignore[operator]
+    for le in lists:
+        elem: t.Type | None = None
+        opts = set(le.optional_indices)
+        for i, x in enumerate(le.elements):
+            et = ty[x.id]
+            if i in opts and et.params:
+                et = et.params[0]
+            if elem is None:
+                elem = et
+            elif not t.is_equivalent(elem, et):
+                report(x.id, f"expected type '{t.format_type(elem)}' but found '{t.format_type(et)}'")  # type: ignore[operator]
+                break
+    for me in maps:
+        kt: t.Type | None = None
+        vt: t.Type | None = None
+        for en in me.entries:
+            k2, v = ty[en.key.id], ty[en.value.id]
+            if en.optional and v.params:
+                v = v.params[0]
+            if kt is None or vt is None:
+                kt, vt = k2, v
+                continue
+            if not t.is_equivalent(kt, k2):
+                report(en.key.id, f"expected type '{t.format_type(kt)}' but found '{t.format_type(k2)}'")  # type: ignore[operator]
+            if not t.is_equivalent(vt, v):
+                report(en.value.id, f"expected type '{t.format_type(vt)}' but found '{t.format_type(v)}'")  # type: ignore[operator]
     # literal arguments: duration(), timestamp(), matches()
-    for fn, check in (("duration", _duration_arg), ("timestamp", _timestamp_arg), ("matches", _regex_arg)):
-        for e in nodes:
-            if isinstance(e, Call) and e.function == fn and e.args and isinstance(e.args[0], Const):
-                if not check(e.args[0]):
-                    report(e.args[0].id, f"invalid {fn} argument")  # type: ignore[operator]
-    for e in nodes:
+    for fn, check, calls in zip(
+        ("duration", "timestamp", "matches"),
+        (_duration_arg, _timestamp_arg, _regex_arg),
+        literal_calls,
+        strict=True,
+    ):
+        for ce in calls:
+            if ce.args and isinstance(ce.args[0], Const):
+                if not check(ce.args[0]):
+                    report(ce.args[0].id, f"invalid {fn} argument")  # type: ignore[operator]
+    for ce in formats:
         if (
-            isinstance(e, Call)
-            and e.function == "format"
-            and e.target is not None
-            and isinstance(e.target, Const)
-            and e.target.kind == "string"
-            and len(e.args) == 1
-            and isinstance(e.args[0], ListExpr)
-            and (not checked.refs.get(e.id) or "string_format" in checked.refs[e.id])
+            ce.target is not None
+            and isinstance(ce.target, Const)
+            and ce.target.kind == "string"
+            and len(ce.args) == 1
+            and isinstance(ce.args[0], ListExpr)
+            and (not checked.refs.get(ce.id) or "string_format" in checked.refs[ce.id])
         ):
-            assert isinstance(e.target.value, str)
-            err = check_format(e.target.value, e.args[0], ty)
+            assert isinstance(ce.target.value, str)
+            err = check_format(ce.target.value, ce.args[0], ty)
             if err is not None:
-                report(err[0] if err[0] is not None else e.id, err[1])  # type: ignore[operator]
+                report(err[0] if err[0] is not None else ce.id, err[1])  # type: ignore[operator]
 
 
 def _duration_arg(c: Const) -> bool:
