@@ -167,7 +167,16 @@ def answers(state: Any, snap: Any) -> tuple[Any, ...]:
     out: list[Any] = []
     for claims in QUERIES:
         o = allocate(state, copy.deepcopy(claims), budget=BUDGET)
-        out.append((o.feasible, o.node, [[r.device for r in c.results] for c in o.claims], o.internal))
+        out.append(
+            (
+                o.feasible,
+                o.node,
+                [[r.device for r in c.results] for c in o.claims],
+                o.internal,
+                o.reason,
+                o.explanation,
+            )
+        )
     for obj in OBJECTS:
         out.append([(v.rule, v.field, v.message) for v in snap.cross_object_violations(obj)])
     return tuple(out)

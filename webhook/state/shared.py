@@ -124,7 +124,7 @@ class SharedCaches:
         self.profile = profile
         self.match = MatchCache(MATCH_BYTES)
         self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
-        self.counts: ClearingCache[Hashable, dict[str | None, tuple[int, int, int]]] = ClearingCache(
+        self.counts: ClearingCache[Hashable, dict[str | None, tuple[int, int, Any]]] = ClearingCache(
             COUNT_BYTES
         )
         self._evaluator: SharedEvaluator | None = None
