@@ -33,8 +33,9 @@ COUNT_BYTES = 32 << 20  # candidate counts per (request shape, node)
 
 class SharedEvaluator:
     """A CEL selector evaluator shared by request threads. The evaluator's caches and cost counters are
-    not made for concurrent use, so one evaluation runs at a time (CPU-bound under the GIL anyway);
-    `last_cost` is the calling thread's own latest cost, which the engine charges to its budget."""
+    not made for concurrent use, so one evaluation runs at a time (CPU-bound under the GIL anyway):
+    `matches` takes `lock` itself, and `last_cost` is the calling thread's own latest cost. The engine
+    holds `lock` around a whole slice and calls `inner` directly (no per-device locking)."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
@@ -63,6 +64,10 @@ class SharedEvaluator:
     @property
     def inner(self) -> Any:
         return self._inner
+
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
 
     def __getattr__(self, name: str) -> Any:  # counters for tests and benchmarks (evaluations, cost_used)
         return getattr(self._inner, name)
