@@ -8,10 +8,12 @@ every version that has the same key:
   them when it publishes the change (`MatchCache.forget`). Filled with single dictionary operations of
   values built before the put.
 - `compiled`: the expressions the evaluator has compiled (the engine charges a compilation once).
-- `counts`: per request shape, per node: how many devices could serve it, keyed by the node's pools
-  stamp (a number the writer gives every new tuple of a node's pools, i.e. every change of its slices,
-  its Node object or the allocation of one of its pools) and the DeviceTaintRules version. An entry
-  whose stamps differ from the reader's version is recomputed; nothing is ever invalidated by search.
+- `counts`: per request shape, per node: how many devices could serve it (allocate's pruning), and the
+  node's part of a failed request's explanation (the funnel of webhook.engine.explain), each stored with
+  the node's pools stamp (a number the writer gives every new tuple of a node's pools, i.e. every change
+  of its slices, its Node object or the allocation of one of its pools) and the DeviceTaintRules version.
+  A reader whose version has other stamps recomputes that node's entry and replaces it (one dictionary
+  assignment of a finished tuple); nothing else ever invalidates it.
 - `evaluator`: the CEL selector evaluator, used by one thread at a time (`SharedEvaluator`).
 
 All are bounded by bytes; `ClearingCache.put`/`ByteLRU` take a lock around their bookkeeping.
