@@ -155,10 +155,9 @@ class StateStore:
             TaintRules(0, _EMPTY),
             self.shared,
         )
+        view.node_pools = self._gather_all(view, view.candidates)  # the anonymous node's: none
         self._current = Snapshot(0, time.monotonic(), view)
         self._pending = _Pending(view)
-        self._node_pools = self._gather_all(view, view.candidates)
-        self._current.state.node_pools = self._node_pools
         self.last_publish = PublishStats()
 
     # --- readers ---------------------------------------------------------------------------------
