@@ -33,7 +33,7 @@ from webhook.model.cache import ClearingCache
 from webhook.model.records import ClaimRec, PoolID, SliceRec, parse_record, parse_slice
 from webhook.model.violation import Violation
 from webhook.profile import Profile
-from webhook.rules.crossobject import object_key, violations_for
+from webhook.rules.crossobject import NAMESPACED, object_key, violations_for
 from webhook.rules.inventory import Inventory, InventoryBuilder
 from webhook.state.allocated import AllocatedBuilder, AllocatedState
 from webhook.state.nodes import NodeInfo, node_from_object
@@ -202,7 +202,7 @@ class StateStore:
 
     def delete(self, kind: str, namespace: str | None, name: str) -> None:
         """Remove one object (unknown objects are ignored)."""
-        key = (kind, namespace or "", name)
+        key = (kind, (namespace or "") if kind in NAMESPACED else "", name)
         if self._objects.pop(key, None) is None:
             return
         p = self._pending
