@@ -226,3 +226,66 @@ def test_warm_up_fills_caches_that_later_versions_share() -> None:
     out = allocate(later.state, [claim])
     assert out.feasible is False  # "whole" holds all of gpu-0's memory: "half" cannot fit beside it
     assert ev.evaluations == ran  # a claim change re-counts the pool, it evaluates no selector again
+
+
+def test_malformed_objects_never_stop_the_writer_or_a_reader() -> None:
+    store = store_of()
+    bad: list[dict] = []
+    for kind in (
+        "ResourceSlice",
+        "DeviceClass",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "DeviceTaintRule",
+        "Node",
+    ):
+        for junk in ("text", 7, ["a"], {"x": [1]}, None):
+            bad.append(
+                {
+                    "kind": kind,
+                    "metadata": {"name": f"bad-{kind}", "labels": junk},
+                    "spec": junk,
+                    "status": junk,
+                }
+            )
+            bad.append({"kind": kind, "metadata": junk})
+    bad.append(
+        {
+            "kind": "ResourceSlice",
+            "metadata": {"name": "odd"},
+            "spec": {
+                "driver": "d",
+                "pool": {"name": "p", "generation": "x", "resourceSliceCount": None},
+                "nodeName": 5,
+                "devices": [
+                    None,
+                    {
+                        "name": 3,
+                        "consumesCounters": [{"counterSet": 1, "counters": {"c": {"value": [1]}}}],
+                        "capacity": {"m": "80Gi"},
+                    },
+                ],
+                "sharedCounters": ["x"],
+            },
+        }
+    )
+    bad.append(
+        {
+            "kind": "ResourceClaim",
+            "metadata": {"name": "odd", "namespace": "t"},
+            "status": {
+                "allocation": {
+                    "devices": {
+                        "results": [None, {"driver": 1, "shareID": "s", "consumedCapacity": {"m": "x"}}]
+                    }
+                }
+            },
+        }
+    )
+    for obj in bad:
+        store.apply(obj)
+        snap = store.publish()
+        snap.cross_object_violations(obj)
+        assert allocate(snap.state, [by_kind("ResourceClaim", "shared")]).internal is None
+    store.replace_all(docs(POOL))
+    assert store.publish().counts()["ResourceSlice"] == 2

@@ -183,9 +183,13 @@ class StateStore:
             old = p.inv.put(key, rec)
             p.slices.append((old if isinstance(old, SliceRec) else None, rec))
         elif kind == "DeviceTaintRule":
-            spec = obj.get("spec") or {}
-            sel = spec.get("deviceSelector")
-            p.rules[key[2]] = (sel if isinstance(sel, dict) else None, dict(spec.get("taint") or {}))
+            spec = obj.get("spec")
+            spec = spec if isinstance(spec, dict) else {}
+            sel, taint = spec.get("deviceSelector"), spec.get("taint")
+            p.rules[key[2]] = (
+                sel if isinstance(sel, dict) else None,
+                dict(taint) if isinstance(taint, dict) else {},
+            )
         elif kind == "Node":
             info = node_from_object(obj)
             if p.nodes.get(key[2]) != info:  # a status update that changes no label: nothing to do
