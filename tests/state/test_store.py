@@ -289,3 +289,22 @@ def test_malformed_objects_never_stop_the_writer_or_a_reader() -> None:
         assert allocate(snap.state, [by_kind("ResourceClaim", "shared")]).internal is None
     store.replace_all(docs(POOL))
     assert store.publish().counts()["ResourceSlice"] == 2
+
+
+def test_building_a_state_stops_at_the_deadline() -> None:
+    import pytest
+
+    from webhook.model.budget import Deadline, OutOfBudget
+    from webhook.state import ClusterState
+
+    objs: list[dict] = []
+    for i in range(100):  # fewer objects than the loader's check interval: the gathering must check
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}})
+        devices = by_kind("ResourceSlice", "devices")
+        devices["metadata"]["name"] = f"s{i}"
+        devices["spec"]["nodeName"] = f"n{i}"
+        devices["spec"]["pool"] = {"name": f"n{i}", "generation": 1, "resourceSliceCount": 1}
+        objs.append(devices)
+    with pytest.raises(OutOfBudget):
+        ClusterState.from_objects(objs, PROFILE, Deadline.after(0))
+    assert len(ClusterState.from_objects(objs, PROFILE, Deadline.after(60)).candidate_nodes()) == 100

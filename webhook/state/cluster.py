@@ -31,7 +31,7 @@ class ClusterState:
             if deadline is not None and n % 256 == 255 and deadline.expired():
                 raise OutOfBudget()
             state.store.apply(obj)
-        state.store.publish()
+        state.store.publish(deadline)
         return state
 
     @property

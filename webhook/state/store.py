@@ -29,6 +29,7 @@ from typing import Any
 
 from immutables import Map
 
+from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.cache import ClearingCache
 from webhook.model.records import ClaimRec, PoolID, SliceRec, parse_record, parse_slice
 from webhook.model.violation import Violation
@@ -236,9 +237,10 @@ class StateStore:
         for kind, ns, name in [k for k in self._objects if k not in keep]:
             self.delete(kind, ns or None, name)
 
-    def publish(self) -> Snapshot:
+    def publish(self, deadline: Deadline | None = None) -> Snapshot:
         """Make the changes since the last publish visible as the next version (the current one when
-        nothing changed)."""
+        nothing changed). With a `deadline` (a CLI run building its state), raises `OutOfBudget` once it
+        passes while nodes' pools are gathered; the store is then unusable (its changes are lost)."""
         p = self._pending
         if p.objects == 0:
             return self._current
@@ -264,7 +266,7 @@ class StateStore:
         view = StateView(
             self.profile, base_version, inv, allocated, nodes, candidates, base.node_pools, rules, self.shared
         )
-        self._update_pools(view, base, p, alloc_touched, stats)
+        self._update_pools(view, base, p, alloc_touched, stats, deadline)
         stats.touched_pools = alloc_touched
         gone = [old for old, _ in p.slices if old is not None]
         self.shared.forget([s.serial for s in gone], [d.key for s in gone for d in s.devices])
@@ -302,7 +304,13 @@ class StateStore:
                 self._pool_nodes.setdefault(pid, set()).add(name)
 
     def _update_pools(
-        self, view: StateView, base: StateView, p: _Pending, alloc_touched: set[PoolID], stats: PublishStats
+        self,
+        view: StateView,
+        base: StateView,
+        p: _Pending,
+        alloc_touched: set[PoolID],
+        stats: PublishStats,
+        deadline: Deadline | None,
     ) -> None:
         """The candidate nodes' pools of the new version: gathered anew for the nodes a slice or Node
         change touches, re-counted for the nodes that see a pool whose allocation changed."""
@@ -330,6 +338,8 @@ class StateStore:
             if node.name in dirty:
                 m[node.name] = self._gather(view, node)
                 stats.nodes_gathered += 1
+                if deadline is not None and stats.nodes_gathered % 64 == 0 and deadline.expired():
+                    raise OutOfBudget()
         memo: dict[tuple[int, ...], Pool] = {}
         for pid in alloc_touched:
             for name in self._pool_nodes.get(pid, ()):
