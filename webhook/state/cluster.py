@@ -58,4 +58,6 @@ class ClusterState:
 
     def __getattr__(self, name: str) -> Any:
         # reads of the current version: pools_for, node, candidate_nodes, allocated, slices, classes, ...
+        if name.startswith("__") or name == "store":  # copy/pickle probing a half-built instance
+            raise AttributeError(name)
         return getattr(self.store.snapshot().state, name)
