@@ -1,5 +1,6 @@
 """What a rule may know besides the object: the target profile (version + feature gates), the old
-object on updates, and — in the webhook — the namespace's labels."""
+object on updates, in the webhook the namespace's labels, and the deadline of the run or request
+(costly rules call `ctx.check_deadline()` between units of work: selector compilations)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.model.budget import Deadline
 from webhook.profile import Profile, load_profile
 
 
@@ -17,6 +19,12 @@ class Context:
     namespace_labels: Mapping[str, str] | None = None  # None = unknown (offline): namespace rules skip
     operation: str = "CREATE"  # "CREATE" | "UPDATE"
     lint: bool = True  # offline: strict where upstream enforcement is unconfirmed; webhook: permissive
+    deadline: Deadline | None = None  # of the run or request: validation stops when it passes
+
+    def check_deadline(self) -> None:
+        """Raise `DeadlinePassed` if the deadline has passed (no deadline: never)."""
+        if self.deadline is not None:
+            self.deadline.check()
 
     def enabled(self, gate: str) -> bool:
         """Whether a feature gate is on in the target profile."""

@@ -1,6 +1,7 @@
 """Validation results per object and for a whole run, in the JSON shape later tools depend on:
 `{"objects": [{"source", "line", "apiVersion", "kind", "namespace", "name", "violations": [...]}],
-"summary": {"objects", "errors", "warnings", "skipped"}}`."""
+"summary": {"objects", "errors", "warnings", "skipped"}}` (and `"notChecked"` when a deadline left objects
+or rests of files unvalidated)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ class ObjectResult:
 class Report:
     objects: list[ObjectResult] = field(default_factory=list)
     skipped: int = 0  # documents of kinds draguard does not check (or skipped with --skip)
+    not_checked: int = 0  # objects or rests of files the run's deadline left unvalidated
+
+    @property
+    def complete(self) -> bool:
+        """Whether every input was checked (the deadline, if any, did not cut the run short)."""
+        return not self.not_checked
 
     @property
     def errors(self) -> int:
@@ -54,12 +61,15 @@ class Report:
         return sum(o.warnings for o in self.objects)
 
     def summary(self) -> dict[str, int]:
-        return {
+        out = {
             "objects": len(self.objects),
             "errors": self.errors,
             "warnings": self.warnings,
             "skipped": self.skipped,
         }
+        if self.not_checked:  # only when the deadline cut the run short
+            out["notChecked"] = self.not_checked
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"objects": [o.to_dict() for o in self.objects], "summary": self.summary()}

@@ -17,6 +17,7 @@ from webhook.context import Context
 from webhook.defaults import apply_defaults
 from webhook.io.documents import (
     MAX_FILE_BYTES,
+    MAX_REQUEST_BYTES,
     STDIN,
     Document,
     DocumentError,
@@ -24,8 +25,10 @@ from webhook.io.documents import (
     Skipped,
     discover_all,
     parse,
+    parse_bytes,
     read_text,
 )
+from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
 from webhook.profile import load_profile
@@ -71,6 +74,14 @@ declare(
     "input.invalid-unicode",
     summary="a JSON string holds a lone UTF-16 surrogate escape, which kubectl and the API server read as U+FFFD",
     field="<path of the string>",
+    severity=Severity.WARNING,
+    tag="input",
+)
+declare(
+    "input.not-checked",
+    summary="the deadline of the run or request (`--deadline-seconds`) passed before this object (or the rest "
+    "of this file) was validated: nothing is known about it; cross-object rules were not run",
+    field="",
     severity=Severity.WARNING,
     tag="input",
 )
@@ -121,6 +132,8 @@ def run_object_rules(obj: dict[str, Any], ctx: Context, policy: Policy | None = 
         try:
             for f in fn(obj, ctx):
                 out.append(Violation(rule.id, rule.severity, str(f.field), f.message))
+        except DeadlinePassed:
+            raise  # not a rule failure: the object is reported as not checked
         except Exception as e:  # a rule bug must never become a traceback or a dropped object
             out.append(
                 _violation("internal.rule-crash", "", f"rule {rule.id} failed: {type(e).__name__}: {e}")
@@ -164,12 +177,28 @@ class FileResult:
     records: list[Any] = field(default_factory=list)  # aligned with objects; None for objects without one
     skipped: int = 0
     kinds_skipped: dict[str, int] = field(default_factory=dict)
+    not_checked: int = 0  # objects or rests of files the deadline left unvalidated (`input.not-checked`)
+    crashed: bool = False  # draguard failed on the file: one internal.rule-crash stands for all of it
+
+
+# What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
+Keep = Callable[[Document, "ObjectResult | None", "dict[str, Any] | None"], None]
 
 
 def check_document(
     doc: Document, ctx: Context, policy: Policy | None, skip: frozenset[str]
 ) -> tuple[ObjectResult | None, Any]:
-    """One parsed document → its result and inventory record (None, None when skipped)."""
+    """One parsed document → its result and inventory record (None, None when skipped). Raises
+    `DeadlinePassed` when `ctx.deadline` passes while it is validated."""
+    result, record, _ = check_stored(doc, ctx, policy, skip)
+    return result, record
+
+
+def check_stored(
+    doc: Document, ctx: Context, policy: Policy | None, skip: frozenset[str]
+) -> tuple[ObjectResult | None, Any, dict[str, Any] | None]:
+    """`check_document`, and the object as a v1.37 API server would store it (None when it cannot be
+    decoded or was skipped)."""
     obj = doc.obj
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     raw_meta = obj.get("metadata")
@@ -181,7 +210,7 @@ def check_document(
     for issue in doc.issues:
         result.violations.append(_violation(issue.rule, issue.path, f"{issue.message} (line {issue.line})"))
     if api_version is None and kind is None:
-        return None, None  # not a Kubernetes object (CI config, Helm values, ...): skipped and counted
+        return None, None, None  # not a Kubernetes object (CI config, Helm values, ...): skipped and counted
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         missing = "apiVersion" if not isinstance(api_version, str) or not api_version else "kind"
         result.violations.append(
@@ -189,9 +218,9 @@ def check_document(
                 "input.kind", missing, "Required value: every Kubernetes object needs apiVersion and kind"
             )
         )
-        return result, None
+        return result, None, None
     if kind in skip:
-        return None, None
+        return None, None, None
     if (api_version, kind) not in CHECKED:
         if api_version.startswith("resource.k8s.io/"):
             if api_version in DEPRECATED_DRA_VERSIONS:
@@ -204,14 +233,14 @@ def check_document(
                 )
                 result.violations.append(_violation("input.api-version", "apiVersion", msg))
             result.violations = policy.apply(result.violations) if policy else result.violations
-            return result, None
-        return None, None
+            return result, None, None
+        return None, None, None
     stripped, violations = validate_object(obj, ctx, policy)
     result.violations.extend(violations)
     if policy:
         result.violations = policy.apply(result.violations)  # the duplicate-key findings too
     record = extract_record(stripped, 0) if stripped is not None else None
-    return result, record
+    return result, record, stripped
 
 
 def _str(v: Any) -> str | None:
@@ -219,11 +248,35 @@ def _str(v: Any) -> str | None:
 
 
 def check_text(
-    text: str, source: str, ctx: Context, policy: Policy | None = None, skip: frozenset[str] = frozenset()
+    text: str,
+    source: str,
+    ctx: Context,
+    policy: Policy | None = None,
+    skip: frozenset[str] = frozenset(),
+    keep: Keep | None = None,
 ) -> FileResult:
-    """Every document of one file's text."""
+    """Every document of one file's text (see `check_stream`)."""
+    expired = ctx.deadline.expired if ctx.deadline is not None else None
+    return check_stream(parse(text, source, expired), source, ctx, policy, skip, keep)
+
+
+def check_stream(
+    docs: Iterable[Document | DocumentError],
+    source: str,
+    ctx: Context,
+    policy: Policy | None = None,
+    skip: frozenset[str] = frozenset(),
+    keep: Keep | None = None,
+) -> FileResult:
+    """Every document of one file (read lazily: a file is parsed as it is checked). Once `ctx.deadline`
+    has passed, the document in hand is reported `input.not-checked` and nothing after it is read.
+    `keep(doc, result, stored)` sees every document that was checked or skipped."""
     out = FileResult()
-    for doc in parse(text, source):
+    deadline = ctx.deadline
+    for doc in docs:
+        if deadline is not None and deadline.expired():
+            _cut(out, not_checked_result(doc, _BEFORE, policy))
+            break
         if isinstance(doc, DocumentError):
             out.objects.append(
                 ObjectResult(
@@ -232,7 +285,13 @@ def check_text(
             )
             out.records.append(None)
             continue
-        result, record = check_document(doc, ctx, policy, skip)
+        try:
+            result, record, stored = check_stored(doc, ctx, policy, skip)
+        except DeadlinePassed:
+            _cut(out, not_checked_result(doc, _WHILE, policy))
+            break
+        if keep is not None:
+            keep(doc, result, stored)
         if result is None:
             out.skipped += 1
             kind = str(doc.obj.get("kind"))
@@ -241,6 +300,58 @@ def check_text(
         out.objects.append(result)
         out.records.append(record)
     return out
+
+
+_BEFORE = "the deadline of the run passed before this object was validated"
+_WHILE = "the deadline of the run passed while this object was validated"
+_REST = "nothing after it in this file was read either"
+_UNREAD = "the deadline of the run passed before this file was read: nothing in it was checked"
+_NO_INVENTORY = (
+    "cross-object rules (pools, duplicate devices, classes, extended resource names) were not run: the "
+    "input was not read completely before the deadline"
+)
+
+
+def not_checked_result(doc: Document | DocumentError, why: str, policy: Policy | None) -> ObjectResult:
+    """The document in hand when the deadline passed, named, with `input.not-checked`."""
+    text = f"not checked: {why}; {_REST}"
+    if isinstance(doc, DocumentError):  # the parse error is known: report it, and the cut
+        violations = [_violation("input.not-checked", "", text)]
+        if doc.rule != "input.not-checked":  # not the parser's own stop at the deadline
+            violations.insert(0, _violation(doc.rule, "", doc.message))
+        return ObjectResult(doc.source, doc.line, None, None, None, None, _apply(policy, violations))
+    obj = doc.obj
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    name = meta.get("name") or meta.get("generateName")
+    return ObjectResult(
+        doc.source,
+        doc.line,
+        _str(obj.get("apiVersion")),
+        _str(obj.get("kind")),
+        _str(meta.get("namespace")),
+        _str(name),
+        _apply(policy, [_violation("input.not-checked", "", text)]),
+    )
+
+
+def _cut(out: FileResult, result: ObjectResult) -> None:
+    out.not_checked += 1
+    if result.violations:  # empty only when a policy disables input.not-checked
+        out.objects.append(result)
+        out.records.append(None)
+
+
+def unread_result(source: str, policy: Policy | None) -> FileResult:
+    """A file the deadline left unread."""
+    out = FileResult()
+    violations = _apply(policy, [_violation("input.not-checked", "", f"not checked: {_UNREAD}")])
+    _cut(out, ObjectResult(source, 1, None, None, None, None, violations))
+    return out
+
+
+def _apply(policy: Policy | None, violations: list[Violation]) -> list[Violation]:
+    return policy.apply(violations) if policy else violations
 
 
 # -- whole runs ---------------------------------------------------------------------------------
@@ -253,9 +364,10 @@ class RunOptions:
     policy: Policy | None = None
     skip: frozenset[str] = frozenset()
     max_bytes: int = MAX_FILE_BYTES  # one file or stdin
+    deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
 
     def context(self) -> Context:
-        return Context(profile=load_profile(self.version, dict(self.gates)))
+        return Context(profile=load_profile(self.version, dict(self.gates)), deadline=self.deadline)
 
 
 _worker: dict[str, Any] = {}
@@ -268,6 +380,8 @@ def _init_worker(options: RunOptions) -> None:
 
 def _check_file(path: str) -> FileResult:
     options: RunOptions = _worker["options"]
+    if options.deadline is not None and options.deadline.expired():
+        return unread_result(path, options.policy)
     try:
         text = read_text(path, options.max_bytes)
     except InputFileError as e:
@@ -286,12 +400,17 @@ def usable_workers(requested: int | None, inputs: int) -> int:
 
 
 def safe_check_text(
-    text: str, source: str, ctx: Context, policy: Policy | None, skip: frozenset[str]
+    text: str,
+    source: str,
+    ctx: Context,
+    policy: Policy | None,
+    skip: frozenset[str],
+    keep: Keep | None = None,
 ) -> FileResult:
     """`check_text`, with any failure of draguard itself turned into an error on that file (never a
-    traceback that stops the other files)."""
+    traceback that stops the other files); `crashed` is then set."""
     try:
-        return check_text(text, source, ctx, policy, skip)
+        return check_text(text, source, ctx, policy, skip, keep)
     except RecursionError:
         msg = "draguard ran out of stack on this file (extremely deep nesting?): please report it"
     except Exception as e:  # noqa: BLE001 - the last line of defence for one file
@@ -299,6 +418,7 @@ def safe_check_text(
     return FileResult(
         [ObjectResult(source, 1, None, None, None, None, [_violation("internal.rule-crash", "", msg)])],
         [None],
+        crashed=True,
     )
 
 
@@ -310,6 +430,8 @@ def check_files(
     stdin_text: str | None = None,
 ) -> Report:
     """Validate files (directories expanded; `-` is stdin) in parallel, then run inventory rules.
+    With `options.deadline`, what is left when it passes is reported `input.not-checked`
+    (`Report.not_checked`) and the inventory rules are not run.
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
     found = discover_all(paths)
@@ -320,6 +442,9 @@ def check_files(
     jobs = usable_workers(jobs, len(on_disk))
     for i, p in enumerate(files):
         if p == STDIN:
+            if options.deadline is not None and options.deadline.expired():
+                results[i] = unread_result("<stdin>", options.policy)
+                continue
             try:
                 text = stdin_text if stdin_text is not None else read_text(p, options.max_bytes)
             except InputFileError as e:
@@ -370,15 +495,54 @@ def skipped_result(s: Skipped, policy: Policy | None = None) -> FileResult:
 
 
 def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None) -> Report:
-    """Concatenate per-file results and run the inventory (cross-object) rules over all of them."""
+    """Concatenate per-file results and run the inventory (cross-object) rules over all of them —
+    unless the deadline left something unchecked: rules over part of the input could report what is
+    missing from it (a class, a slice of a pool), so none is run and the first `input.not-checked`
+    finding says so."""
     report = Report()
     records: list[Any] = []
     for fr in file_results:
         report.objects.extend(fr.objects)
         records.extend(fr.records)
         report.skipped += fr.skipped
+        report.not_checked += fr.not_checked
+    if report.not_checked:
+        first = next(
+            (o for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations)), None
+        )
+        if first is not None:
+            first.violations.extend(_apply(policy, [_violation("input.not-checked", "", _NO_INVENTORY)]))
+        return report
     run_inventory_rules(report.objects, records, ctx, policy)
     return report
+
+
+def check_body(
+    body: bytes,
+    options: RunOptions,
+    source: str = "<request>",
+    max_bytes: int = MAX_REQUEST_BYTES,
+    ctx: Context | None = None,
+) -> Report:
+    """A request body (one or more documents, YAML or JSON) through the whole pipeline — size cap and
+    UTF-8, parse, validation, cross-object rules — within `options.deadline`: the admission server's
+    entry point, one request deadline for all of it (`simulate(body, ...)` adds feasibility). `ctx`
+    (the request's operation, old object, namespace labels; its `deadline` governs) replaces the
+    context `options` would make."""
+    ctx = ctx or options.context()
+    if ctx.deadline is not None and ctx.deadline.expired():
+        return assemble([unread_result(source, options.policy)], ctx, options.policy)
+    docs = parse_bytes(body, source, max_bytes)
+    try:
+        result = check_stream(docs, source, ctx, options.policy, options.skip)
+    except Exception as e:  # noqa: BLE001 - the last line of defence, as for a file
+        msg = f"draguard failed on this request ({type(e).__name__}: {e}): please report it"
+        result = FileResult(
+            [ObjectResult(source, 1, None, None, None, None, [_violation("internal.rule-crash", "", msg)])],
+            [None],
+            crashed=True,
+        )
+    return assemble([result], ctx, options.policy)
 
 
 def run_inventory_rules(

@@ -99,18 +99,24 @@ def cluster(tmp_path: Path, pods: int) -> Path:
     return path
 
 
-def test_a_passed_run_deadline_leaves_every_pod_undecided(
+def test_a_passed_run_deadline_leaves_the_input_unchecked_and_nothing_decided(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The deadline covers the whole run, reading included: at 0 nothing is read, nothing is decided.
     path = cluster(tmp_path, 3)
     report = simulate([str(path)], SimulateOptions(deadline_seconds=0))
-    assert [p.feasible for p in report.pods] == [None, None, None]
-    assert all("deadline of the run passed" in p.reason for p in report.pods)
+    assert report.pods == [] and report.validation.not_checked == 1
+    [unread] = report.validation.objects
+    assert unread.source == str(path)
+    assert [v.rule for v in unread.violations] == ["input.not-checked", "input.not-checked"]
+    assert "before this file was read" in unread.violations[0].message
+    assert unread.violations[1].message.startswith("cross-object rules")
     assert report.exit_code == 3
     assert main(["simulate", "--deadline-seconds", "0", "-o", "json", str(path)]) == 3
     out = json.loads(capsys.readouterr().out)
-    assert [p["feasible"] for p in out["pods"]] == [None, None, None]
+    assert out["pods"] == [] and [o["source"] for o in out["notChecked"]] == [str(path)]
     assert main(["simulate", "--deadline-seconds", "60", "-o", "json", str(path)]) == 0
+    assert "notChecked" not in json.loads(capsys.readouterr().out)
 
 
 # --- engine failures ------------------------------------------------------------------------------

@@ -10,7 +10,16 @@ import pytest
 from webhook.io.documents import Document, DocumentError, parse, parse_bytes
 from webhook.io.files import InputFileError, UnreadableInput, discover_all, read_bytes
 from webhook.io.jsonload import load_json_documents
-from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, allowed_alias_ratio, chunks, load_documents
+from webhook.io.yamlload import (
+    EXPANSION_FLOOR,
+    MAX_DEPTH,
+    RawDocument,
+    YamlError,
+    allowed_alias_ratio,
+    chunks,
+    expansion_limit,
+    load_documents,
+)
 
 
 def one(text: str) -> RawDocument | YamlError:
@@ -60,6 +69,43 @@ def test_nesting_through_an_alias_counts() -> None:
     assert isinstance(ok, RawDocument)
     bad = one(f"a: &d {deep}\nb: {'[' * 100}*d{']' * 100}\n")
     assert isinstance(bad, YamlError) and f"deeper than {MAX_DEPTH}" in bad.message
+
+
+def test_alias_expansion_is_bounded_in_bytes_before_anything_expands() -> None:
+    """One 100 KB string aliased 30,000 times passes go-yaml's node ratio (3 GB as JSON): an error at the
+    alias that passes 3 MiB, while the string is still shared; 31 aliases (3.1 MB) are fine."""
+    big = "x" * 100_000
+    text = f'a: &b "{big}"\nl:\n' + "- *b\n" * 30_000
+    d = one(text)
+    assert isinstance(d, YamlError) and d.line == 33  # the 31st alias: 32 copies of 100,002 bytes
+    assert d.message.startswith(f"aliases expand this document to more than {3 << 20:,} bytes")
+    ok = one(f'a: &b "{big}"\nl:\n' + "- *b\n" * 30)
+    assert isinstance(ok, RawDocument) and all(x is ok.data["a"] for x in ok.data["l"])
+    assert EXPANSION_FLOOR == 3 << 20 and expansion_limit(len(text)) == 3 << 20
+
+
+def test_expanded_bytes_count_through_nested_anchors_and_merge_keys() -> None:
+    s = "y" * 200_000
+    # 4 x 4 aliases of 200 KB: 3.2 MB at the fourth alias of l2, with only a handful of nodes
+    nested = f"s: &s {s}\nl1: &l1 [*s, *s, *s, *s]\nl2: [*l1, *l1, *l1, *l1]\n"
+    d = one(nested)
+    assert isinstance(d, YamlError) and d.line == 3 and "aliases expand" in d.message
+    assert isinstance(one(nested.replace("*l1, *l1, *l1, *l1", "*l1, *l1")), RawDocument)
+    merged = f"m: &m {{k: {s}}}\n" + "".join(f"o{i}: {{<<: *m}}\n" for i in range(20))
+    d = one(merged)
+    assert isinstance(d, YamlError) and d.line == 16 and "aliases expand" in d.message  # the 15th merge
+
+
+def test_a_large_document_may_expand_to_four_times_its_own_size() -> None:
+    """A List in CI may be larger than 3 MiB: its aliases may add up to 4 times its text."""
+    item = "- {kind: ConfigMap, data: {v: " + "z" * 1000 + "}, shared: *s}\n"
+    head = "kind: List\ns: &s [" + ", ".join(["w" * 1000] * 3) + "]\nitems:\n"
+    text = head + item * 2000  # 2 MB of text, 6 MB of aliases: 8 MB written out
+    d = one(text)
+    assert isinstance(d, RawDocument) and len(d.data["items"]) == 2000
+    assert expansion_limit(len(text)) == 4 * len(text) > 8_000_000
+    d = one(text.replace("shared: *s", "shared: [*s, *s]"))  # 14 MB written out: more than 4 times
+    assert isinstance(d, YamlError) and "aliases expand" in d.message
 
 
 @pytest.mark.parametrize(
@@ -213,6 +259,63 @@ def test_discovery_skips_special_entries_and_hidden_directories(tmp_path: Path) 
     ]
     with pytest.raises(UnreadableInput, match="no such file or directory"):
         discover_all([str(tmp_path / "missing")])
+
+
+def _walk_reference(top: str) -> tuple[list[str], list[str]]:
+    """What the recursive os.walk version found: (files, skipped paths)."""
+    import os
+    import stat
+
+    files, skipped = [], []
+    for root, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in names:
+            if name.endswith((".yaml", ".yml", ".json")):
+                path = os.path.join(root, name)
+                try:
+                    (files if stat.S_ISREG(os.stat(path).st_mode) else skipped).append(path)
+                except OSError:
+                    skipped.append(path)
+    return sorted(files), sorted(skipped)
+
+
+def test_discovery_walks_as_os_walk_did(tmp_path: Path) -> None:
+    import os
+
+    for d in ("a/b/c", "a/.hidden/x", "a-b", "z/y", "a/b/c2"):
+        (tmp_path / d).mkdir(parents=True)
+    for f in (
+        "a/b/c/1.yaml",
+        "a/.hidden/x/2.yaml",
+        "a-b/3.json",
+        "z/y/4.yml",
+        "a/5.yaml",
+        "a/b/c2/6.txt",
+        ".7.yaml",
+        "a/b/c2/8.yaml",
+    ):
+        (tmp_path / f).write_text("a: 1\n")
+    (tmp_path / "a/b/loop").symlink_to("..")  # a symlinked directory: not entered
+    (tmp_path / "z/dir.yaml").symlink_to("y")  # a symlink to a directory named like a manifest
+    (tmp_path / "z/self.yaml").symlink_to("self.yaml")  # a looping symlink
+    (tmp_path / "z/gone.json").symlink_to("nowhere")
+    os.mkfifo(tmp_path / "a/b/pipe.yaml")
+    found = discover_all([str(tmp_path)])
+    files, skipped = _walk_reference(str(tmp_path))
+    assert found.files == files and [s.path for s in found.skipped] == skipped
+    assert [os.path.relpath(f, tmp_path) for f in found.files] == [
+        ".7.yaml",
+        "a-b/3.json",
+        "a/5.yaml",
+        "a/b/c/1.yaml",
+        "a/b/c2/8.yaml",
+        "z/y/4.yml",
+    ]
+    assert [os.path.relpath(s.path, tmp_path) for s in found.skipped] == [
+        "a/b/pipe.yaml",
+        "z/gone.json",
+        "z/self.yaml",
+    ]
 
 
 def test_pieces_read_together_give_what_each_piece_alone_gives() -> None:

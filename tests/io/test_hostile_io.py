@@ -175,3 +175,43 @@ def test_bad_policy_files_are_usage_errors(name: str, tmp_path: Path) -> None:
 def test_policy_that_is_a_fifo_is_a_usage_error(tmp_path: Path) -> None:
     p = draguard("validate", "--policy", str(fifo(tmp_path)), "examples")
     assert p.returncode == 2 and "FIFO" in p.stderr
+
+
+def _nest(top: str, levels: int) -> str:
+    """`levels` directories `a` nested under `top`, made relative to an open directory (a path to the
+    bottom may be longer than PATH_MAX)."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir("a", dir_fd=fd)
+            nfd = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+    finally:
+        os.close(fd)
+    return os.path.join(top, *["a"] * levels)
+
+
+def test_deep_directory_tree_is_walked_without_recursion(tmp_path: Path) -> None:
+    """1,200 nested directories (Python 3.11's os.walk recursed: a RecursionError traceback): every
+    command finds the manifest at the bottom; a tree too deep for a path is a clear exit 2."""
+    root = tmp_path / "dir"
+    root.mkdir()
+    try:
+        deep = _nest(str(root), 1200)
+        bad = os.path.join(deep, "bad.yaml")
+        Path(bad).write_text(
+            "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: Bad_Name}\nspec: {}\n"
+        )
+        p = draguard("validate", str(root))
+        assert p.returncode == 1 and f"{bad}:1: error meta.name:" in p.stdout, p.stdout + p.stderr
+        p = draguard("strip", str(root))
+        assert p.returncode == 0 and "name: Bad_Name" in p.stdout, p.stdout + p.stderr
+        p = draguard("simulate", str(root))
+        assert p.returncode == 1 and "meta.name" in p.stdout, p.stdout + p.stderr
+        # 1,000 more levels: past PATH_MAX (4,096 bytes), the bottom cannot be listed by its path
+        _nest(deep, 1000)
+        p = draguard("validate", str(root))
+        assert p.returncode == 2 and "cannot list this directory: File name too long" in p.stderr, p.stderr
+    finally:
+        subprocess.run(["rm", "-rf", str(root)], check=True)  # shutil.rmtree recurses

@@ -98,6 +98,10 @@ def test_parse(text: str, value: Fraction, fmt: str) -> None:
         ("1ki", ERR_SUFFIX),
         ("1K", ERR_SUFFIX),
         ("1e99999999999999999999", ERR_SUFFIX),
+        ("1e" + "9" * 5000, ERR_SUFFIX),  # ParseInt's range error, not Python's int-str limit
+        ("1e-" + "9" * 5000, ERR_SUFFIX),
+        ("1e9223372036854775808", ERR_SUFFIX),
+        ("1e-9223372036854775809", ERR_SUFFIX),
         ("e-10", ERR_NUMERIC),
         (".e-10", ERR_NUMERIC),
     ],
@@ -113,6 +117,12 @@ def test_whitespace_is_trimmed_like_unmarshal_json_but_not_by_parse_quantity() -
     for text in (" 1", "1 "):
         with pytest.raises(ValueError, match="regular expression"):
             parse_quantity(text, trim=False)
+
+
+def test_exponents_with_thousands_of_leading_zeros_are_small() -> None:
+    assert parse_quantity("1e" + "0" * 5000 + "3") == parse_quantity("1e3")
+    assert parse_quantity("1e-" + "0" * 5000 + "1") == parse_quantity("100m")
+    assert parse_quantity("1e-9223372036854775808") == parse_quantity("1e0")  # int32(-2**63) is 0
 
 
 def test_upstream_scanner_oddities() -> None:

@@ -56,6 +56,8 @@ def test_parse_valid(text: str, parts: tuple) -> None:  # type: ignore[type-arg]
         ("1.2.3+a..b", "Build meta data is empty"),
         ("1.2.3+a_b", 'Invalid character(s) found in build meta data "a_b"'),
         ("18446744073709551616.0.0", "value out of range"),
+        ("1." + "9" * 5000 + ".0", "value out of range"),  # not Python's int-str limit
+        ("1.2.3-" + "9" * 5000, "value out of range"),
         (" 1.2.3", 'Invalid character(s) found in major number " 1"'),
     ],
 )

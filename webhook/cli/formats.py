@@ -38,9 +38,11 @@ def render_text(report: Report, summary: bool = False) -> str:
             )
     if summary:
         s = report.summary()
+        cut = sum(1 for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations))
         lines.append(
-            f"Summary: {s['objects']} objects checked, {s['errors']} errors, {s['warnings']} warnings, "
+            f"Summary: {s['objects'] - cut} objects checked, {s['errors']} errors, {s['warnings']} warnings, "
             f"{s['skipped']} skipped"
+            + (f", {report.not_checked} not checked (the deadline passed)" if report.not_checked else "")
         )
     return "\n".join(lines) + ("\n" if lines else "")
 

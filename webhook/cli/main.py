@@ -1,10 +1,15 @@
 """`draguard` entry point: argument parsing, exit codes, output. Exit codes of `validate`:
-0 clean (warnings allowed), 1 any error, 2 usage error or unreadable input; of `simulate`: 0 all
-feasible, 1 any infeasible (or invalid input), 3 any undecided, 2 usage."""
+0 clean (warnings allowed), 1 any error, 2 usage error or unreadable input, 3 no error but the deadline
+(`--deadline-seconds`) passed before everything was checked; of `simulate`: 0 all feasible, 1 any
+infeasible (or invalid input), 3 any undecided (or not checked before the deadline), 2 usage.
+
+The deadline of a run counts from the start of the process (its whole life: interpreter start-up,
+reading, validation, allocation), or from the call when `main(argv)` is called in-process."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -17,7 +22,8 @@ from webhook.model.errors import UsageError
 from webhook.model.text import one_line
 from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, parse_feature_gates
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_CHECKED = 0, 1, 2, 3
+RUN_SECONDS = 60.0  # default deadline of `simulate` and `validate --feasibility` (plain validate: none)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,7 +82,7 @@ def _jobs(text: str) -> int:
     return n
 
 
-def _add_budget_args(p: argparse.ArgumentParser) -> None:
+def _add_budget_args(p: argparse.ArgumentParser, validate: bool = False) -> None:
     p.add_argument(
         "--budget-steps",
         type=_steps,
@@ -91,13 +97,23 @@ def _add_budget_args(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="allocator wall-clock limit per Pod before the answer is undecided (default 2)",
     )
+    if validate:
+        help_ = (
+            "deadline of the whole run (reading, validation and, with --feasibility, allocation): what is "
+            "left when it passes is reported input.not-checked (exit 3 when there is no error); default: "
+            f"none, {RUN_SECONDS:g} with --feasibility"
+        )
+    else:
+        help_ = (
+            "deadline of the whole run (reading, validation, every Pod): objects not checked and Pods not "
+            f"decided by then make the answer undecided (exit 3); default {RUN_SECONDS:g}"
+        )
     p.add_argument(
         "--deadline-seconds",
         type=_seconds,
-        default=60.0,
+        default=None if validate else RUN_SECONDS,
         metavar="S",
-        help="wall-clock limit of the whole run's allocations: Pods not decided by then are undecided "
-        "(default 60)",
+        help=help_,
     )
 
 
@@ -167,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also allocate the input's claims/Pods against the input's cluster objects "
         "(as `draguard simulate`): infeasible ones are errors, undecided ones warnings",
     )
-    _add_budget_args(v)
+    _add_budget_args(v, validate=True)
 
     m = sub.add_parser(
         "simulate",
@@ -207,9 +223,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+STARTUP_SECONDS = 5.0  # a process older than this when main() starts is not a fresh `draguard` run
+
+
+def _process_age() -> float:
+    """Seconds since this process started (Linux `/proc/self/stat`), the interpreter's start-up; 0 (count
+    from now) elsewhere, or when the process is older than STARTUP_SECONDS (main() called late in a
+    long-lived process)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        started = int(stat[stat.rindex(b")") + 2 :].split()[19]) / os.sysconf("SC_CLK_TCK")
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+    return age if 0.0 <= age <= STARTUP_SECONDS else 0.0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (`argv`, else the process's command line, which then ends with it)."""
+    started = time.monotonic() - (_process_age() if argv is None else 0.0)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.started = started
+    code = _dispatch(parser, args)
+    if argv is None:
+        _exit(code)
+    return code
+
+
+def _exit(code: int) -> NoReturn:
+    """End a command-line run once its output is written, without tearing down the heap: freeing a full
+    compile cache takes up to a second on a busy machine, past the run's deadline. Nothing is left to do
+    (worker pools are closed, output is flushed here)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be written anyway
+            pass
+    os._exit(code)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         if args.command == "validate":
             return _validate(args)
@@ -238,6 +293,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+def _deadline(args: argparse.Namespace) -> Any:
+    """The run's deadline: `--deadline-seconds` after the process (or the in-process call) started;
+    None for plain `validate` without the flag."""
+    from webhook.model.budget import Deadline
+
+    seconds = args.deadline_seconds
+    if seconds is None and getattr(args, "feasibility", True):
+        seconds = RUN_SECONDS
+    return None if seconds is None else Deadline(args.started + seconds)
+
+
 def _validate(args: argparse.Namespace) -> int:
     from webhook.io.policyfile import load_policy
     from webhook.rules.registry import RULES
@@ -249,23 +315,24 @@ def _validate(args: argparse.Namespace) -> int:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
     skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
-    options = RunOptions(args.k8s_version, tuple(sorted(gates.items())), policy, skip, args.max_input_bytes)
+    deadline = _deadline(args)
+    options = RunOptions(
+        args.k8s_version, tuple(sorted(gates.items())), policy, skip, args.max_input_bytes, deadline
+    )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
         progress = _Progress()
-    stdin_text = None
-    if args.feasibility and "-" in args.paths:
-        from webhook.io.files import read_text
-
-        stdin_text = read_text("-", args.max_input_bytes)  # read once: validation and simulation need it
-    report = check_files(args.paths, options, jobs=args.jobs, progress=progress, stdin_text=stdin_text)
+    if args.feasibility:
+        report = _feasibility(args, gates, policy, skip, deadline, progress)
+    else:
+        report = check_files(args.paths, options, jobs=args.jobs, progress=progress)
     if progress:
         progress.finish()
-    if args.feasibility:
-        _add_feasibility(args, report, gates, policy, stdin_text)
     sys.stdout.write(render(report, args.format, args.summary))
     sys.stdout.flush()
-    return EXIT_ERRORS if report.errors else EXIT_OK
+    if report.errors:
+        return EXIT_ERRORS
+    return EXIT_NOT_CHECKED if report.not_checked else EXIT_OK
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -282,7 +349,7 @@ def _simulate(args: argparse.Namespace) -> int:
         deadline_seconds=args.deadline_seconds,
         max_bytes=args.max_input_bytes,
     )
-    report = simulate(args.paths, options)
+    report = simulate(args.paths, options, deadline=_deadline(args))
     if args.format == "json":
         import json
 
@@ -293,10 +360,18 @@ def _simulate(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _add_feasibility(
-    args: argparse.Namespace, report: Any, gates: dict[str, bool], policy: Any, stdin_text: str | None
-) -> None:
-    """Simulate the same input and add `feasibility.*` violations to the objects they concern."""
+def _feasibility(
+    args: argparse.Namespace,
+    gates: dict[str, bool],
+    policy: Any,
+    skip: frozenset[str],
+    deadline: Any,
+    progress: Any,
+) -> Any:
+    """`validate --feasibility`: one pass over the input — validated as by `validate` (every object:
+    the simulation needs them) and simulated as by `simulate` — within one deadline; `feasibility.*`
+    findings are added to the objects they concern. Kinds in `--skip` take part in the simulation and
+    the cross-object rules but are not reported (counted as skipped)."""
     from webhook.simulate import SimulateOptions, feasibility_violations, simulate
 
     options = SimulateOptions(
@@ -305,11 +380,11 @@ def _add_feasibility(
         policy,
         budget=_budget(args),
         jobs=args.jobs,
-        stdin_text=stdin_text,
-        deadline_seconds=args.deadline_seconds,
+        deadline_seconds=RUN_SECONDS if args.deadline_seconds is None else args.deadline_seconds,
         max_bytes=args.max_input_bytes,
     )
-    sim = simulate(args.paths, options)
+    sim = simulate(args.paths, options, deadline=deadline, progress=progress)
+    report = sim.validation
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
     for pod in sim.pods:
         for subject, violation in feasibility_violations(pod):
@@ -321,6 +396,11 @@ def _add_feasibility(
             if target is None:
                 continue
             target.violations.extend(policy.apply([violation]) if policy else [violation])
+    if skip:
+        kept = [o for o in report.objects if o.kind not in skip]
+        report.skipped += len(report.objects) - len(kept)
+        report.objects = kept
+    return report
 
 
 def _strip(args: argparse.Namespace) -> int:
@@ -329,6 +409,8 @@ def _strip(args: argparse.Namespace) -> int:
     from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
     from webhook.io.documents import DocumentError, discover_all, parse, read_text
+    from webhook.io.yamlload import expansion_error, expansion_limit
+    from webhook.model.jsontext import json_size
     from webhook.rules.registry import RULES
     from webhook.skew import strip_disabled_fields
 
@@ -349,6 +431,7 @@ def _strip(args: argparse.Namespace) -> int:
             say(f"{source}:1: error {e.rule}: {e}")
             status = EXIT_ERRORS
             continue
+        limit = expansion_limit(len(text))  # what strip writes is bounded on its own, not only by the reader
         for doc in parse(text, source):
             if isinstance(doc, DocumentError):
                 say(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}")
@@ -359,10 +442,14 @@ def _strip(args: argparse.Namespace) -> int:
                 say(f"{doc.source}:{issue.line}: {severity} {issue.rule}: {issue.path}: {issue.message}")
                 status = EXIT_ERRORS if severity == "error" else status
             stripped, dropped = strip_disabled_fields(doc.obj, ctx)
+            if json_size(stripped, limit) > limit:
+                say(f"{doc.source}:{doc.line}: error input.parse: {expansion_error(limit)}")
+                status = EXIT_ERRORS
+                continue
             for f in dropped:
                 say(f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}")
             out.append(stripped)
-    sys.stdout.write(yaml.safe_dump_all(out, sort_keys=False))
+    yaml.safe_dump_all(out, sys.stdout, sort_keys=False)  # written as it is made: no second copy
     return status
 
 

@@ -29,6 +29,7 @@ from webhook.engine.selectors import selectable
 from webhook.model.bignum import Big, Nano
 from webhook.model.budget import Meter
 from webhook.model.quantity import Quantity, parse_quantity
+from webhook.model.text import listing
 from webhook.state.pools import Pool
 from webhook.state.view import StateView
 
@@ -254,7 +255,7 @@ def explain(
                     emptied.append(_sentence(alt, rows) + (f" (needs {need})" if need > 1 else ""))
     reasons = []
     if emptied:
-        reasons.append("; ".join(emptied) if len(emptied) == 1 else " | ".join(emptied))
+        reasons.append(listing(emptied, " | "))  # a few requests; the structured explanation has them all
     else:
         contention = [
             m
@@ -264,15 +265,11 @@ def explain(
             if (m := _counter_contention(state, alt, best, f, meter))
         ]
         if contention:
-            reasons.append(" | ".join(contention))
+            reasons.append(listing(contention, " | "))
         cons = [f"{c.kind}Attribute {c.attribute}" for pc in claims for c in pc.constraints]
         reasons.append(
             "every request has enough devices on its own, but no combination satisfies them together"
-            + (
-                f" (constraints: {', '.join(cons)})"
-                if cons
-                else " (devices or shared counters are contended)"
-            )
+            + (f" (constraints: {listing(cons)})" if cons else " (devices or shared counters are contended)")
         )
     invalid = False
     skipped: set[str] = set()
@@ -288,7 +285,7 @@ def explain(
         reasons.append("invalid resource pools were encountered")
     incomplete = sorted(skipped)
     if incomplete:
-        reasons.append("incomplete resource pools skipped: " + ", ".join(incomplete[:5]))
+        reasons.append("incomplete resource pools skipped: " + listing(incomplete))
     where = f"{len(plans)} node(s) considered, {pruned} pruned by device counts"
     if best_name:
         where += f", best node {best_name}"

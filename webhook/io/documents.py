@@ -2,14 +2,14 @@
 `List` expansion. Problems are values (`DocumentError`) carrying file and line; nothing an input holds
 raises out of `parse` or `parse_bytes`.
 
-    parse(text, source)                      # one file's text → documents and errors, in order
+    parse(text, source, expired=None)        # one file's text → documents and errors, in order
     parse_bytes(body, "<request>")           # a request body: size cap, UTF-8, then parse (for the server)
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,17 +77,30 @@ _LEADING_SPACE = re.compile(r"\s*")
 _ITEM_PATH = re.compile(r"items\[(\d+)\]\.")
 
 
-def parse(text: str, source: str) -> Iterator[Document | DocumentError]:
-    """Documents of one file; JSON files (and streams starting with `{`) take the JSON path."""
+CUT_SHORT = "input.not-checked"  # the rule of the DocumentError `parse` ends with when `expired()`
+
+
+def parse(
+    text: str, source: str, expired: Callable[[], bool] | None = None
+) -> Iterator[Document | DocumentError]:
+    """Documents of one file; JSON files (and streams starting with `{`) take the JSON path.
+    `expired()` is asked between documents (empty ones included, which yield nothing): once it is
+    true, parsing stops with a `DocumentError` of rule CUT_SHORT at the line reached."""
     try:
         start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
         if source.endswith(".json") or text.startswith("{", start):
             found = list(load_json_documents(text))
             if source.endswith(".json") or not any(isinstance(d, YamlError) for d in found):
                 for raw in found:
+                    if expired is not None and expired():
+                        yield _cut_short(source, raw)
+                        return
                     yield from _document(source, raw)
                 return
         for raw in load_documents(text):
+            if expired is not None and expired():
+                yield _cut_short(source, raw)
+                return
             yield from _document(source, raw)
     except (RecursionError, MemoryError) as e:  # a bound draguard missed: still an error on this file
         yield DocumentError(
@@ -114,6 +127,10 @@ def parse_bytes(
     except InputFileError as e:
         return [DocumentError(source, 1, str(e), e.rule)]
     return list(parse(text, source))
+
+
+def _cut_short(source: str, raw: RawDocument | YamlError) -> DocumentError:
+    return DocumentError(source, raw.line, "the deadline passed while this file was read", CUT_SHORT)
 
 
 def _document(source: str, raw: RawDocument | YamlError) -> Iterator[Document | DocumentError]:

@@ -1,8 +1,9 @@
 """Finding and reading input files without hanging or reading without bound.
 
-- Directories are walked without following symlinked directories (no loops); hidden directories are left
-  out. Entries are classified with `lstat`/`stat` before anything is opened: a FIFO, socket or device
-  file (or a broken or looping symlink) inside a directory is reported as skipped and never opened.
+- Directories are walked with an explicit stack (any depth), without following symlinked directories (no
+  loops); hidden directories are left out. Entries are classified with `stat` before anything is opened:
+  a FIFO, socket or device file (or a broken or looping symlink) inside a directory is reported as
+  skipped and never opened.
 - A named path that is not a regular file or directory (`/dev/zero`, a FIFO) is a usage error; `-` reads
   stdin.
 - Every read stops at `max_bytes` (a file, stdin or a request body): more is an error on that input.
@@ -18,6 +19,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -68,7 +70,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _raise_walk_error(e: OSError) -> None:
+def _raise_walk_error(e: OSError) -> NoReturn:
     raise UnreadableInput(f"{e.filename}: cannot list this directory: {e.strerror or e}") from e
 
 
@@ -101,13 +103,35 @@ def discover_all(paths: Iterable[str]) -> Discovery:
 
 
 def _walk(top: str, out: Discovery) -> None:
+    """The manifests under `top`: an explicit stack of `os.scandir` (no recursion, whatever the depth),
+    directories in sorted order, symlinked and hidden directories not entered."""
     found: list[str] = []
-    for root, dirs, files in os.walk(top, onerror=_raise_walk_error):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in files:
-            if not name.endswith(MANIFEST_SUFFIXES):
+    stack = [top]
+    while stack:
+        root = stack.pop()
+        try:
+            with os.scandir(root) as it:
+                entries = list(it)
+        except OSError as e:
+            _raise_walk_error(e)
+        subdirs: list[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # follows a symlink, as os.walk does
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not entry.name.startswith("."):
+                    try:
+                        linked = entry.is_symlink()
+                    except OSError:
+                        linked = True
+                    if not linked:  # a symlinked directory is not entered (no loops)
+                        subdirs.append(entry.path)
                 continue
-            path = os.path.join(root, name)
+            if not entry.name.endswith(MANIFEST_SUFFIXES):
+                continue
+            path = entry.path
             try:
                 st = os.stat(path)  # follows a symlink to a file
             except OSError as e:
@@ -119,6 +143,7 @@ def _walk(top: str, out: Discovery) -> None:
                 found.append(path)
             else:
                 out.skipped.append(Skipped(path, f"skipped: {_kind(st.st_mode)}, not a regular file"))
+        stack.extend(sorted(subdirs, reverse=True))  # the first in sorted order is listed next
     out.files.extend(sorted(found))
     out.skipped.sort(key=lambda s: s.path)
 

@@ -7,7 +7,11 @@ Python objects directly. Bounds, as the events arrive:
 - an alias inside its own anchor is an error ("contains itself", as go-yaml says);
 - alias expansion is counted, never performed: an alias shares the anchored object, and its expanded size
   is added to go-yaml v2's counters, so a document go-yaml rejects as "excessive aliasing" (a billion
-  laughs) is an error here too, before anything walks it.
+  laughs) is an error here too, before anything walks it;
+- the same for bytes: every anchor knows the size of its node written out (scalar text and a little per
+  node, aliases inside it included: computed once, when it closes), and a document whose expansion passes
+  `expansion_limit` (3 MiB, or 4x the text read if more) is an error at the alias that passes it. go-yaml
+  counts nodes only: one 100 KB string aliased 30,000 times passes its ratio and becomes 3 GB of JSON.
 
 A stream is cut into chunks at its `---` lines (`chunks`), which libyaml reads one at a time: a syntax
 error costs only its own document, and reading resumes at the next `---` in linear time.
@@ -37,6 +41,20 @@ from yaml._yaml import CParser
 from webhook.io.scalars import MERGE_TAG, STR_TAG, json_key, plain_scalar, tagged_scalar
 
 MAX_DEPTH = 200  # nesting levels a document may have (every downstream walk is recursive)
+
+# Alias expansion, in bytes of the document written out (about its JSON size). The floor is the API server's
+# request limit: kubectl sends every object expanded, in one request, so an object that expands past it
+# cannot be created at all. A List (one document, many objects sent one by one) may expand up to a fixed
+# multiple of its own text, so no consumer (a size check, `strip`'s output, a rule walking strings) ever
+# sees more than a few times what the input itself holds.
+EXPANSION_FLOOR = 3 << 20
+EXPANSION_FACTOR = 4
+
+
+def expansion_limit(text_length: int) -> int:
+    """The bytes a document read from a text of `text_length` characters may expand to through aliases."""
+    return max(EXPANSION_FLOOR, EXPANSION_FACTOR * text_length)
+
 
 # go-yaml v2 (decode.go): the share of decoded nodes that may come from alias expansion, by document size.
 _ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000
@@ -89,13 +107,14 @@ _MERGE = object()  # a mapping frame whose pending key is `<<`
 
 
 class _Anchor:
-    __slots__ = ("value", "open", "size", "levels")
+    __slots__ = ("value", "open", "size", "levels", "nbytes")
 
-    def __init__(self, value: Any, open_: bool) -> None:
+    def __init__(self, value: Any, open_: bool, nbytes: int = 0) -> None:
         self.value = value
         self.open = open_
         self.size = 1  # decoded nodes of the anchored node, expansions included (go-yaml's count)
         self.levels = 0  # nesting levels it adds where an alias puts it (a container: 1 + those below)
+        self.nbytes = nbytes  # its bytes written out, expansions included
 
 
 class _Frame:
@@ -113,6 +132,7 @@ class _Frame:
         "deepest",
         "items",
         "merged",
+        "start_bytes",
     )
 
     def __init__(
@@ -129,6 +149,7 @@ class _Frame:
         self.deepest = depth  # deepest level reached inside
         self.items: list[int] | None = None  # lines of the root mapping's `items` entries
         self.merged: set[str] | None = None  # keys that came from `<<` (an explicit key may override them)
+        self.start_bytes = 0  # the document's expanded bytes when it opened
 
 
 def _path(frame: _Frame | None, last: Any = None) -> str:
@@ -149,17 +170,19 @@ class _Builder:
     """Builds one document from parser events. The open collection lives in local variables (`cur`,
     `cur_map`, `key`, `items`); enclosing ones in `_Frame`s."""
 
-    def __init__(self, get_event: Any, memo: dict[str, Any]) -> None:
+    def __init__(self, get_event: Any, memo: dict[str, Any], max_bytes: int) -> None:
         self.get = get_event
         self.issues: list[YamlIssue] = []
         self.anchors: dict[str, _Anchor] = {}
         self.memo = memo  # plain scalar text -> value (short texts, immutable values), per stream
+        self.max_bytes = max_bytes  # the document's expanded size may not pass this
 
     def document(self) -> tuple[Any, int, list[int] | None]:
         """(data, 0-based line of the root node, item lines) from the event after DocumentStart."""
         get, memo, anchors = self.get, self.memo, self.anchors
         decoded = 1  # go-yaml counts the document node
         aliased = 0
+        nbytes = 0  # the document's size written out so far, aliases expanded (scalar text + 2 a node)
         root: Any = None
         root_line = -1
         frame: _Frame | None = None  # the open collection's frame
@@ -175,6 +198,7 @@ class _Builder:
                 decoded += 1
                 tag = ev.tag
                 text = ev.value
+                nbytes += len(text) + 2
                 if cur_map and key is _NOKEY:  # a mapping key
                     if tag is None and ev.implicit[0]:
                         if text == "<<":
@@ -197,7 +221,7 @@ class _Builder:
                     if k in cur:
                         self._duplicate(frame, k, ev)  # type: ignore[arg-type]
                     if ev.anchor is not None:
-                        anchors[ev.anchor] = _Anchor(k, False)
+                        anchors[ev.anchor] = _Anchor(k, False, len(text) + 2)
                     key = k
                     continue
                 if tag is None:
@@ -214,7 +238,7 @@ class _Builder:
                 else:
                     value = tagged_scalar(tag, text)
                 if ev.anchor is not None:
-                    anchors[ev.anchor] = _Anchor(value, False)
+                    anchors[ev.anchor] = _Anchor(value, False, len(text) + 2)
                 if cur_map:
                     if key is _MERGE:
                         raise _Stop(ev.start_mark.line, _MERGE_ERROR)
@@ -252,6 +276,8 @@ class _Builder:
                 if depth > MAX_DEPTH:
                     raise _Stop(line, f"document is nested deeper than {MAX_DEPTH} levels")
                 frame = _Frame(obj, ismap, frame, pkey, depth, decoded)
+                frame.start_bytes = nbytes
+                nbytes += 2
                 if ev.anchor is not None:
                     frame.anchor = anchors[ev.anchor] = _Anchor(obj, True)
                 items = None
@@ -265,6 +291,7 @@ class _Builder:
                     done.anchor.open = False
                     done.anchor.size = decoded - done.start + 1
                     done.anchor.levels = done.deepest - done.depth + 1
+                    done.anchor.nbytes = nbytes - done.start_bytes
                 frame = done.parent
                 if frame is None:
                     continue
@@ -287,6 +314,9 @@ class _Builder:
                 aliased += target.size
                 if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded):
                     raise _Stop(line, _ALIAS_ERROR)
+                nbytes += target.nbytes
+                if nbytes > self.max_bytes:
+                    raise _Stop(line, expansion_error(self.max_bytes))
                 depth = (0 if frame is None else frame.depth) + target.levels
                 if depth > MAX_DEPTH:
                     raise _Stop(line, f"document is nested deeper than {MAX_DEPTH} levels")
@@ -338,6 +368,15 @@ _MERGE_ERROR = "map merge requires map or sequence of maps as the value"
 _ALIAS_ERROR = "document contains excessive aliasing (as go-yaml counts it: kubectl rejects it too)"
 
 
+def expansion_error(limit: int) -> str:
+    """The error for a document that expands past `limit` bytes."""
+    return (
+        f"aliases expand this document to more than {limit:,} bytes (the API server's 3 MiB request limit, "
+        f"or {EXPANSION_FACTOR} times the document's own size if that is larger): kubectl would send it "
+        "expanded; use fewer aliases or split the document"
+    )
+
+
 def _error_line(e: yaml.YAMLError, text: str) -> tuple[int, str]:
     """(0-based line, message) of a libyaml error."""
     if isinstance(e, yaml.reader.ReaderError):
@@ -361,6 +400,7 @@ def load_chunk(
     parser = CParser(text)
     if memo is None:
         memo = {}
+    max_bytes = expansion_limit(len(text))
     try:
         get = parser.get_event
         get()  # StreamStart
@@ -368,7 +408,7 @@ def load_chunk(
             ev = get()
             if type(ev) is StreamEndEvent:
                 return
-            builder = _Builder(get, memo)
+            builder = _Builder(get, memo, max_bytes)
             try:
                 data, row, items = builder.document()
             except _Stop as e:

@@ -6,9 +6,12 @@
     meter.take()          # one search step (a device placement attempt)
     meter.charge(n)       # n steps of other work (a selector evaluation, a compilation); checks the clock
     meter.tick()          # a loop iteration: no step, the clock is read every TICKS_PER_CHECK ticks
+    deadline.check()      # outside a search (loading, validating): raises DeadlinePassed once passed
 
 Each of them raises `OutOfBudget` once the steps are used up or the clock has passed the earlier of
 `budget.seconds` after the meter was made and the deadline; `meter.reason()` then says which one.
+`DeadlinePassed` (an `OutOfBudget`) is what work outside allocate() raises: the caller reports what was
+not done as not checked / undecided, never as a verdict.
 """
 
 from __future__ import annotations
@@ -17,13 +20,17 @@ import math
 import time
 from dataclasses import dataclass
 
-__all__ = ["Budget", "Deadline", "Meter", "OutOfBudget", "check_seconds", "check_steps"]
+__all__ = ["Budget", "Deadline", "DeadlinePassed", "Meter", "OutOfBudget", "check_seconds", "check_steps"]
 
 TICKS_PER_CHECK = 256  # loop iterations between two reads of the clock (a tick costs ~50 ns)
 
 
 class OutOfBudget(Exception):
     """The step budget, the time budget or the deadline ran out: the answer is undecided."""
+
+
+class DeadlinePassed(OutOfBudget):
+    """The deadline of the run or request passed while loading or validating (`Deadline.check`)."""
 
 
 def check_seconds(value: float, what: str = "seconds") -> float:
@@ -80,6 +87,15 @@ class Deadline:
 
     def expired(self) -> bool:
         return time.monotonic() >= self.at
+
+    def check(self) -> None:
+        """Raise `DeadlinePassed` once the deadline has passed (one clock read, ~50 ns)."""
+        if time.monotonic() >= self.at:
+            raise DeadlinePassed()
+
+    def earliest(self, other: Deadline | None) -> Deadline:
+        """This deadline or `other`, whichever comes first."""
+        return other if other is not None and other.at < self.at else self
 
     def __repr__(self) -> str:
         return f"Deadline(in {self.remaining():.3f} s)" if math.isfinite(self.at) else "Deadline(never)"

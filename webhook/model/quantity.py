@@ -299,7 +299,11 @@ def _parse(s: str) -> Quantity:
     elif suf in _BIN_SUFFIXES:
         base, exponent, fmt = 2, _BIN_SUFFIXES[suf], BINARY_SI
     elif len(suf) > 1 and suf[0] in "eE" and _SIGNED_INT.fullmatch(suf[1:]):
-        e64 = int(suf[1:])
+        # strconv.ParseInt(e, 10, 64): past 19 significant digits it is out of range (and Python's int()
+        # refuses more than 4,300 digits)
+        e_digits = suf[1:].lstrip("+-").lstrip("0") or "0"
+        e64 = int(e_digits) if len(e_digits) <= 19 else 1 << 64  # out of range, either sign
+        e64 = -e64 if suf[1] == "-" else e64
         if not -(1 << 63) <= e64 < (1 << 63):
             raise ValueError(ERR_SUFFIX)
         exponent = ((e64 + (1 << 31)) % (1 << 32)) - (1 << 31)  # Go's int32(parsed)

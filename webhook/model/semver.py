@@ -30,7 +30,8 @@ def _parse_uint(s: str) -> int:
     # Go strconv.ParseUint(s, 10, 64) error texts.
     if not s:
         raise ValueError('strconv.ParseUint: parsing "": invalid syntax')
-    n = int(s)
+    digits = s.lstrip("0") or "0"
+    n = int(digits) if len(digits) <= 20 else _UINT64_MAX + 1  # no int() of thousands of digits
     if n > _UINT64_MAX:
         raise ValueError(f'strconv.ParseUint: parsing "{s}": value out of range')
     return n

@@ -2,6 +2,7 @@
 
     one_line("a\\nb")        -> 'a\\\\nb'   (line breaks, control and bidi characters escaped)
     xml_text("a\\x07b")      -> 'a\\\\x07b' (only what XML 1.0 allows is left as it is)
+    listing(names, "; ")     -> 'a; b; c; d; e; and 995 more' (explanations stay bounded)
 
 Escaped: C0 controls (tab included) and DEL, C1 controls (NEL is a line break for some terminals), the
 Unicode line and paragraph separators, bidirectional overrides and isolates (they can reorder what a
@@ -40,3 +41,14 @@ def one_line(text: str) -> str:
 def xml_text(text: str) -> str:
     """`text` with the characters XML 1.0 forbids (even as references) escaped, lone surrogates too."""
     return _NOT_XML.sub(_escape, text) if _NOT_XML.search(text) else text
+
+
+LISTED = 5  # items a reason names before "and N more"
+
+
+def listing(items: list[str], sep: str = ", ", limit: int = LISTED) -> str:
+    """`items` joined by `sep`, cut after `limit` with "and N more": an explanation that lists what is
+    missing (claims, nodes, devices, pools) stays bounded however many there are."""
+    if len(items) <= limit:
+        return sep.join(items)
+    return sep.join(items[:limit]) + f"{sep}and {len(items) - limit} more"

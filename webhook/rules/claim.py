@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from webhook.cel.compiler import CompileError, compile_selector
+from webhook.cel.compiler import MAX_COST, CompileError, compile_selector
 from webhook.model import names
+from webhook.model.jsontext import json_size
 from webhook.model.path import Path
 from webhook.model.violation import Finding
 from webhook.rules.registry import object_rule
@@ -137,15 +137,22 @@ def selector_findings(selectors: list[Any], path: Path, ctx: Any) -> Iterator[Fi
         expr = cel.get("expression")
         if not isinstance(expr, str):
             continue  # missing: reported by the schema layer
+        ctx.check_deadline()  # a compilation costs up to ~50 ms (10 KiB): the run's deadline is checked
         yield from expression_findings(expr, path.index(k).child("cel", "expression"), ctx)
 
 
 def expression_findings(expr: str, path: Path, ctx: Any) -> Iterator[Finding]:
+    # Compiled without the cost limit, which is checked here (the same comparison the compiler makes):
+    # with every gate on this is the scheduler's compilation of the stored expression (the allocator's
+    # cache key), so `simulate` compiles such a selector once for validation and allocation.
     result = compile_selector(
         expr,
         list_attributes=ctx.enabled("DRAListTypeAttributes"),
         consumable_capacity=ctx.enabled("DRAConsumableCapacity"),
+        check_cost=False,
     )
+    if not isinstance(result, CompileError) and result.cost > MAX_COST:
+        result = CompileError("Forbidden", "too complex, exceeds cost limit")
     if isinstance(result, CompileError):
         if result.kind == "TooLong":
             yield Finding(path, f"Too long: {result.message}")
@@ -169,10 +176,9 @@ def opaque_findings(entry: dict[str, Any], path: Path, stored: bool) -> Iterator
         return  # required: reported by the schema layer
     params = opaque["parameters"]
     pp = op.child("parameters")
-    raw = json.dumps(params, separators=(",", ":"), ensure_ascii=False).encode()
     if params is None:
         yield Finding(pp, "Required value")
-    elif not stored and len(raw) > MAX_OPAQUE_PARAMETERS:
+    elif not stored and json_size(params, MAX_OPAQUE_PARAMETERS) > MAX_OPAQUE_PARAMETERS:
         yield Finding(pp, f"Too long: must have at most {MAX_OPAQUE_PARAMETERS} bytes")
     elif not isinstance(params, dict):
         yield Finding(pp, 'Invalid value: "<value omitted>": must be a valid JSON object')

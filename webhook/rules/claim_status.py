@@ -3,12 +3,12 @@ reservedFor, per-device status and network data."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from webhook.context import Context
 from webhook.model import names
+from webhook.model.jsontext import json_size
 from webhook.model.network import interface_address
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
@@ -173,8 +173,7 @@ def raw_extension_findings(value: Any, path: Path, max_bytes: int, stored: bool 
     if value is None:
         yield Finding(path, fe.required())
         return
-    raw = fe.byte_len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
-    if not stored and raw > max_bytes:
+    if not stored and json_size(value, max_bytes) > max_bytes:
         yield Finding(path, fe.too_long(max_bytes))
     elif not isinstance(value, dict):
         yield Finding(path, fe.invalid("<value omitted>", "must be a valid JSON object"))

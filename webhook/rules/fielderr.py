@@ -6,11 +6,11 @@ Values are rendered the way Go's `field.Error` renders them: strings quoted, num
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from webhook.model import names
+from webhook.model.jsontext import json_head
 
 _KINDS = (
     "Required value",
@@ -34,7 +34,7 @@ def render(value: Any, limit: int = 120) -> str:
         return names.go_quote(value)
     if value is None:
         return '"null"'
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str, ensure_ascii=False)
+    text = json_head(value, limit, sort_keys=True)  # never all of an aliased value: at most limit + 1
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -22,6 +22,7 @@ from webhook.model.cache import short_input_cache
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
 from webhook.model.records import PoolID, SliceRec
+from webhook.model.text import listing
 from webhook.model.violation import Severity
 from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import InventoryFinding, inventory_rule
@@ -193,7 +194,7 @@ def _check_counters(
     for counter, qty in counters:
         path = base.child("counters").key(counter)
         if counter not in defined:
-            known = ", ".join(sorted(defined)) or "none"
+            known = listing(sorted(defined), limit=32) or "none"
             errors.append(
                 _Ref(
                     pos,

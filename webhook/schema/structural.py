@@ -21,6 +21,7 @@ from functools import cache
 from typing import Any
 
 from webhook.data import schema_dir
+from webhook.model.jsontext import json_head
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
 from webhook.model.violation import Severity, Violation
 from webhook.rules.registry import RULES, declare
@@ -245,10 +246,10 @@ def _int_range(fmt: str, struct: str) -> Checker:
     lo, hi = _INT_RANGES[fmt]
 
     def check_int(v: int, path: LazyPath, errs: Errors) -> None:
+        # Both ends, as written: kubectl would round -2^63-1 through a float64 to -2^63 (a silently
+        # different value), the API server rejects the number itself (curl, client libraries).
         if not lo <= v <= hi:
-            sent = _as_sent(v)
-            if sent is None or not lo <= sent <= hi:
-                errs.append((INT_RANGE, path, struct, fmt, v))
+            errs.append((INT_RANGE, path, struct, fmt, v))
 
     return check_int
 
@@ -283,9 +284,9 @@ def _root(kind: str) -> Spec:
 
 def _show(value: Any) -> str:
     if isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
+        text = json.dumps(value[:81], ensure_ascii=False)  # the first 81 characters decide what is shown
     elif isinstance(value, dict | list):
-        text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+        text = json_head(value, 80, sort_keys=True, separators=(", ", ": "))  # never all of an aliased value
     else:
         text = json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -335,12 +336,15 @@ def _as_sent(value: int) -> int | None:
         return None
 
 
-def _number_text(value: int) -> str:
-    """A too-large integer as kubectl sends it: exact within uint64, else as a float64 (Go's encoding)."""
+def _number_text(value: int, fmt: str = "int64") -> str:
+    """An out-of-range integer as the API server sees it: as kubectl sends it (exact within uint64, else
+    as a float64 in Go's encoding), or as written when kubectl's rounding would bring it into range
+    (-2^63-1 becomes -2^63: the number written is what is wrong)."""
     sent = _as_sent(value)
     if sent is None:
         return "+Inf" if value > 0 else "-Inf"
-    if sent == value:
+    lo, hi = _INT_RANGES[fmt]
+    if sent == value or lo <= sent <= hi:
         return str(value)
     f = float(value)
     return f"{f:.0f}" if abs(f) < 1e21 else repr(f)  # Go: 'f' below 1e21, else shortest 'e' (1e+21)
@@ -385,7 +389,7 @@ def _violation(err: tuple[Any, ...]) -> Violation:
         struct, fmt, value = err[2], err[3], err[4]
         fields = ".".join(_go_fields(lazy))
         msg = (
-            f"Invalid value: {_number_text(value)}: json: cannot unmarshal number {_number_text(value)} "
+            f"Invalid value: {_number_text(value, fmt)}: json: cannot unmarshal number {_number_text(value, fmt)} "
             f"into Go struct field {struct}.{fields} of type {fmt}"
         )
     elif rule == REQUIRED:

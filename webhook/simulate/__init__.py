@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ from webhook.engine import Budget, ClaimResult, Outcome, allocate
 from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
 from webhook.model.path import Path
+from webhook.model.text import listing
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
 from webhook.profile import DEFAULT_VERSION, load_profile
@@ -60,7 +61,7 @@ declare(
 )
 
 EXIT_FEASIBLE, EXIT_INFEASIBLE, EXIT_UNDECIDED = 0, 1, 3
-RUN_SECONDS = 60.0  # default deadline of a whole simulation (all Pods), on top of the per-Pod budget
+RUN_SECONDS = 60.0  # default deadline of a whole simulation: loading, validation and every Pod
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,8 @@ class SimulateOptions:
     policy: Policy | None = None
     budget: Budget | None = None
     jobs: int = 1
-    stdin_text: str | None = None  # `-` was already read (validate --feasibility reads it first)
-    deadline_seconds: float = RUN_SECONDS  # the whole run's allocations; Pods left then are undecided
+    stdin_text: str | None = None  # `-` was already read
+    deadline_seconds: float = RUN_SECONDS  # the whole run (load, validation, allocations): see simulate()
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
 
     def __post_init__(self) -> None:
@@ -90,6 +91,7 @@ class Subject:
     claim: str = ""  # "ns/name" of the claim as the engine names it ("" for the Pod itself)
     requests: dict[str, str] = field(default_factory=dict)  # request name → field path
     path: str = ""  # where to report when no request is named
+    message: str = ""  # what is wrong at `path` itself (else the Pod's reason)
 
 
 @dataclass
@@ -144,35 +146,48 @@ class SimulationReport:
     @property
     def exit_code(self) -> int:
         """1 if anything is infeasible (or left out for validation errors, or draguard failed on it),
-        else 3 if anything is undecided, else 0."""
+        else 3 if anything is undecided or was not checked before the deadline, else 0."""
         if any(p.feasible is False or p.internal for p in self.pods) or self.validation.errors:
             return EXIT_INFEASIBLE
-        if any(p.feasible is None for p in self.pods):
+        if any(p.feasible is None for p in self.pods) or self.validation.not_checked:
             return EXIT_UNDECIDED
         return EXIT_FEASIBLE
 
     def to_dict(self) -> dict[str, Any]:
         invalid = [o.to_dict() for o in self.validation.objects if o.errors]
-        return {"pods": [p.to_dict() for p in self.pods], "invalid": invalid}
+        out = {"pods": [p.to_dict() for p in self.pods], "invalid": invalid}
+        if self.validation.not_checked:
+            out["notChecked"] = [o.to_dict() for o in not_checked(self.validation)]
+        return out
+
+
+def not_checked(report: Report) -> list[Any]:
+    """The objects (and rests of files) the run's deadline left unvalidated."""
+    return [o for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations)]
 
 
 def simulate(
-    inputs: Sequence[str] | Sequence[dict[str, Any]],
+    inputs: Sequence[str] | Sequence[dict[str, Any]] | bytes,
     options: SimulateOptions | None = None,
     deadline: Deadline | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SimulationReport:
     """Simulate scheduling of the input's Pods (or its unallocated claims) against its cluster state.
 
-    `inputs` are paths (files, directories, `-`) or already parsed objects. Each Pod's allocation has
-    `options.budget`; all of them together `options.deadline_seconds` from the start of this call, or
-    `deadline` if that is earlier: Pods not decided by then are undecided. Raises `UsageError` for a
+    `inputs` are paths (files, directories, `-`), already parsed objects, or one request body (bytes).
+    The whole call — reading, validation, building the state, every Pod — ends by
+    `options.deadline_seconds` from its start, or by `deadline` if that is earlier (an admission
+    request's); each Pod's allocation also has `options.budget`. What the deadline cuts short is never a
+    verdict: objects not validated are `input.not-checked` in `validation` (then every Pod and claim is
+    undecided: the cluster may be incomplete); Pods not decided are undecided. Raises `UsageError` for a
     bad version/gate and `UnreadableInput` for a missing path."""
     options = options or SimulateOptions()
-    own = Deadline.after(options.deadline_seconds)
-    if deadline is None or own.at < deadline.at:
-        deadline = own
-    ctx = Context(profile=load_profile(options.version, dict(options.gates)))
-    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes)
+    deadline = Deadline.after(options.deadline_seconds).earliest(deadline)
+    ctx = Context(profile=load_profile(options.version, dict(options.gates)), deadline=deadline)
+    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
+    if data.report.not_checked:
+        when = f"while the input was loaded and validated ({data.report.not_checked} not checked)"
+        return SimulationReport(_too_late(data, when), data.report)
     try:
         state = ClusterState.from_objects(data.state, ctx.profile, deadline)
     except OutOfBudget:
@@ -290,9 +305,13 @@ class _Run:
         pod_subject = Subject(item.source, item.line, "Pod", ns, name)
         resolved = resolve_pod_claims(pod, self.claims, self.templates, self.data.invalid, self.generated)
         problems = [pc for pc in resolved if pc.problem]
-        if problems:
-            at = [Subject(item.source, item.line, "Pod", ns, name, path=str(pc.path)) for pc in problems]
-            return PodSimulation(label, False, reason="; ".join(pc.problem for pc in problems), subjects=at)
+        if problems:  # each entry's finding names its own problem; the reason lists a few
+            at = [
+                Subject(item.source, item.line, "Pod", ns, name, path=str(pc.path), message=pc.problem)
+                for pc in problems
+            ]
+            reason = listing([pc.problem for pc in problems], "; ")
+            return PodSimulation(label, False, reason=reason, subjects=at)
         pending: list[dict[str, Any]] = []
         subjects: list[Subject] = [pod_subject]
         seen: set[tuple[str, str]] = set()
@@ -383,7 +402,7 @@ class _Run:
                 label,
                 False,
                 reason="no node can provide the Pod's extended resources: neither in the node's allocatable "
-                "nor served by a DeviceClass on " + ", ".join(unfit),
+                "nor served by a DeviceClass on " + listing(unfit),
                 subjects=[pod_subject],
             )
         restrict = len(groups) > 1 or bool(unfit)
@@ -498,7 +517,8 @@ def _falls_short(entry: dict[str, Any]) -> bool:
 
 def feasibility_violations(sim: PodSimulation) -> list[tuple[Subject, Violation]]:
     """`validate --feasibility`: infeasible answers as errors, undecided ones as warnings, on the
-    claim request (or Pod entry) that the explanation names."""
+    claim request (or Pod entry) that the explanation names. Linear in the subjects and the
+    explanation: each finding carries its own problem or the Pod's (bounded) reason."""
     if sim.feasible:
         return []
     if sim.internal:
@@ -512,25 +532,28 @@ def feasibility_violations(sim: PodSimulation) -> list[tuple[Subject, Violation]
     entries = [e for e in sim.explanation if isinstance(e.get("claim"), str) and e.get("claim")]
     short = [e for e in entries if _falls_short(e)]
     named = [(str(e["claim"]), str(e.get("request") or "").split("/", 1)[0]) for e in short or entries]
+    by_claim: dict[str, list[Subject]] = {}
+    for s in sim.subjects:
+        if s.claim:
+            by_claim.setdefault(s.claim, []).append(s)
     out: list[tuple[Subject, Violation]] = []
     seen: set[tuple[int, str]] = set()
     for claim, request in named:
-        for s in sim.subjects:
-            if s.claim != claim:
-                continue
+        for s in by_claim.get(claim, ()):
             where = s.requests.get(request, s.path)
             if (id(s), where) not in seen:
                 seen.add((id(s), where))
-                out.append((s, Violation(rule.id, rule.severity, where, message)))
+                out.append((s, Violation(rule.id, rule.severity, where, s.message or message)))
     if not out:
         targets = [s for s in sim.subjects if not s.claim] or sim.subjects
         for s in targets:
-            out.append((s, Violation(rule.id, rule.severity, s.path, message)))
+            out.append((s, Violation(rule.id, rule.severity, s.path, s.message or message)))
     return out
 
 
 __all__ = [
     "PodSimulation",
+    "not_checked",
     "SimulateOptions",
     "SimulationReport",
     "Subject",

@@ -1,10 +1,11 @@
-"""Inputs of a simulation: manifests loaded and validated with the shared pipeline, sorted into the
-cluster state (what exists) and the work (Pods and unallocated claims). Invalid objects are left out."""
+"""Inputs of a simulation: manifests loaded and validated with the shared pipeline (within the run's
+deadline, `ctx.deadline`), sorted into the cluster state (what exists) and the work (Pods and unallocated
+claims). Invalid objects are left out; objects the deadline left unchecked are reported, never used."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,16 +18,26 @@ from webhook.io.documents import (
     DocumentError,
     InputFileError,
     discover_all,
-    parse,
+    parse_bytes,
     read_text,
 )
+from webhook.model.budget import Deadline
 from webhook.model.violation import Violation
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 from webhook.simulate.podclaims import key_of, namespace_of
-from webhook.validate import FileResult, assemble, check_document, prepare, skipped_result, usable_workers
+from webhook.validate import (
+    FileResult,
+    assemble,
+    check_stream,
+    input_error_result,
+    safe_check_text,
+    skipped_result,
+    unread_result,
+    usable_workers,
+)
 
 STATE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
@@ -56,90 +67,102 @@ class Inputs:
     invalid: dict[tuple[str, str], str] = field(default_factory=dict)  # ("Kind/ns", name) → why left out
 
 
-def _file_result(
-    docs: list[Document | DocumentError], ctx: Context, policy: Policy | None
+def _checked(
+    text: str | list[Document | DocumentError], source: str, ctx: Context, policy: Policy | None
 ) -> tuple[FileResult, list[Loaded | None]]:
-    out = FileResult()
+    """One file's text (or parsed documents) validated as by `validate` (within `ctx.deadline`), and
+    what the simulation takes from it: the objects as stored, Nodes (not validated) at the end."""
     loaded: list[Loaded | None] = []
     nodes: list[Loaded | None] = []
-    for doc in docs:
-        if isinstance(doc, DocumentError):
-            out.objects.append(
-                ObjectResult(
-                    doc.source,
-                    doc.line,
-                    None,
-                    None,
-                    None,
-                    None,
-                    [Violation(doc.rule, RULES[doc.rule].severity, "", doc.message)],
-                )
-            )
-            out.records.append(None)
-            loaded.append(None)
-            continue
-        original = copy.deepcopy(doc.obj)
-        result, record = check_document(doc, ctx, policy, frozenset())
-        kind = original.get("kind")
+
+    def keep(doc: Document, result: ObjectResult | None, stored: dict[str, Any] | None) -> None:
+        obj = doc.obj
         if result is None:
-            out.skipped += 1
             if (
-                kind == "Node"
-                and original.get("apiVersion") == "v1"
-                and isinstance(original.get("metadata"), dict)
+                obj.get("kind") == "Node"
+                and obj.get("apiVersion") == "v1"
+                and isinstance(obj.get("metadata"), dict)
             ):
-                nodes.append(Loaded(doc.source, doc.line, "Node", original))
-            continue
-        stripped = prepare(original, ctx)[0] if not result.errors else None
-        out.objects.append(result)
-        out.records.append(record)
-        loaded.append(
-            Loaded(doc.source, doc.line, str(kind), stripped, result) if stripped is not None else None
-        )
+                nodes.append(Loaded(doc.source, doc.line, "Node", obj))
+            return
+        if stored is None or result.errors:
+            loaded.append(None)
+        else:
+            loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), stored, result))
+
+    if isinstance(text, str):
+        out = safe_check_text(text, source, ctx, policy, frozenset(), keep)
+    else:
+        try:
+            out = check_stream(text, source, ctx, policy, frozenset(), keep)
+        except Exception as e:  # noqa: BLE001 - as safe_check_text does for a file
+            msg = f"draguard failed on this input ({type(e).__name__}: {e}): please report it"
+            v = Violation("internal.rule-crash", RULES["internal.rule-crash"].severity, "", msg)
+            out = FileResult([ObjectResult(source, 1, None, None, None, None, [v])], [None], crashed=True)
+    if out.crashed:  # the file's objects are not in the report: none of them in the simulation either
+        return out, []
     return out, loaded + nodes
 
 
 _worker: dict[str, Any] = {}
 
 
-def _init(version: str, gates: tuple[tuple[str, bool], ...], policy: Policy | None, max_bytes: int) -> None:
-    _worker["ctx"] = Context(profile=load_profile(version, dict(gates)))
+def _init(
+    version: str,
+    gates: tuple[tuple[str, bool], ...],
+    policy: Policy | None,
+    max_bytes: int,
+    deadline: Deadline | None,
+) -> None:
+    _worker["ctx"] = Context(profile=load_profile(version, dict(gates)), deadline=deadline)
     _worker["policy"] = policy
     _worker["max_bytes"] = max_bytes
 
 
-def _documents(path: str, max_bytes: int, text: str | None = None) -> list[Document | DocumentError]:
-    """The documents of one input (`-`: stdin, or `text` when it was read already)."""
+def _file(
+    path: str, ctx: Context, policy: Policy | None, max_bytes: int, text: str | None = None
+) -> tuple[FileResult, list[Loaded | None]]:
+    """One input (`-`: stdin, or `text` when it was read already), unread once the deadline passed."""
     source = "<stdin>" if path == STDIN else path
+    if ctx.deadline is not None and ctx.deadline.expired():
+        return unread_result(source, policy), []
     try:
         if text is None:
             text = read_text(path, max_bytes)
     except InputFileError as e:
-        return [DocumentError(source, 1, str(e), e.rule)]
-    return list(parse(text, source))
+        return input_error_result(e), []
+    return _checked(text, source, ctx, policy)
 
 
 def _load_file(path: str) -> tuple[FileResult, list[Loaded | None]]:
-    return _file_result(_documents(path, _worker["max_bytes"]), _worker["ctx"], _worker["policy"])
+    return _file(path, _worker["ctx"], _worker["policy"], _worker["max_bytes"])
 
 
 def load(
-    inputs: Sequence[str] | Sequence[dict[str, Any]],
+    inputs: Sequence[str] | Sequence[dict[str, Any]] | bytes,
     ctx: Context,
     jobs: int = 1,
     policy: Policy | None = None,
     stdin_text: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Inputs:
-    """Load paths (files, directories, `-`) or in-memory objects, validate them, sort them."""
+    """Load paths (files, directories, `-`), in-memory objects or one request body (bytes: size cap
+    MAX_REQUEST_BYTES), validate them, sort them. Everything happens within `ctx.deadline`: what is left
+    when it passes is reported `input.not-checked` (`Inputs.report.not_checked`)."""
     results: list[tuple[FileResult, list[Loaded | None]]] = []
-    if all(isinstance(i, dict) for i in inputs):
+    if isinstance(inputs, bytes):
+        if ctx.deadline is not None and ctx.deadline.expired():
+            results.append((unread_result("<request>", policy), []))
+        else:
+            results.append(_checked(parse_bytes(inputs, "<request>"), "<request>", ctx, policy))
+    elif all(isinstance(i, dict) for i in inputs):
         docs: list[Document | DocumentError] = [
             Document("<input>", n + 1, copy.deepcopy(obj))
             for n, obj in enumerate(inputs)
             if isinstance(obj, dict)
         ]
-        results.append(_file_result(docs, ctx, policy))
+        results.append(_checked(docs, "<input>", ctx, policy))
     else:
         found = discover_all([str(p) for p in inputs])
         files = found.files
@@ -147,11 +170,13 @@ def load(
         gates = tuple(sorted(ctx.profile.values.items()))
         done: dict[str, tuple[FileResult, list[Loaded | None]]] = {}
         if STDIN in files:
-            done[STDIN] = _file_result(_documents(STDIN, max_bytes, stdin_text), ctx, policy)
+            done[STDIN] = _file(STDIN, ctx, policy, max_bytes, stdin_text)
         jobs = usable_workers(jobs, len(on_disk))
         if jobs == 1:
-            for path in on_disk:
-                done[path] = _file_result(_documents(path, max_bytes), ctx, policy)
+            for n, path in enumerate(on_disk):
+                done[path] = _file(path, ctx, policy, max_bytes)
+                if progress:
+                    progress(n + 1, len(on_disk))
         else:
             import multiprocessing as mp
 
@@ -159,9 +184,14 @@ def load(
                 jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
-                initargs=(ctx.profile.version, gates, policy, max_bytes),
+                initargs=(ctx.profile.version, gates, policy, max_bytes, ctx.deadline),
             ) as pool:
-                done.update(zip(on_disk, pool.map(_load_file, on_disk, chunksize=1), strict=True))
+                for n, (path, res) in enumerate(
+                    zip(on_disk, pool.map(_load_file, on_disk, chunksize=1), strict=True)
+                ):
+                    done[path] = res
+                    if progress:
+                        progress(n + 1, len(on_disk))
         results.extend(done[p] for p in files)
         results.extend((skipped_result(s, policy), []) for s in found.skipped)
     report = assemble([fr for fr, _ in results], ctx, policy)

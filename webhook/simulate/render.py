@@ -1,10 +1,11 @@
-"""Text rendering of a simulation: validation errors of objects left out, then one block per Pod. Every
-line is passed through `one_line`: names and messages from the input cannot print lines of their own."""
+"""Text rendering of a simulation: validation errors of objects left out, objects the deadline left
+unchecked, then one block per Pod. Every line is passed through `one_line`: names and messages from the
+input cannot print lines of their own."""
 
 from __future__ import annotations
 
 from webhook.model.text import one_line
-from webhook.simulate import PodSimulation, SimulationReport
+from webhook.simulate import PodSimulation, SimulationReport, not_checked
 
 
 def _result_line(r: object) -> str:
@@ -74,7 +75,20 @@ def render_text(report: SimulationReport) -> str:
     if invalid:
         lines.append(f"{len(invalid)} object(s) with validation errors were left out of the simulation")
         lines.append("")
-    if not report.pods:
+    unchecked = not_checked(report.validation)
+    for o in unchecked:
+        ns = f"{o.namespace}/" if o.namespace else ""
+        label = f"{o.kind or '?'} {ns}{o.name or '?'}" if o.kind else "file"
+        for v in o.violations:
+            if v.rule == "input.not-checked":
+                lines.append(f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {v.message} [{label}]")
+    if report.validation.not_checked:
+        lines.append(
+            "the deadline of the run passed before the input was checked: "
+            "every Pod and claim is undecided (exit 3)"
+        )
+        lines.append("")
+    if not report.pods and not report.validation.not_checked:
         lines.append("nothing to simulate: the input has no Pods and no unallocated ResourceClaims")
     for sim in report.pods:
         lines.extend(render_pod(sim))

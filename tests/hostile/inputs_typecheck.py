@@ -1,0 +1,86 @@
+"""Wrong verdicts of the CEL type checker (issue §1): selectors draguard rejects that upstream compiles
+(a false reject denies a valid object) and selectors it accepts that upstream rejects (a false accept
+passes CI, then fails at `kubectl apply`). Verdicts recorded with `draoracle validate`."""
+
+from __future__ import annotations
+
+from tests.hostile.corpus import CEL_FRONT
+from tests.hostile.inputs_cel import OK, REJECT, C, D, cel_case
+
+VERDICTS = {
+    # upstream compiles
+    "has-driver": ("has(device.driver)", OK),
+    "has-driver-and": ("has(device.driver) && true", OK),
+    "has-attribute": (f"has({D}.model)", OK),
+    "int-lt-double": ("1 < 2.0", OK),
+    "uint-lt-int": ("1u < 2", OK),
+    "double-gt-int": ("2.0 > 1", OK),
+    "int-lt-uint-negative": ("-1 < 1u", OK),
+    "double-ge-uint": ("1.5 >= 1u", OK),
+    "attribute-eq-int": (f"{D}.model == 1", OK),
+    "attribute-gt-double": (f"{D}.index > 1.5", OK),
+    "format-d-int": ("'%d'.format([1]) == '1'", OK),
+    "format-x-string": ("'%x'.format(['ab']) == '6162'", OK),
+    "strings-quote": ("strings.quote('a') == 'a'", OK),
+    "sets-contains": ("sets.contains([1], [1])", OK),
+    "lists-range": ("lists.range(3).size() == 3", OK),
+    "list-sort": ("[1,2].sort() == [1,2]", OK),
+    "list-slice": ("[1,2].slice(0,1) == [1]", OK),
+    "list-first": ("[1,2].first().hasValue()", OK),
+    "bool-min": ("[true,false].min() == false", OK),
+    "attributes-all-nested": ("device.attributes.all(d, device.attributes[d].all(k, k != ''))", OK),
+    "timestamp-compare": ("timestamp('2020-01-01T00:00:00Z') > timestamp('2019-01-01T00:00:00Z')", OK),
+    # upstream rejects
+    "int-eq-double": ("1 == 1.0", REJECT),
+    "uint-eq-int": ("1u == 1", REJECT),
+    "driver-eq-int": ("device.driver == 1", REJECT),
+    "non-bool-ip": ("ip('1.1.1.1')", REJECT),
+    "non-bool-quantity": (f"{C}.memory", REJECT),
+    "non-bool-string": ("device.driver", REJECT),
+    "non-bool-null": ("null", REJECT),
+    "non-bool-map": ("device.attributes", REJECT),
+    "string-reverse": ("'a'.reverse() == 'a'", REJECT),
+    "string-of-quantity": ("string(quantity('1')) == '1'", REJECT),
+    "sum-of-strings": ("['a'].sum() == 'a'", REJECT),
+    "sum-mixed-int-uint": ("[1, 2u].sum() > 0", REJECT),
+    "sum-of-quantities": ("[quantity('1'), quantity('2')].sum().isInteger()", REJECT),
+    "min-of-semver": ("[semver('1.0.0')].min() == semver('1.0.0')", REJECT),
+    "indexof-int-arg": ("'abc'.indexOf(1) == 0", REJECT),
+    "issorted-mixed": ("['a', 1].isSorted()", REJECT),
+    "format-d-string": ("'%d'.format(['a']) == ''", REJECT),
+    "format-unknown-verb": ("'%z'.format([1]) == ''", REJECT),
+    "format-too-many-args": ("'%s'.format([1, 2]) == ''", REJECT),
+    "format-f-int": ("'%.3f'.format([1]) == ''", REJECT),
+    "format-missing-arg": ("'%s %s'.format(['a']) == ''", REJECT),
+    "format-v-verb": ("'%v'.format([1]) == '1'", REJECT),
+    "startswith-int": (f"{D}.model.startsWith(1)", REJECT),
+    "no-such-field": ("device.nosuchfield == 1", REJECT),
+    "undeclared-variable": ("devices.driver == 'x'", REJECT),
+    "quantity-isgreaterthan-int": ("quantity('1').isGreaterThan(1)", REJECT),
+    "quantity-add-string": ("quantity('1').add('1').isInteger()", REJECT),
+    "semver-major-uint": ("semver('1.2.3').major() == 1u", REJECT),
+    "isquantity-int": ("isQuantity(1)", REJECT),
+    "ip-of-int": ("ip(1).family() == 4", REJECT),
+    "global-format": ("format('%s', ['a']) == 'a'", REJECT),
+    "join-on-string": ("'a'.join(['b']) == ''", REJECT),
+    "join-int-list": ("[1].join('') == ''", REJECT),
+    "base64-not-declared": ("base64.encode(b'a') == 'YQ=='", REJECT),
+    "math-not-declared": ("math.abs(-1) == 1", REJECT),
+    "list-flatten-flat": ("[1,2].flatten().size() == 2", REJECT),
+    "in-mixed-list": ("1 in [1.0]", REJECT),
+    "mixed-list-literal": ("[1, 'a'][0] == 1", REJECT),
+    "quantity-gt-operator": (f"{C}.memory > quantity('1')", REJECT),
+    "semver-lt-operator": (f"{D}.ver < semver('2.0.0')", REJECT),
+    "type-cost": ("type(device.driver) == string", REJECT),
+    "string-min-cost": ("['a','b'].min() == 'a'", REJECT),
+}
+for _n, (_e, _ok) in VERDICTS.items():
+    cel_case(
+        "typecheck",
+        _n,
+        _e,
+        _ok,
+        None,
+        CEL_FRONT,
+        note=("upstream compiles: " if _ok else "upstream rejects: ") + _e,
+    )
