@@ -319,12 +319,17 @@ def _allocate(
     undecided = False
     searched: list[NodePlan] = []
     bounded = 0  # nodes 0..bounded-1 have been bounded (pruned or scored)
+    if has_all:  # "All" requests are pre-collected on every node first: any node's error aborts
+        try:
+            for i, n in enumerate(nodes):
+                NodeSearch(state, prepared, n, cands.pools(i), f, meter).prepare()
+        except EngineError as e:
+            return Outcome(False, None, [], str(e), [], steps=meter.used, error=str(e))
+        except OutOfBudget:
+            return _undecided(meter, "while devices were matched against the selectors", "", [])
     for chunk in _chunks(len(nodes)):
         idx = list(chunk)
         try:
-            if has_all:
-                for i in idx:
-                    NodeSearch(state, prepared, nodes[i], cands.pools(i), f, meter).prepare()
             _bound(state, prepared, cands, idx, f, meter)
         except EngineError as e:
             return Outcome(
