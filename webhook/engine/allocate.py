@@ -59,7 +59,17 @@ class _Nodes:
     per node (a warm call on 1,000 nodes then allocates a handful of containers, not thousands, which
     keeps the garbage collector's young generations quiet)."""
 
-    __slots__ = ("state", "meter", "nodes", "canonical", "promise", "feasible", "failure")
+    __slots__ = (
+        "state",
+        "meter",
+        "nodes",
+        "canonical",
+        "promise",
+        "feasible",
+        "failure",
+        "stamp",
+        "_stamped",
+    )
 
     def __init__(
         self, state: StateView, nodes: list[NodeInfo], meter: Meter, canonical: bool = False
@@ -71,17 +81,25 @@ class _Nodes:
         self.promise = [0.0] * len(nodes)
         self.feasible = bytearray(b"\x01") * len(nodes)
         self.failure: dict[int, str] = {}
+        self.stamp: list[int | None] = []  # node stamps of nodes 0..len-1, filled by stamps()
+        self._stamped = 0
 
     def pools(self, i: int) -> Sequence[Pool]:
         return self.state.pools_for(self.nodes[i], self.meter)
 
     def stamps(self, limit: int) -> list[int | None]:
-        """The node stamps of the first `limit` nodes (None: not a candidate node)."""
-        state = self.state
-        if not self.canonical:
-            return [state.node_stamp(n) for n in self.nodes[:limit]]
-        get = state.node_pools.get
-        return [e[0] if (e := get(n.name)) is not None else None for n in self.nodes[:limit]]
+        """The node stamps of the first `limit` nodes (None: not a candidate node), read once per call
+        (`self.stamp` then holds at least as many)."""
+        if limit > self._stamped:
+            state = self.state
+            more = self.nodes[self._stamped : limit]
+            if not self.canonical:
+                self.stamp += [state.node_stamp(n) for n in more]
+            else:
+                get = state.node_pools.get
+                self.stamp += [e[0] if (e := get(n.name)) is not None else None for n in more]
+            self._stamped = limit
+        return self.stamp[:limit]
 
     def plan(self, i: int) -> NodePlan:
         return NodePlan(
@@ -141,20 +159,18 @@ def _counts(
         cache.put(ckey, known, key_bytes(ckey) + 130 * len(cands.nodes))
     rules = state.rules.version
     nodes = cands.nodes
-    pools_of = state.node_pools.get if cands.canonical else None
+    if idx:
+        cands.stamps(idx[-1] + 1)  # idx ascends
+    stamps = cands.stamp
     for i in idx:
         node = nodes[i]
         name = node.name
         if name in counts:
             continue
-        if pools_of is not None:
-            entry = pools_of(name)
-            stamp = entry[0] if entry is not None else None
-        else:
-            stamp = state.node_stamp(node)
+        stamp = stamps[i]
         hit = known.get(name)
         if hit is not None and hit[0] == stamp and hit[1] == rules and (hit[2] < hit[3] or limit <= hit[3]):
-            counts[name] = min(hit[2], limit)
+            counts[name] = hit[2] if hit[2] < limit else limit
             continue
         meter.tick()
         n = 0
@@ -386,8 +402,8 @@ def _allocate(
         promise = cands.promise[:bounded]
         top = max(promise)
         tied = [i for i, v in enumerate(promise) if v == top]
-        shortest = min(len(names[i] or "") for i in tied)
-        best = plans[next(i for i in tied if len(names[i] or "") == shortest)]
+        lengths = [len(names[i] or "") for i in tied]
+        best = plans[tied[lengths.index(min(lengths))]]
     try:
         reason, explanation = explain(
             state,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from itertools import compress
+from operator import ne
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from webhook.engine.eligibility import (
@@ -200,7 +202,12 @@ def summed(
         old_stamps, old_parts, total = prev[1], prev[2], prev[3]
         if old_stamps == stamps and None not in stamps:
             return total
-        changed = [i for i, (a, b) in enumerate(zip(old_stamps, stamps, strict=True)) if a != b or b is None]
+        if None in stamps:
+            changed = [
+                i for i, (a, b) in enumerate(zip(old_stamps, stamps, strict=True)) if a != b or b is None
+            ]
+        else:
+            changed = list(compress(range(len(stamps)), map(ne, old_stamps, stamps)))
         if len(changed) * 4 < len(stamps):
             parts = list(old_parts)
             for i in changed:
