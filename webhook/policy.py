@@ -39,11 +39,20 @@ class FeasibilityPolicy:
 
     default: str = DEFAULT_FEASIBILITY_MODE
     kinds: Mapping[str, str] = field(default_factory=dict)
-    namespaces: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # ns -> {kind or "*": mode}
+    # namespace -> mode for every kind, or {kind: mode}
+    namespaces: Mapping[str, str | Mapping[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        spaces = {ns: ({"*": m} if isinstance(m, str) else dict(m)) for ns, m in self.namespaces.items()}
+        modes = [self.default, *self.kinds.values(), *(m for per in spaces.values() for m in per.values())]
+        bad = [m for m in modes if m not in FEASIBILITY_MODES]
+        if bad:
+            raise ValueError(f"feasibility mode {bad[0]!r} is not one of {', '.join(FEASIBILITY_MODES)}")
+        object.__setattr__(self, "namespaces", spaces)
 
     def mode(self, kind: str, namespace: str | None) -> str:
         per_ns = self.namespaces.get(namespace or "")
-        if per_ns is not None:
+        if isinstance(per_ns, Mapping):
             found = per_ns.get(kind) or per_ns.get("*")
             if found is not None:
                 return found
@@ -75,6 +84,12 @@ class Policy:
 def policy_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Policy:
     """A policy from a policy file's parsed content (`webhook.io.policyfile` reads the file); unknown
     rule ids and severities, or the wrong shape, are usage errors naming the file."""
+    if isinstance(data, dict):
+        unknown = sorted(str(k) for k in data if k not in ("rules", "feasibility"))
+        if unknown:
+            raise UsageError(
+                f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:` and `feasibility:`)"
+            )
     rules = data.get("rules") if isinstance(data, dict) else None
     has_feasibility = isinstance(data, dict) and "feasibility" in data
     if rules is None and has_feasibility:
@@ -84,12 +99,6 @@ def policy_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Po
             f"--policy {path}: expected a mapping `rules: {{<rule id>: off|error|warning|info}}`"
             " (and/or `feasibility:`)"
         )
-    if isinstance(data, dict):
-        unknown = sorted(str(k) for k in data if k not in ("rules", "feasibility"))
-        if unknown:
-            raise UsageError(
-                f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:` and `feasibility:`)"
-            )
     disabled: set[str] = set()
     severity: dict[str, Severity] = {}
     for rule_id, setting in rules.items():
