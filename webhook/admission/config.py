@@ -35,7 +35,7 @@ class AdmissionConfig:
 
     endpoint: str = "validate"
     profile: Profile = field(default_factory=_default_profile)
-    policy: Policy = field(default_factory=Policy)
+    policy: Policy = field(default_factory=Policy)  # None is taken as the default policy
     deadline_seconds: float = 2.0
     feasibility_budget: Budget = field(default_factory=lambda: Budget(steps=100_000, seconds=0.75))
     reserve_seconds: float = 0.05
@@ -44,6 +44,8 @@ class AdmissionConfig:
     max_warning_chars: int = 4096
 
     def __post_init__(self) -> None:
+        if self.policy is None:
+            object.__setattr__(self, "policy", Policy())
         if self.endpoint not in ENDPOINTS:
             raise ValueError(f"endpoint must be one of {', '.join(ENDPOINTS)}, not {self.endpoint!r}")
         if self.failure_mode not in FAILURE_MODES:
