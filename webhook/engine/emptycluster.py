@@ -9,14 +9,16 @@ engine memoises per state version are kept apart from the real ones by a key pre
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any
 
 from webhook.model.budget import Meter
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool
+
+_UNALLOCATED = "unallocated-pool"
 
 
 class _PrefixedMemo:
@@ -37,11 +39,13 @@ class _PrefixedMemo:
 
 def unallocated_pool(pool: Pool) -> Pool:
     """A copy of `pool` as if none of its devices were allocated (all counters available, no groups)."""
-    out = copy.copy(pool)
-    out.available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
-    out.over_committed = False
-    out.groups = {}
-    return out
+    return replace(
+        pool,
+        available={name: dict(counters) for name, counters in pool.counter_sets.items()},
+        over_committed=False,
+        groups={},
+        alloc_version=-1,
+    )
 
 
 class AdjustedView:
@@ -65,4 +69,18 @@ class AdjustedView:
 
     def pools_for(self, node: NodeInfo, meter: Meter | None = None) -> list[Pool]:
         pools = self._state.pools_for(node, meter)
-        return [unallocated_pool(p) for p in pools] if self._ignore_allocations else pools
+        if not self._ignore_allocations:
+            return pools
+        # A gathered Pool's slices and counter sets never change (a changed slice makes new pools and a
+        # new state version), so its unallocated copy is kept in the version-scoped memo, keyed by the
+        # pool object itself (identity): the copies are read-only, like the pools.
+        memo = self._state.memo()
+        out = []
+        for p in pools:
+            key = (_UNALLOCATED, p)
+            copy_ = memo.get(key)
+            if copy_ is None:
+                copy_ = unallocated_pool(p)
+                memo.put(key, copy_, 300 + 120 * sum(len(c) + 1 for c in p.counter_sets.values()))
+            out.append(copy_)
+        return out
