@@ -41,7 +41,7 @@ def _key(obj: dict[str, Any]) -> tuple[str, str]:
 class InterimSnapshot:
     """The store's snapshot of `objs` (defaulted as the API server stores them) with `objects(kind)`."""
 
-    def __init__(self, objs: Iterable[dict[str, Any]], profile: Profile) -> None:
+    def __init__(self, objs: Iterable[dict[str, Any]], profile: Profile, version: int | None = None) -> None:
         self._objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in OBJECT_KINDS}
         stored: list[dict[str, Any]] = []
         for obj in objs:
@@ -59,7 +59,7 @@ class InterimSnapshot:
         store.replace_all(stored)
         self._snapshot = store.publish()
         self.state = self._snapshot.state
-        self.version = self._snapshot.version
+        self.version = self._snapshot.version if version is None else version
         self.published_at = self._snapshot.published_at
 
     def counts(self) -> dict[str, int]:
