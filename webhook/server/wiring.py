@@ -1,0 +1,43 @@
+"""Where the server meets the state store and the admission core (DESIGN-7 §1, §2): built here, once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webhook.policy import Policy
+from webhook.profile import Profile, load_profile
+from webhook.server.interim import AdmissionConfig, BadReview, InterimStateStore, interim_review
+from webhook.server.options import ServeOptions
+
+__all__ = ["BadReview", "load_serve_policy", "make_config", "make_store", "review", "serve_profile"]
+
+review = interim_review
+
+
+def serve_profile(options: ServeOptions) -> Profile:
+    return load_profile(options.k8s_version, dict(options.feature_gates))
+
+
+def load_serve_policy(options: ServeOptions) -> Policy | None:
+    """The policy file (UsageError when it is unreadable or names unknown rules)."""
+    if not options.policy:
+        return None
+    from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+    from webhook.io.policyfile import load_policy
+    from webhook.rules.registry import RULES
+
+    return load_policy(options.policy, RULES)
+
+
+def make_config(options: ServeOptions, endpoint: str, profile: Profile, policy: Policy | None) -> Any:
+    return AdmissionConfig(
+        profile=profile,
+        policy=policy,
+        endpoint=endpoint,
+        deadline_seconds=options.deadline_seconds,
+        failure_mode=options.failure_mode,
+    )
+
+
+def make_store(profile: Profile) -> Any:
+    return InterimStateStore(profile)
