@@ -53,7 +53,15 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float = WAIT, every: 
 class Server:
     """`draguard serve ARGS --port 0` in `cwd`; stderr goes to a log file the test can read."""
 
-    def __init__(self, tmp: Path, *args: str, cwd: Path | None = None, certs: Path | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *args: str,
+        cwd: Path | None = None,
+        certs: Path | None = None,
+        client: tuple[Path, Path] | None = None,
+    ) -> None:
+        self.client = client  # the client certificate the test's own requests present
         self.log_path = tmp / f"server-{time.monotonic_ns()}.log"
         self.certs = certs
         self.cwd = cwd or ROOT
@@ -78,9 +86,12 @@ class Server:
         m = re.search(r"Listening at: https://127\.0\.0\.1:(\d+)", self.log())
         return int(m.group(1)) if m else None
 
-    def context(self, client_cert: tuple[Path, Path] | None = None) -> ssl.SSLContext:
+    def context(
+        self, client_cert: tuple[Path, Path] | None = None, anonymous: bool = False
+    ) -> ssl.SSLContext:
         ca = (self.certs or self.cwd / "certs") / "ca.crt"
         ctx = ssl.create_default_context(cafile=str(ca))
+        client_cert = client_cert or (None if anonymous else self.client)
         if client_cert is not None:
             ctx.load_cert_chain(*client_cert)
         return ctx

@@ -6,7 +6,9 @@ and loads only the files that changed, each the way `simulate` loads manifests (
 version-skew stripped; objects with errors are left out and logged). A file that no longer parses keeps
 its last good objects (an editor or a writer caught half-way: the next change is read again); a file that
 disappears takes its objects with it. Objects of unchanged files are handed on as the same dicts, so the
-store's `replace_all` can skip them by identity.
+store's `replace_all` can skip them by identity. Writers should replace files (write a temporary file and
+rename it, as Kubernetes ConfigMap/Secret mounts and most tools do): an in-place rewrite to the same size
+within one tick of the file system's clock (a few ms) is indistinguishable from no change.
 
 `StateLoader` is the single writer of one process's `StateStore`: the first load, then a poll every
 `interval` seconds → `replace_all` + `publish` when anything changed.

@@ -1,0 +1,119 @@
+"""The state directory loader: only changed files are read, broken files keep their last good objects,
+removed files take theirs away, and the loader thread publishes into a store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from webhook.context import Context
+from webhook.io.files import UnreadableInput, discover_all
+from webhook.profile import load_profile
+from webhook.server.loader import ManifestDirectory, StateLoader, manifest_files
+
+CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {{name: {name}}}\nspec: {{}}\n"
+
+
+def _dir(root: Path) -> ManifestDirectory:
+    return ManifestDirectory(str(root), Context(profile=load_profile("1.37"), lint=False))
+
+
+def _names(d: ManifestDirectory) -> list[str]:
+    return [o["metadata"]["name"] for o in d.objects()]
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file (new inode), as an atomic writer does."""
+    tmp = path.with_name("." + path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def test_finds_what_discover_finds(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".hidden").mkdir()
+    for rel in ("a.yaml", "b.yml", "c.json", "d.txt", "sub/e.yaml", ".hidden/f.yaml"):
+        (tmp_path / rel).write_text("{}\n")
+    (tmp_path / "link.yaml").symlink_to(tmp_path / "a.yaml")
+    (tmp_path / "broken.yaml").symlink_to(tmp_path / "missing.yaml")
+    os.mkfifo(tmp_path / "fifo.yaml")
+    assert list(manifest_files(str(tmp_path))) == discover_all([str(tmp_path)]).files
+    assert list(manifest_files(str(tmp_path / "a.yaml"))) == [str(tmp_path / "a.yaml")]
+    with pytest.raises(UnreadableInput):
+        manifest_files(str(tmp_path / "gone"))
+
+
+def test_changes_removals_and_broken_files(tmp_path: Path) -> None:
+    _write(tmp_path / "a.yaml", CLASS.format(name="a"))
+    _write(tmp_path / "b.yaml", CLASS.format(name="b") + "---\n" + CLASS.format(name="b2"))
+    d = _dir(tmp_path)
+    first = d.scan()
+    assert sorted(Path(p).name for p in first.changed) == ["a.yaml", "b.yaml"]
+    assert _names(d) == ["a", "b", "b2"]
+    a_obj = d.objects()[0]
+    assert d.scan().changed == []  # nothing changed, nothing read
+    _write(tmp_path / "b.yaml", CLASS.format(name="b3"))
+    r = d.scan()
+    assert [Path(p).name for p in r.changed] == ["b.yaml"]
+    assert _names(d) == ["a", "b3"]
+    assert d.objects()[0] is a_obj  # unchanged files hand on the same dicts
+    _write(tmp_path / "b.yaml", "kind: DeviceClass\nmetadata: {name: [oops\n")
+    r = d.scan()
+    assert [Path(p).name for p in r.unparsable] == ["b.yaml"] and r.changed == []
+    assert _names(d) == ["a", "b3"]  # the last good objects stay
+    assert d.scan().unparsable == []  # and the broken file is not read again until it changes
+    _write(tmp_path / "b.yaml", CLASS.format(name="Bad_Name") + "---\n" + CLASS.format(name="good"))
+    r = d.scan()
+    assert r.invalid == 1 and _names(d) == ["a", "good"]  # an invalid object is left out, not the file
+    (tmp_path / "a.yaml").unlink()
+    r = d.scan()
+    assert [Path(p).name for p in r.removed] == ["a.yaml"] and _names(d) == ["good"]
+
+
+def test_a_new_broken_file_contributes_what_parsed(tmp_path: Path) -> None:
+    _write(tmp_path / "a.yaml", CLASS.format(name="a") + "---\nkind: [\n")
+    d = _dir(tmp_path)
+    d.scan()
+    assert _names(d) == ["a"]
+
+
+class Store:
+    """The writer side of the StateStore contract, recording calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[Any] = []
+        self.version = 0
+
+    def replace_all(self, objs: Any) -> None:
+        self.calls.append([o["metadata"]["name"] for o in objs])
+
+    def publish(self) -> Any:
+        self.version += 1
+        return self
+
+    def snapshot(self) -> Any:
+        return self
+
+
+def test_the_loader_publishes_the_first_load_and_every_change(tmp_path: Path) -> None:
+    _write(tmp_path / "a.yaml", CLASS.format(name="a"))
+    store = Store()
+    published: list[int] = []
+    loader = StateLoader(_dir(tmp_path), store, 0.01, on_publish=lambda s, t, r: published.append(s.version))
+    assert loader.load_once() is True and loader.ready.is_set()
+    assert loader.load_once() is False  # no change: no publish
+    _write(tmp_path / "b.yaml", CLASS.format(name="b"))
+    assert loader.load_once() is True
+    assert store.calls == [["a"], ["a", "b"]] and published == [1, 2]
+    loader.start()
+    _write(tmp_path / "c.yaml", CLASS.format(name="c"))
+    import time
+
+    end = time.monotonic() + 60
+    while store.calls[-1] != ["a", "b", "c"] and time.monotonic() < end:
+        time.sleep(0.01)
+    loader.stop()
+    assert store.calls[-1] == ["a", "b", "c"]
