@@ -12,10 +12,11 @@ its own (EXPLAIN_GRACE of the budget, within the deadline) and is cut short when
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from webhook.engine.eligibility import alt_key, blocker, key_bytes
+from webhook.engine.emptycluster import AdjustedView
 from webhook.engine.explain import explain
 from webhook.engine.outcome import Budget, Deadline, Outcome
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, prepare
@@ -196,17 +197,29 @@ def allocate(
     budget: Budget | None = None,
     deadline: Deadline | None = None,
     node_selectors: Sequence[dict[str, Any]] = (),
+    ignore_allocations: bool = False,
+    ignore_taints: bool = False,
 ) -> Outcome:
     """Allocate `claims` together for one Pod; see the module docstring. `budget` bounds this call,
     `deadline` (e.g. of an admission request or a whole run) bounds it too: whichever ends first.
     `node_selectors` (e.g. of the Pod's claims that are already allocated) must all match a node.
 
+    `ignore_allocations` decides on the same cluster with nothing allocated (a read-only view: the state
+    is not changed), `ignore_taints` with device taints ignored (NoSchedule/NoExecute are the only
+    effects allocation heeds): together they tell *busy* (would fit once devices are free) from
+    *unsatisfiable* (never fits on this cluster) for admission-time feasibility.
+
     Never raises for what its input holds: a failure of draguard itself (MemoryError, RecursionError, a
     bug) is an Outcome with `internal` set and `feasible` None, never an answer."""
     budget = budget or Budget()
     meter = Meter(budget, deadline)
+    if ignore_allocations or ignore_taints:
+        state = cast(
+            ClusterState,
+            AdjustedView(state, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints),
+        )
     try:
-        return _allocate(state, claims, pod, node, node_selectors, budget, deadline, meter)
+        return _allocate(state, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints)
     except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
         return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
     except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
@@ -238,8 +251,11 @@ def _allocate(
     budget: Budget,
     deadline: Deadline | None,
     meter: Meter,
+    ignore_taints: bool = False,
 ) -> Outcome:
     f = Features.of(state)
+    if ignore_taints:
+        f = replace(f, taints=False)
     try:
         prepared = prepare(state, claims, f, meter.tick)
     except EngineError as e:
