@@ -26,9 +26,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     shutil.copytree(EXAMPLES, state, ignore=shutil.ignore_patterns("admission"))
     certs = tmp / "certs"
     make_certs(certs)
+    policy = tmp / "policy.yaml"
+    policy.write_text("feasibility:\n  kinds: {ResourceClaim: enforce}\n")
     s = Server(
         tmp,
         "--state", str(state),
+        "--policy", str(policy),
         "--certs", str(certs),
         "--workers", "2",
         "--reload-interval", "0.1",
@@ -54,6 +57,40 @@ def test_a_real_review_is_answered_with_its_uid(server: Server) -> None:
         assert answer["apiVersion"] == "admission.k8s.io/v1" and answer["kind"] == "AdmissionReview"
         assert answer["response"]["uid"] == ar["request"]["uid"]
         assert answer["response"]["allowed"] is True
+
+
+def test_an_invalid_object_is_denied_with_its_field_path(server: Server) -> None:
+    ar = example_review("slice-create-invalid.json")
+    status, answer = server.review(ar)
+    assert status == 200
+    response = answer["response"]
+    assert response["uid"] == ar["request"]["uid"] and response["allowed"] is False
+    assert response["status"]["code"] == 422 and response["status"]["reason"] == "Invalid"
+    assert [c["field"] for c in response["status"]["details"]["causes"]] == ["spec.devices[0].name"]
+
+
+def test_the_url_timeout_bounds_the_feasibility_check(server: Server) -> None:
+    ar = example_review("claim-create-unsatisfiable.json")
+    status, answer = server.review(ar, "/validate?timeout=10s")  # time enough: proven unsatisfiable
+    assert status == 200 and answer["response"]["allowed"] is False
+    assert "can never be allocated on this cluster" in answer["response"]["status"]["message"]
+    status, answer = server.review(ar, "/validate?timeout=0s")  # no time: undecided, admitted
+    assert status == 200 and answer["response"]["allowed"] is True
+    assert "feasibility undecided" in answer["response"]["warnings"][0]
+    _, text = server.request("GET", "/metrics")
+    m = metric_samples(text.decode())
+    for verdict in ("unsatisfiable", "undecided"):
+        assert (
+            m[("draguard_feasibility_verdicts_total", (("kind", "ResourceClaim"), ("verdict", verdict)))] >= 1
+        )
+    assert m[("draguard_feasibility_duration_seconds_count", (("kind", "ResourceClaim"),))] >= 2
+    denied = (
+        ("decision", "denied"),
+        ("endpoint", "validate"),
+        ("kind", "ResourceClaim"),
+        ("operation", "CREATE"),
+    )
+    assert m[("draguard_admission_requests_total", denied)] >= 1
 
 
 def test_the_certificate_is_verified_against_the_generated_ca(server: Server, tmp_path: Path) -> None:

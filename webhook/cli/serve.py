@@ -84,10 +84,25 @@ def add_serve_parser(
     s.add_argument(
         "--deadline-seconds",
         type=_positive(float),
-        default=5.0,
+        default=2.0,
         metavar="S",
-        help="time one review may take, feasibility included (default 5); the URL's ?timeout= "
-        "(the webhook's timeoutSeconds) shortens it to 80%% of that",
+        help="time one review may take, feasibility included (default 2); the URL's ?timeout= "
+        "(the webhook's timeoutSeconds) shortens it to 80%% of that. Past it, feasibility is undecided "
+        "(admitted with a warning)",
+    )
+    s.add_argument(
+        "--budget-steps",
+        type=_count,
+        default=100_000,
+        metavar="N",
+        help="allocator search steps of one feasibility run (default 100000; a request may run two)",
+    )
+    s.add_argument(
+        "--budget-seconds",
+        type=_positive(float),
+        default=0.75,
+        metavar="S",
+        help="wall-clock limit of one feasibility run (default 0.75)",
     )
     s.add_argument(
         "--failure-mode",
@@ -198,6 +213,8 @@ def run_serve(args: argparse.Namespace) -> int:
         policy=args.policy,
         client_ca=args.client_ca,
         deadline_seconds=args.deadline_seconds,
+        budget_steps=args.budget_steps,
+        budget_seconds=args.budget_seconds,
         failure_mode=args.failure_mode,
         workers=args.workers,
         threads=args.threads or DEFAULT_THREADS,

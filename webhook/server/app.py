@@ -33,10 +33,11 @@ from webhook.server.wire import (
 )
 from webhook.server.wiring import (
     BadReview,
+    ReviewInfo,
     load_serve_policy,
     make_config,
     make_store,
-    review,
+    review_with_info,
     serve_profile,
 )
 
@@ -45,6 +46,8 @@ log = logging.getLogger("draguard.server")
 JSON = "application/json"
 TIMEOUT_SHARE = 0.8  # of the API server's ?timeout=: the rest is for the network and encoding
 READ_CHUNK = 64 << 10
+BODY_SECONDS = 1.0  # the body may take at least this long, however short the review's deadline: the API
+# server sends it at once, and a review with no time left is still answered (undecided), not refused
 
 
 class Runtime:
@@ -184,7 +187,7 @@ def create_app(runtime: Runtime) -> Flask:
         deadline = _deadline(config, t0)
         cap = runtime.options.max_body_bytes
         try:
-            body = _read_body(cap, deadline)
+            body = _read_body(cap, Deadline(max(deadline.at, t0 + BODY_SECONDS)))
         except (TimeoutError, OSError) as e:
             return _reject(endpoint, 408, f"reading the request body failed: {e}")
         if body is None:
@@ -195,15 +198,16 @@ def create_app(runtime: Runtime) -> Flask:
             return _reject(endpoint, 400, str(e))
         snapshot = runtime.store.snapshot()
         try:
-            answer = review(ar, snapshot, config, deadline)
+            answer, info = review_with_info(ar, snapshot, config, deadline)
             data = json.dumps(answer, separators=(",", ":")).encode()
         except BadReview as e:
             return _reject(endpoint, 400, str(e))
         except Exception as e:  # the core promises not to raise; if it does, the failure mode answers
             log.exception("admission core failed on request %s", _uid(ar))
-            answer = failure_answer(ar, getattr(config, "failure_mode", "open"), type(e).__name__)
+            answer = failure_answer(ar, config.failure_mode, type(e).__name__)
+            info = ReviewInfo(_request_kind(ar), _request_field(ar, "operation"), "error")
             data = json.dumps(answer, separators=(",", ":")).encode()
-        _observe(endpoint, ar, answer, time.monotonic() - t0)
+        _observe(endpoint, info, time.monotonic() - t0)
         return _json(data)
 
     @app.post("/validate")
@@ -240,32 +244,30 @@ def create_app(runtime: Runtime) -> Flask:
     return app
 
 
+def _request_field(ar: Any, name: str) -> str:
+    req = ar.get("request") if isinstance(ar, dict) else None
+    value = req.get(name) if isinstance(req, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _request_kind(ar: Any) -> str:
+    req = ar.get("request") if isinstance(ar, dict) else None
+    kind = req.get("kind") if isinstance(req, dict) else None
+    value = kind.get("kind") if isinstance(kind, dict) else None
+    return value if isinstance(value, str) else ""
+
+
 def _uid(ar: Any) -> str:
-    req = ar.get("request") if isinstance(ar, dict) else None
-    return str(req.get("uid")) if isinstance(req, dict) else "?"
+    return _request_field(ar, "uid") or "?"
 
 
-def _observe(endpoint: str, ar: Any, answer: Any, seconds: float) -> None:
-    req = ar.get("request") if isinstance(ar, dict) else None
-    req = req if isinstance(req, dict) else {}
-    kind_obj = req.get("kind")
-    kind = metrics.kind_label(kind_obj.get("kind") if isinstance(kind_obj, dict) else None)
-    response = answer.get("response") if isinstance(answer, dict) else None
-    response = response if isinstance(response, dict) else {}
-    notes = response.get("auditAnnotations")
-    notes = notes if isinstance(notes, dict) else {}
-    if "internal-error" in notes:
-        decision = "error"
-    else:
-        decision = "allowed" if response.get("allowed") is True else "denied"
-    metrics.REQUESTS.labels(endpoint, kind, metrics.operation_label(req.get("operation")), decision).inc()
+def _observe(endpoint: str, info: ReviewInfo, seconds: float) -> None:
+    kind = metrics.kind_label(info.kind)
+    decision = info.decision if info.decision in ("allowed", "denied", "error") else "error"
+    metrics.REQUESTS.labels(endpoint, kind, metrics.operation_label(info.operation), decision).inc()
     metrics.LATENCY.labels(endpoint, kind).observe(seconds)
-    verdict = notes.get("feasibility")
-    if verdict is not None:
-        metrics.FEASIBILITY.labels(kind, metrics.verdict_label(verdict)).inc()
-        try:
-            took = float(notes.get("feasibility-seconds", "nan"))
-        except (TypeError, ValueError):
-            took = math.nan
-        if math.isfinite(took) and took >= 0:
+    if info.verdict is not None:
+        metrics.FEASIBILITY.labels(kind, metrics.verdict_label(info.verdict)).inc()
+        took = info.feasibility_seconds
+        if took is not None and math.isfinite(took) and took >= 0:
             metrics.FEASIBILITY_TIME.labels(kind).observe(took)

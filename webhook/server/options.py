@@ -30,7 +30,9 @@ class ServeOptions:
     feature_gates: tuple[tuple[str, bool], ...] = ()
     policy: str | None = None  # policy file path
     client_ca: str | None = None  # require client certificates signed by this CA
-    deadline_seconds: float = 5.0  # per request; the URL's ?timeout= can only shorten it
+    deadline_seconds: float = 2.0  # per request; the URL's ?timeout= can only shorten it
+    budget_steps: int = 100_000  # one allocator run of the feasibility check (a request may run two)
+    budget_seconds: float = 0.75
     failure_mode: str = "open"  # "open" | "closed" on an internal error
     workers: int = 0  # 0 = one per usable core
     threads: int = DEFAULT_THREADS

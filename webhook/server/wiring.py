@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from webhook.admission import AdmissionConfig, BadReview, ReviewInfo, review_with_info
+from webhook.model.budget import Budget
 from webhook.policy import Policy
 from webhook.profile import Profile, load_profile
-from webhook.server.interim import AdmissionConfig, BadReview, InterimStateStore, interim_review
+from webhook.server.interim import InterimStateStore
 from webhook.server.options import ServeOptions
 
-__all__ = ["BadReview", "load_serve_policy", "make_config", "make_store", "review", "serve_profile"]
-
-review = interim_review
+__all__ = [
+    "BadReview",
+    "ReviewInfo",
+    "load_serve_policy",
+    "make_config",
+    "make_store",
+    "review_with_info",
+    "serve_profile",
+]
 
 
 def serve_profile(options: ServeOptions) -> Profile:
@@ -29,12 +37,15 @@ def load_serve_policy(options: ServeOptions) -> Policy | None:
     return load_policy(options.policy, RULES)
 
 
-def make_config(options: ServeOptions, endpoint: str, profile: Profile, policy: Policy | None) -> Any:
+def make_config(
+    options: ServeOptions, endpoint: str, profile: Profile, policy: Policy | None
+) -> AdmissionConfig:
     return AdmissionConfig(
-        profile=profile,
-        policy=policy,
         endpoint=endpoint,
+        profile=profile,
+        policy=policy if policy is not None else Policy(),
         deadline_seconds=options.deadline_seconds,
+        feasibility_budget=Budget(steps=options.budget_steps, seconds=options.budget_seconds),
         failure_mode=options.failure_mode,
     )
 
