@@ -108,6 +108,7 @@ def _published(snapshot: Any, seconds: float, result: ScanResult) -> None:
     metrics.RELOAD_TIME.observe(seconds)
     metrics.STATE_PUBLISHED.set(time.time())
     metrics.STATE_AGE.set(0.0)
+    metrics.STATE_INVALID.set(result.invalid_total)
     for kind, n in snapshot.counts().items():
         metrics.STATE_OBJECTS.labels(metrics.kind_label(kind) if kind != "Node" else "Node").set(n)
     if result.changed or result.removed:

@@ -48,6 +48,7 @@ class ScanResult:
     changed: list[str] = field(default_factory=list)  # files (re)loaded
     removed: list[str] = field(default_factory=list)
     invalid: int = 0  # objects left out of the changed files
+    invalid_total: int = 0  # objects left out of all files
     unparsable: list[str] = field(default_factory=list)  # files that kept their previous objects
 
 
@@ -126,6 +127,7 @@ class ManifestDirectory:
                 logged += 1
         if logged > MAX_LOGGED:
             log.warning("... and %d more objects left out of the state", logged - MAX_LOGGED)
+        out.invalid_total = sum(e.invalid for e in self.files.values())
         return out
 
     def objects(self) -> list[dict[str, Any]]:
