@@ -276,3 +276,16 @@ def test_a_denial_carries_its_warnings_too() -> None:
     assert response["allowed"] is False
     assert response["warnings"][0].startswith("draguard denied this request by rule claim.requests")
     assert any(w.endswith("(claim.unknown-device-class)") for w in response["warnings"])
+
+
+def test_a_denial_lists_at_most_100_causes_and_counts_the_rest() -> None:
+    s = served(find(OBJS, "ResourceSlice", "gpu-node-2-gpu.example.com-q9w4z"))
+    s["metadata"]["name"] = "gpu-node-6"
+    s["spec"].update(
+        nodeName="gpu-node-6", pool={"name": "gpu-node-6", "generation": 1, "resourceSliceCount": 1}
+    )
+    s["spec"]["devices"] = [{"name": f"GPU_{i}"} for i in range(120)]
+    response = review(admission_review(s), SNAP, AdmissionConfig())["response"]
+    assert response["allowed"] is False
+    assert len(response["status"]["details"]["causes"]) == 100
+    assert response["status"]["message"].endswith(", and 20 more errors not listed]")

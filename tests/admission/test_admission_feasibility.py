@@ -14,6 +14,7 @@ from admission_fixtures import (
     admission_review,
     causes,
     claim,
+    cluster_objects,
     exactly,
     load,
     pod,
@@ -401,3 +402,25 @@ def test_a_selector_over_the_cost_limit_is_denied_as_the_api_server_would() -> N
         and reason == "FieldValueForbidden"
     )
     assert message == "Forbidden: too complex, exceeds cost limit"
+
+
+def test_the_state_store_snapshot_without_objects_still_checks_claims() -> None:
+    """`webhook.state.store.Snapshot` has no `objects()` yet (DESIGN-7 §1): claims are still checked (the
+    engine reads the store's state), a Pod's claims cannot be resolved and its feasibility is skipped."""
+    from webhook.defaults import apply_defaults
+    from webhook.profile import load_profile
+    from webhook.state.store import StateStore
+
+    store = StateStore(load_profile("1.37"))
+    objs = cluster_objects()
+    for o in objs:
+        if o["kind"] != "Node":
+            apply_defaults(o)
+    store.replace_all(objs)
+    snap = store.publish()
+    assert _verdict(claim("c2", [exactly("gpu", "a100.example.com")]), snap=snap)[0] == "busy"
+    assert _verdict(claim("c5", [exactly("gpus", "gpu.example.com", 5)]), snap=snap)[0] == "unsatisfiable"
+    assert (
+        _verdict(pod("p1", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]), snap=snap)[0]
+        == "skipped"
+    )

@@ -375,7 +375,7 @@ def test_cross_object_warnings() -> None:
     unknown = respond(served(claim("c", [exactly("tpu", "tpu.example.com")])), SNAP)
     assert unknown["allowed"] is True
     assert unknown["warnings"][0] == (
-        'spec.devices.requests[0].exactly.deviceClassName: DeviceClass "tpu.example.com" is not in the input (it '
+        'spec.devices.requests[0].exactly.deviceClassName: DeviceClass "tpu.example.com" is not in the cluster state (it '
         'has "a100.example.com", "gpu.example.com", "h100.example.com"); the claim cannot be allocated until that '
         "class exists (claim.unknown-device-class)"
     )

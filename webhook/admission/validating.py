@@ -56,6 +56,9 @@ def _violations(
     stored, found = validate_object(copy.deepcopy(obj), ctx, policy)
     found = _scoped(found, req)
     if stored is not None and req.sub_resource != "status":
+        meta = stored.get("metadata")
+        if req.namespace and isinstance(meta, dict) and not meta.get("namespace"):
+            meta["namespace"] = req.namespace  # the API server has set it; a hand-made review may not
         cross = snapshot.cross_object_violations(stored, old)
         found.extend(policy.apply(list(cross)))
     return stored, found

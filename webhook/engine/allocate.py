@@ -1,7 +1,8 @@
 """allocate(): the claims of one Pod over the candidate nodes, first feasible node wins.
 
-Per call: claims are prepared once (classes, selectors, gates); per node the gathered pools and the
-per-slice selector results come from the ClusterState caches. Nodes whose candidate counts cannot cover
+Per call: claims are prepared once (classes, selectors, gates); per node the gathered pools come from
+the state version (built when it was published), per-slice selector results and per-node candidate
+counts from caches shared by all versions (webhook.state.shared). Nodes whose candidate counts cannot cover
 some request are pruned without searching; the rest are searched most promising first (ties by name).
 The step/time budget is shared by all nodes and by every selector evaluated for the call; a deadline
 (of the whole run, or of one admission request) can stop it earlier. When either runs out the answer is
@@ -25,9 +26,9 @@ from webhook.engine.search import NodeSearch
 from webhook.engine.selectors import selectable
 from webhook.model.bignum import TooLarge
 from webhook.model.budget import Meter, OutOfBudget
-from webhook.state.cluster import ClusterState
 from webhook.state.nodes import NodeInfo, pod_allows, selector_matches
 from webhook.state.pools import Pool
+from webhook.state.view import StateView
 
 EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation may spend afterwards
 
@@ -35,15 +36,15 @@ EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation 
 @dataclass(eq=False, slots=True)
 class NodePlan:
     node: NodeInfo
-    state: ClusterState
+    state: StateView
     meter: Meter
     promise: float = 0.0
     feasible_bound: bool = True
     failure: str = ""
-    _pools: list[Pool] | None = None
+    _pools: Sequence[Pool] | None = None
 
     @property
-    def pools(self) -> list[Pool]:
+    def pools(self) -> Sequence[Pool]:
         if self._pools is None:
             self._pools = self.state.pools_for(self.node, self.meter)
         return self._pools
@@ -56,7 +57,7 @@ class _Nodes:
 
     __slots__ = ("state", "meter", "nodes", "promise", "feasible", "failure")
 
-    def __init__(self, state: ClusterState, nodes: list[NodeInfo], meter: Meter) -> None:
+    def __init__(self, state: StateView, nodes: list[NodeInfo], meter: Meter) -> None:
         self.state = state
         self.meter = meter
         self.nodes = nodes
@@ -64,7 +65,7 @@ class _Nodes:
         self.feasible = bytearray(b"\x01") * len(nodes)
         self.failure: dict[int, str] = {}
 
-    def pools(self, i: int) -> list[Pool]:
+    def pools(self, i: int) -> Sequence[Pool]:
         return self.state.pools_for(self.nodes[i], self.meter)
 
     def plan(self, i: int) -> NodePlan:
@@ -98,21 +99,29 @@ class _PlanView(Sequence[NodePlan]):
 
 
 def _counts(
-    state: ClusterState, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
+    state: StateView, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
 ) -> dict[str | None, int]:
     """Per node (of `idx`): devices that could serve `alt` on their own (an upper bound), counted up to
-    `limit`. Kept per state version, so repeated requests of the same shape cost one lookup per node."""
-    memo = state.memo()
+    `limit`. Remembered per node across state versions with the node's pools stamp and the taint
+    rules' version: after a change only the nodes it touched are counted again."""
+    cache = state.count_cache
     key = ("counts", alt_key(alt), limit)
-    counts: dict[str | None, int] | None = memo.get(key)
-    if counts is None:
-        counts = {}
-        memo.put(key, counts, key_bytes(key) + 100 * len(idx))  # a dict entry per node, at most
+    known: dict[str | None, tuple[int, int, int]] | None = cache.get(key)
+    if known is None:
+        known = {}
+        cache.put(key, known, key_bytes(key) + 100 * max(len(idx), len(cands.nodes)))
+    rules = state.rules.version
+    counts: dict[str | None, int] = {}
     nodes = cands.nodes
     for i in idx:
         node = nodes[i]
         name = node.name
         if name in counts:
+            continue
+        stamp = state.node_stamp(node)
+        hit = known.get(name)
+        if hit is not None and hit[0] == stamp and hit[1] == rules:
+            counts[name] = hit[2]
             continue
         meter.tick()
         n = 0
@@ -122,12 +131,12 @@ def _counts(
                 if n >= limit:
                     break
         counts[name] = n
+        if stamp is not None:
+            known[name] = (stamp, rules, n)  # one dictionary operation of a finished value
     return counts
 
 
-def _bound(
-    state: ClusterState, claims: list[PreparedClaim], cands: _Nodes, f: Features, meter: Meter
-) -> None:
+def _bound(state: StateView, claims: list[PreparedClaim], cands: _Nodes, f: Features, meter: Meter) -> None:
     """Prune nodes where some request has too few candidates; score the rest (0..1, higher = roomier)."""
     parts = 0
     nodes, feasible, promise = cands.nodes, cands.feasible, cands.promise
@@ -163,7 +172,7 @@ def _bound(
 
 
 def _nodes(
-    state: ClusterState,
+    state: StateView,
     pod: dict[str, Any] | None,
     node: str | None,
     node_selectors: Sequence[dict[str, Any]],
@@ -189,7 +198,7 @@ def _skips_operations(plan_results: Any) -> bool:
 
 
 def allocate(
-    state: ClusterState,
+    state: StateView | Any,
     claims: list[dict[str, Any]],
     *,
     pod: dict[str, Any] | None = None,
@@ -200,7 +209,8 @@ def allocate(
     ignore_allocations: bool = False,
     ignore_taints: bool = False,
 ) -> Outcome:
-    """Allocate `claims` together for one Pod; see the module docstring. `budget` bounds this call,
+    """Allocate `claims` together for one Pod on `state` (a `Snapshot.state`, or a ClusterState: its
+    current version); see the module docstring. `budget` bounds this call,
     `deadline` (e.g. of an admission request or a whole run) bounds it too: whichever ends first.
     `node_selectors` (e.g. of the Pod's claims that are already allocated) must all match a node.
 
@@ -213,13 +223,14 @@ def allocate(
     bug) is an Outcome with `internal` set and `feasible` None, never an answer."""
     budget = budget or Budget()
     meter = Meter(budget, deadline)
-    if ignore_allocations or ignore_taints:
-        state = cast(
-            ClusterState,
-            AdjustedView(state, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints),
-        )
     try:
-        return _allocate(state, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints)
+        view: StateView = state.view  # a ClusterState's current version, or the view itself
+        if ignore_allocations or ignore_taints:
+            view = cast(
+                StateView,
+                AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints),
+            )
+        return _allocate(view, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints)
     except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
         return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
     except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
@@ -243,7 +254,7 @@ def _undecided(meter: Meter, where: str, reason: str, explanation: list[dict[str
 
 
 def _allocate(
-    state: ClusterState,
+    state: StateView,
     claims: list[dict[str, Any]],
     pod: dict[str, Any] | None,
     node: str | None,

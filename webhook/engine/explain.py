@@ -29,8 +29,8 @@ from webhook.engine.selectors import selectable
 from webhook.model.bignum import Big, Nano
 from webhook.model.budget import Meter
 from webhook.model.quantity import Quantity, parse_quantity
-from webhook.state.cluster import ClusterState
 from webhook.state.pools import Pool
+from webhook.state.view import StateView
 
 if TYPE_CHECKING:
     from webhook.engine.allocate import NodePlan
@@ -45,7 +45,7 @@ _LABELS = {
 
 
 def _funnel(
-    state: ClusterState,
+    state: StateView,
     alt: Alt,
     plans: Sequence[NodePlan],
     names: tuple[str | None, ...],
@@ -135,7 +135,7 @@ def _nano(n: Nano) -> str:
     return parse_quantity(f"{n}n").canonical()
 
 
-def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
+def _counter_contention(state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
     """When every candidate of a request draws on one counter set, whether that set can hold `count`
     of them at all (the smallest consumptions summed): a proof of why counters block the request."""
     need = alt.count
@@ -165,7 +165,7 @@ def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Featur
 
 
 def explain(
-    state: ClusterState,
+    state: StateView,
     claims: list[PreparedClaim],
     plans: Sequence[NodePlan],
     searched: list[NodePlan],
@@ -173,7 +173,7 @@ def explain(
     meter: Meter,
     names: tuple[str | None, ...] | None = None,
     best: NodePlan | None = None,
-    pools: Callable[[], Iterable[list[Pool]]] | None = None,
+    pools: Callable[[], Iterable[Sequence[Pool]]] | None = None,
     pruned: int | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome.

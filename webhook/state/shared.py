@@ -1,0 +1,105 @@
+"""Caches one cluster state shares across all its versions and all request threads.
+
+Each is a pure function of immutable keys, so an entry filled while one version was current is right for
+every version that has the same key:
+
+- `match`: selector results per (selector signature, slice serial). A serial names one parsed version of
+  one slice; a changed slice gets a new serial, so its old entries are never hit again (the byte bound
+  drops them). Filled with single `put`s of values built before the put.
+- `compiled`: the expressions the evaluator has compiled (the engine charges a compilation once).
+- `counts`: per request shape, per node: how many devices could serve it, keyed by the node's pools
+  stamp (a number the writer gives every new tuple of a node's pools, i.e. every change of its slices,
+  its Node object or the allocation of one of its pools) and the DeviceTaintRules version. An entry
+  whose stamps differ from the reader's version is recomputed; nothing is ever invalidated by search.
+- `evaluator`: the CEL selector evaluator, used by one thread at a time (`SharedEvaluator`).
+
+All are bounded by bytes; `ClearingCache.put`/`ByteLRU` take a lock around their bookkeeping.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+from webhook.model.cache import ByteLRU, ClearingCache
+from webhook.profile import Profile
+
+COMPILED_BYTES = 4 << 20  # expression text remembered as compiled
+MATCH_BYTES = 256 << 20  # selector results per (selectors, slice)
+COUNT_BYTES = 32 << 20  # candidate counts per (request shape, node)
+
+
+class SharedEvaluator:
+    """A CEL selector evaluator shared by request threads. The evaluator's caches and cost counters are
+    not made for concurrent use, so one evaluation runs at a time (CPU-bound under the GIL anyway);
+    `last_cost` is the calling thread's own latest cost, which the engine charges to its budget."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def matches(self, expression: str, device_key: Hashable, driver: str, device: dict[str, Any]) -> bool:
+        with self._lock:
+            try:
+                return bool(self._inner.matches(expression, device_key, driver, device))
+            finally:
+                self._local.cost = self._inner.last_cost
+
+    @property
+    def last_cost(self) -> int:
+        return getattr(self._local, "cost", 0)
+
+    def check(self, expression: str) -> None:
+        with self._lock:
+            self._inner.check(expression)
+
+    def forget(self, device_keys: Iterable[Hashable]) -> None:
+        with self._lock:
+            self._inner.forget(device_keys)
+
+    @property
+    def inner(self) -> Any:
+        return self._inner
+
+    def __getattr__(self, name: str) -> Any:  # counters for tests and benchmarks (evaluations, cost_used)
+        return getattr(self._inner, name)
+
+
+class SharedCaches:
+    """The caches of one store (see the module docstring)."""
+
+    __slots__ = ("profile", "match", "compiled", "counts", "_evaluator", "_lock")
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.match: ClearingCache[tuple[Hashable, int], Any] = ClearingCache(MATCH_BYTES)
+        self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
+        self.counts: ClearingCache[Hashable, dict[str | None, tuple[int, int, int]]] = ClearingCache(
+            COUNT_BYTES
+        )
+        self._evaluator: SharedEvaluator | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def evaluator(self) -> SharedEvaluator:
+        ev = self._evaluator
+        if ev is None:
+            with self._lock:
+                if self._evaluator is None:
+                    from webhook.cel.runtime import SelectorEvaluator
+
+                    self._evaluator = SharedEvaluator(
+                        SelectorEvaluator(
+                            list_attributes=self.profile.enabled("DRAListTypeAttributes"),
+                            consumable_capacity=self.profile.enabled("DRAConsumableCapacity"),
+                        )
+                    )
+                ev = self._evaluator
+        return ev
+
+    def forget(self, device_keys: Sequence[Hashable]) -> None:
+        """Drop the evaluator's inputs of removed or replaced devices (if it was ever used)."""
+        if self._evaluator is not None and device_keys:
+            self._evaluator.forget(device_keys)
