@@ -102,16 +102,21 @@ def _counts(
     state: StateView, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
 ) -> dict[str | None, int]:
     """Per node (of `idx`): devices that could serve `alt` on their own (an upper bound), counted up to
-    `limit`. Remembered per node across state versions with the node's pools stamp and the taint
-    rules' version: after a change only the nodes it touched are counted again."""
-    cache = state.count_cache
+    `limit`. Kept per version (repeated requests of the same shape cost one lookup per node) and across
+    versions per node with the node's pools stamp and the taint rules' version: after a change, only
+    the nodes it touched are counted again."""
     key = ("counts", alt_key(alt), limit)
+    memo = state.memo()
+    counts: dict[str | None, int] | None = memo.get(key)
+    if counts is None:
+        counts = {}
+        memo.put(key, counts, key_bytes(key) + 100 * len(cands.nodes))  # a dict entry per node, at most
+    cache = state.count_cache
     known: dict[str | None, tuple[int, int, int]] | None = cache.get(key)
     if known is None:
         known = {}
-        cache.put(key, known, key_bytes(key) + 100 * max(len(idx), len(cands.nodes)))
+        cache.put(key, known, key_bytes(key) + 120 * len(cands.nodes))
     rules = state.rules.version
-    counts: dict[str | None, int] = {}
     nodes = cands.nodes
     for i in idx:
         node = nodes[i]
@@ -130,9 +135,9 @@ def _counts(
                 n += 1
                 if n >= limit:
                     break
-        counts[name] = n
+        counts[name] = n  # single dictionary operations of finished values (readers share both)
         if stamp is not None:
-            known[name] = (stamp, rules, n)  # one dictionary operation of a finished value
+            known[name] = (stamp, rules, n)
     return counts
 
 

@@ -15,7 +15,7 @@ counters for the rules' messages.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -176,6 +176,17 @@ class SliceRec:
     def uses_partitionable(self) -> bool:
         return self.per_device or bool(self.counter_sets)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        if self.detail:
+            return (_slice, tuple(getattr(self, f) for f in _SLICE_FIELDS))
+        # validate's records cross the process boundary per file: device names and consumption only
+        # (the consumption tuples are shared, so pickle writes each distinct one once)
+        head = tuple(getattr(self, f) for f in _SLICE_FIELDS if f != "devices")
+        return (
+            _lean_slice,
+            (head, tuple(d.name for d in self.devices), tuple(d.consumes for d in self.devices)),
+        )
+
     @property
     def placement(self) -> str:
         """The node this slice is for, or which node-independent field it uses ("" = none of them)."""
@@ -186,6 +197,50 @@ class SliceRec:
         if self.node_selector is not None:
             return "nodeSelector"
         return "perDeviceNodeSelection" if self.per_device else ""
+
+
+_SLICE_FIELDS = SliceRec.__slots__
+
+
+def _slice(*values: Any) -> SliceRec:
+    return SliceRec(*values)
+
+
+def _lean_slice(head: tuple[Any, ...], names: tuple[str, ...], consumes: tuple[Any, ...]) -> SliceRec:
+    fields = dict(zip((f for f in _SLICE_FIELDS if f != "devices"), head, strict=True))
+    rec = SliceRec(devices=(), **fields)
+    rec.devices = _lean_devices(rec, names, consumes)
+    return rec
+
+
+def _lean_devices(
+    rec: SliceRec, names: Iterable[str], consumes: Iterable[tuple[Consumption, ...]]
+) -> tuple[DeviceRec, ...]:
+    """Devices parsed without detail: name, identity and consumption."""
+    info = SliceInfo(rec.name, rec.per_device, rec.node_name, rec.node_selector, rec.skip_node_operations)
+    driver, pool, name, serial = rec.driver, rec.pool, rec.name, rec.serial
+    return tuple(
+        DeviceRec(
+            info,
+            i,
+            n,
+            (driver, pool, n),
+            (name, serial, i),
+            _EMPTY,
+            _EMPTY,
+            _EMPTY,
+            c,
+            False,
+            (),
+            (),
+            (),
+            False,
+            None,
+            False,
+            None,
+        )  # fmt: skip
+        for i, (n, c) in enumerate(zip(names, consumes, strict=True))
+    )
 
 
 def _capacity(cap: dict[str, Any]) -> Capacity:
@@ -279,11 +334,22 @@ _NO_GROUPS: frozenset[str] = frozenset()
 
 
 def _consumption_key(c: dict[str, Any]) -> tuple[Any, ...]:
-    """What identifies a consumesCounters entry: set name, counters as written, groups."""
+    """What identifies a consumesCounters entry: set name, counters as written, groups (the hot path
+    of parsing a partitioned slice: one per device, so written out rather than with helpers)."""
+    name = c.get("counterSet")
+    counters = c.get("counters")
+    items: list[tuple[str, str]] = []
+    if type(counters) is dict:
+        for k, v in counters.items():
+            value = v.get("value") if type(v) is dict else None
+            t = type(value)
+            text = value if t is str else ("" if value is None or t is bool else str(value))
+            items.append((k if type(k) is str else str(k), text))
+    groups = c.get("compatibilityGroups")
     return (
-        _s(c.get("counterSet")),
-        tuple((str(k), _text(v)) for k, v in _dict(c.get("counters")).items()),
-        tuple(g for g in _list(c.get("compatibilityGroups")) if isinstance(g, str)),
+        name if type(name) is str else "",
+        tuple(items),
+        tuple(g for g in groups if type(g) is str) if type(groups) is list else (),
     )
 
 
@@ -298,7 +364,7 @@ def _consumptions(raw: Any, intern: Intern) -> tuple[Consumption, ...]:
     entries = _list(raw)
     if not entries:
         return ()
-    keys = tuple(_consumption_key(_dict(c)) for c in entries)
+    keys = tuple([_consumption_key(c if type(c) is dict else {}) for c in entries])
     hit = intern.get(keys)
     if hit is None:
         hit = tuple(_consumption(k, _dict(c)) for k, c in zip(keys, entries, strict=True))
