@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from webhook.admission import AdmissionConfig, BadReview, ReviewInfo, review_with_info
 from webhook.model.budget import Budget
 from webhook.policy import Policy
 from webhook.profile import Profile, load_profile
-from webhook.server.interim import InterimStateStore
 from webhook.server.options import ServeOptions
+from webhook.state.store import StateStore
 
 __all__ = [
     "BadReview",
@@ -50,5 +48,6 @@ def make_config(
     )
 
 
-def make_store(profile: Profile) -> Any:
-    return InterimStateStore(profile)
+def make_store(profile: Profile) -> StateStore:
+    """This process's store: written by its loader thread only, read through `snapshot()`."""
+    return StateStore(profile, where="the state directory")
