@@ -2,20 +2,26 @@
 
 `ManifestDirectory.scan()` walks the directory (as `draguard simulate` does: `.yaml`/`.yml`/`.json`,
 recursively, hidden directories left out), compares every file's (mtime, size, inode) with the last scan
-and loads only the files that changed, each the way `simulate` loads manifests (validated, defaulted,
-version-skew stripped; objects with errors are left out and logged). A file that no longer parses keeps
-its last good objects (an editor or a writer caught half-way: the next change is read again); a file that
-disappears takes its objects with it. Objects of unchanged files are handed on as the same dicts, so the
-store's `replace_all` can skip them by identity. Writers should replace files (write a temporary file and
-rename it, as Kubernetes ConfigMap/Secret mounts and most tools do): an in-place rewrite to the same size
-within one tick of the file system's clock (a few ms) is indistinguishable from no change.
+and reads only the files that changed. Each document is taken the way `simulate` loads manifests
+(validated, defaulted, version-skew stripped; a document with errors contributes nothing and is logged),
+without `simulate`'s cross-object pass: the state holds what exists, and the admission core's
+cross-object checks compare requests with it. A document whose content did not change since the file's
+last read (same fingerprint) is not validated again and hands on the same dict. A file that no longer
+parses keeps its last good objects (an editor or a writer caught half-way: the next change is read
+again); a file that disappears takes its objects with it; when several files define the same object,
+the last in path order wins. Writers should replace files (write a temporary file and rename it, as
+Kubernetes ConfigMap/Secret mounts and most tools do): an in-place rewrite to the same size within one
+tick of the file system's clock (a few ms) is indistinguishable from no change.
 
-`StateLoader` is the single writer of one process's `StateStore`: the first load, then a poll every
-`interval` seconds → `replace_all` + `publish` when anything changed.
+`StateLoader` is the single writer of one process's `StateStore`: the first load is a `replace_all`,
+every later change `apply`/`delete` of exactly the objects it touched (work ∝ the change, not the
+cluster), then `publish`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import stat
@@ -26,30 +32,46 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.context import Context
-from webhook.io.files import MANIFEST_SUFFIXES, UnreadableInput
+from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
+from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
 from webhook.model.text import one_line
 from webhook.policy import Policy
+from webhook.report import ObjectResult
+from webhook.rules.crossobject import object_key
 
 log = logging.getLogger("draguard.state")
 
 FileSig = tuple[int, int, int, int]
+Key = tuple[str, str, str]  # (kind, namespace or "", name), as the StateStore names objects
 MAX_LOGGED = 20  # invalid objects logged per scan (the rest are counted)
+
+
+@dataclass
+class DocResult:
+    """What one document contributes, cached by the document's fingerprint."""
+
+    objects: list[dict[str, Any]]
+    problem: str | None  # why it was left out (without file and line)
 
 
 @dataclass
 class FileEntry:
     signature: FileSig
-    objects: list[dict[str, Any]]
+    objects: dict[Key, dict[str, Any]]  # the last definition in the file wins
     invalid: int = 0
+    docs: dict[bytes, DocResult] = field(default_factory=dict)
 
 
 @dataclass
 class ScanResult:
-    changed: list[str] = field(default_factory=list)  # files (re)loaded
+    changed: list[str] = field(default_factory=list)  # files (re)read
     removed: list[str] = field(default_factory=list)
-    invalid: int = 0  # objects left out of the changed files
-    invalid_total: int = 0  # objects left out of all files
+    invalid: int = 0  # documents left out of the changed files
+    invalid_total: int = 0  # documents left out of all files
     unparsable: list[str] = field(default_factory=list)  # files that kept their previous objects
+    upserts: list[dict[str, Any]] = field(default_factory=list)  # objects new or changed in the state
+    deletes: list[Key] = field(default_factory=list)  # objects gone from the state
+    validated: int = 0  # documents validated (the others were unchanged)
 
 
 def _sig(st: os.stat_result) -> FileSig:
@@ -91,78 +113,133 @@ def manifest_files(root: str) -> dict[str, FileSig]:
     return dict(sorted(found.items()))
 
 
+def _fingerprint(doc: Document) -> bytes:
+    issues = [(i.rule, i.path, i.message) for i in doc.issues]
+    text = json.dumps([doc.obj, issues], sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _problem(result: ObjectResult | None) -> str | None:
+    errors = [v for v in (result.violations if result else []) if v.severity.value == "error"]
+    if result is None or not errors:
+        return None
+    first = errors[0]
+    what = f"{result.kind} {result.name}" if result.kind else "document"
+    where = f"{first.field}: " if first.field else ""
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return one_line(f"{what} left out of the state: {first.rule}: {where}{first.message}{more}")
+
+
 class ManifestDirectory:
-    """The objects of a directory (or one file) of manifests, cached per file."""
+    """The objects of a directory (or one file) of manifests, cached per file and per document."""
 
     def __init__(self, root: str, ctx: Context, policy: Policy | None = None) -> None:
         self.root = root
         self.ctx = ctx
         self.policy = policy
         self.files: dict[str, FileEntry] = {}
+        self._definers: dict[Key, set[str]] = {}  # files defining each object
+        self._effective: dict[Key, dict[str, Any]] = {}  # the object the state holds for each key
 
     def scan(self) -> ScanResult:
-        """Reload what changed since the last scan. Raises UnreadableInput if the root is gone."""
+        """Read what changed since the last scan. Raises UnreadableInput if the root is gone."""
         found = manifest_files(self.root)
         out = ScanResult()
+        touched: set[Key] = set()
         for path in [p for p in self.files if p not in found]:
-            del self.files[path]
+            touched.update(self._forget(path))
             out.removed.append(path)
-        logged = 0
+        messages: list[str] = []
         for path, sig in found.items():
             entry = self.files.get(path)
             if entry is not None and entry.signature == sig:
                 continue
-            objects, invalid, unparsable, messages = self._load(path)
+            new, problems, unparsable = self._read(path, sig, entry, out)
             if unparsable and entry is not None:
                 out.unparsable.append(path)
                 entry.signature = sig  # keep the last good objects; read again on the next change
-                log.warning("%s; its previous objects stay in the state", messages[0])
+                log.warning("%s; its previous objects stay in the state", problems[0])
                 continue
-            self.files[path] = FileEntry(sig, objects, invalid)
+            if entry is not None:
+                touched.update(self._forget(path))
+            self.files[path] = new
+            for key in new.objects:
+                self._definers.setdefault(key, set()).add(path)
+            touched.update(new.objects)
             out.changed.append(path)
-            out.invalid += invalid
-            for m in messages:
-                if logged < MAX_LOGGED:
-                    log.warning("%s", m)
-                logged += 1
-        if logged > MAX_LOGGED:
-            log.warning("... and %d more objects left out of the state", logged - MAX_LOGGED)
+            out.invalid += new.invalid
+            messages += problems
+        for m in messages[:MAX_LOGGED]:
+            log.warning("%s", m)
+        if len(messages) > MAX_LOGGED:
+            log.warning("... and %d more documents left out of the state", len(messages) - MAX_LOGGED)
+        for key in sorted(touched):
+            self._settle(key, out)
         out.invalid_total = sum(e.invalid for e in self.files.values())
         return out
 
     def objects(self) -> list[dict[str, Any]]:
-        """Every loaded object, files in path order."""
-        return [o for path in sorted(self.files) for o in self.files[path].objects]
+        """Every object of the state (one per key)."""
+        return list(self._effective.values())
 
-    def _load(self, path: str) -> tuple[list[dict[str, Any]], int, bool, list[str]]:
-        """(objects, number left out, whether the file could not be parsed, messages to log)."""
-        from webhook.simulate.load import load
+    def _forget(self, path: str) -> list[Key]:
+        entry = self.files.pop(path)
+        for key in entry.objects:
+            owners = self._definers.get(key)
+            if owners is not None:
+                owners.discard(path)
+                if not owners:
+                    del self._definers[key]
+        return list(entry.objects)
 
-        inputs = load([path], self.ctx, jobs=1, policy=self.policy)
-        objects = list(inputs.state)
-        objects += [item.obj for item in inputs.pending]
-        objects += [item.obj for item in inputs.templates.values()]
-        objects += [item.obj for item in inputs.pods]
+    def _settle(self, key: Key, out: ScanResult) -> None:
+        owners = self._definers.get(key)
+        before = self._effective.get(key)
+        if not owners:
+            if before is not None:
+                del self._effective[key]
+                out.deletes.append(key)
+            return
+        obj = self.files[max(owners)].objects[key]
+        if obj is not before:
+            self._effective[key] = obj
+            out.upserts.append(obj)
+
+    def _read(
+        self, path: str, sig: FileSig, previous: FileEntry | None, out: ScanResult
+    ) -> tuple[FileEntry, list[str], bool]:
+        """The file's new entry, its problems (file:line: ...), whether it could not be parsed."""
+        try:
+            text = read_text(path, MAX_FILE_BYTES)
+        except InputFileError as e:
+            return FileEntry(sig, {}), [one_line(f"{path}:1: {e.rule}: {e}")], True
+        entry = FileEntry(sig, {})
+        problems: list[str] = []
         unparsable = False
-        messages = []
-        invalid = 0
-        for result in inputs.report.objects:
-            errors = [v for v in result.violations if v.severity.value == "error"]
-            if not errors:
-                continue
-            invalid += 1
-            first = errors[0]
-            if result.kind is None and first.rule in ("input.parse", "input.too-large"):
+        cache = previous.docs if previous is not None else {}
+        for doc in parse(text, path):
+            if isinstance(doc, DocumentError):
                 unparsable = True
-            what = f"{result.kind} {result.name}" if result.kind else "document"
-            where = f"{first.field}: " if first.field else ""
-            messages.append(
-                one_line(
-                    f"{result.source}:{result.line}: {what} left out of the state: "
-                    f"{first.rule}: {where}{first.message}"
+                entry.invalid += 1
+                problems.append(
+                    one_line(f"{path}:{doc.line}: document left out of the state: {doc.rule}: {doc.message}")
                 )
-            )
-        return objects, invalid, unparsable, messages
+                continue
+            fp = _fingerprint(doc)
+            done = entry.docs.get(fp) or cache.get(fp)
+            if done is None:
+                from webhook.simulate.load import document_objects
+
+                objs, result = document_objects(doc, self.ctx, self.policy)
+                done = DocResult(objs, _problem(result))
+                out.validated += 1
+            entry.docs[fp] = done
+            if done.problem is not None:
+                entry.invalid += 1
+                problems.append(f"{path}:{doc.line}: {done.problem}")
+            for obj in done.objects:
+                entry.objects[object_key(obj)] = obj
+        return entry, problems, unparsable
 
 
 class StateLoader:
@@ -201,9 +278,15 @@ class StateLoader:
         """One scan; replace and publish when anything changed (or nothing was published yet)."""
         t0 = time.monotonic()
         result = self.source.scan()
-        if not (result.changed or result.removed) and self.ready.is_set():
-            return False
-        self.store.replace_all(self.source.objects())
+        if self.ready.is_set():
+            if not (result.upserts or result.deletes or result.changed or result.removed):
+                return False
+            for obj in result.upserts:
+                self.store.apply(obj)
+            for kind, namespace, name in result.deletes:
+                self.store.delete(kind, namespace or None, name)
+        else:
+            self.store.replace_all(self.source.objects())
         snapshot = self.store.publish()
         self.reloads += 1
         if self.on_publish is not None:
