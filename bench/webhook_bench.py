@@ -230,6 +230,29 @@ class Server:
         return code
 
 
+def gc_pauses(server: Server) -> dict[str, Any]:
+    """Per generation: collections, their total seconds, and the smallest bucket holding them all."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    _, text = server.get("/metrics")
+    out: dict[str, dict[str, Any]] = {}
+    for family in text_string_to_metric_families(text.decode()):
+        if family.name != "draguard_gc_pause_seconds":
+            continue
+        for sample in family.samples:
+            row = out.setdefault(sample.labels["generation"], {"count": 0, "seconds": 0.0, "buckets": []})
+            if sample.name.endswith("_count"):
+                row["count"] = int(sample.value)
+            elif sample.name.endswith("_sum"):
+                row["seconds"] = round(sample.value, 3)
+            elif sample.name.endswith("_bucket"):
+                row["buckets"].append((float(sample.labels["le"]), sample.value))
+    for row in out.values():
+        full = [le for le, n in sorted(row.pop("buckets")) if n >= row["count"]]
+        row["max_le_s"] = full[0] if full else float("inf")
+    return dict(sorted(out.items()))
+
+
 def _rss(pid: int) -> float:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -450,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=200.0, help="requests/s of the main run (default 200)")
     ap.add_argument("--seconds", type=float, default=60.0, help="length of the main run (default 60)")
+    ap.add_argument("--warmup", type=float, default=10.0, help="seconds at --rate before the main run")
     ap.add_argument("--steps", default="100,200,300,400,500,600,800", help="rates of the step runs")
     ap.add_argument("--step-seconds", type=float, default=20.0)
     ap.add_argument("--workers", type=int, default=0, help="server workers (default: serve's default)")
@@ -504,8 +528,11 @@ def main(argv: list[str] | None = None) -> int:
         churn = Churn(state, objs, args.nodes, args.churn_interval)
         reloads0 = server.reloads()
         churn.start()
+        first = run_load(server, bodies, args.rate, args.warmup, args.clients, args.connections)
+        print_run(f"first {args.warmup:g} s at {args.rate:g}/s with churn (warm-up)", first)
+        figures["warmup"] = first
         main_run = run_load(server, bodies, args.rate, args.seconds, args.clients, args.connections)
-        print_run(f"fixed rate {args.rate:g}/s for {args.seconds:g} s with churn", main_run)
+        print_run(f"fixed rate {args.rate:g}/s for {args.seconds:g} s with churn (warm)", main_run)
         figures["main"] = main_run
         rss1 = server.rss_mib()
         print(f"RSS MiB before {_fmt_rss(rss0)}; after the run {_fmt_rss(rss1)}")
@@ -527,6 +554,10 @@ def main(argv: list[str] | None = None) -> int:
         figures["churn"] = {"changes": dict(churn.events), "publishes_all_workers": publishes}
         figures["rss_end"] = server.rss_mib()
         print(f"highest stepped rate with p99 <= 100 ms and no errors: {best}")
+        figures["gc"] = gc_pauses(server)
+        print("garbage collector pauses in the workers: " + "; ".join(
+            f"gen{g} {v['count']} x, {v['seconds']} s in all, each <= {v['max_le_s']} s" for g, v in figures["gc"].items()
+        ))  # fmt: skip
         print(f"churn: {dict(churn.events)}; state publishes (all workers): {publishes:.0f}")
         print(f"RSS MiB at the end {_fmt_rss(figures['rss_end'])}; server exit code {server.stop()}")
         ok = main_run["p99_ms"] <= 25 and main_run["errors"] == 0

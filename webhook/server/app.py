@@ -62,6 +62,7 @@ class Runtime:
         self.configs = {e: make_config(options, e, self.profile, self.policy) for e in ("validate", "mutate")}
         self.context = Context(profile=self.profile, lint=False)
         self.tls = tls
+        _import_everything()
         self.store: Any = None
         self.loader: StateLoader | None = None
 
@@ -69,6 +70,9 @@ class Runtime:
     def start_worker(self, heartbeat: Any = None, alive: Any = None) -> bool:
         """Create this process's store and loader; wait for the first load (calling `heartbeat()`
         meanwhile). False if `alive()` turned false first (the worker is being stopped)."""
+        import gc
+
+        gc.callbacks.append(metrics.GCTimer())  # this worker's collector pauses, for /metrics
         if self.tls is not None:
             self.tls.on_load = _certificate_loaded
             _certificate_loaded(self.tls.loaded)
@@ -96,6 +100,16 @@ class Runtime:
 
     def ready(self) -> bool:
         return self.loader is not None and self.loader.ready.is_set()
+
+
+def _import_everything() -> None:
+    """Import, in the arbiter before it forks, what requests and the loader would import on first
+    use: the workers share those pages and no request pays for an import."""
+    import webhook.admission.feasibility  # noqa: F401
+    import webhook.cel.runtime  # noqa: F401
+    import webhook.engine  # noqa: F401
+    import webhook.rules.catalog  # noqa: F401
+    import webhook.simulate.load  # noqa: F401
 
 
 def _certificate_loaded(loaded: Loaded) -> None:

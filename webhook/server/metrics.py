@@ -9,6 +9,7 @@ values come from closed sets (`KINDS`, `OPERATIONS`, ...): nothing a request sen
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
@@ -83,6 +84,12 @@ RELOAD_TIME = Histogram(
     "Time of one reload: scan, load of the changed files, replace_all and publish",
     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
+GC_PAUSES = Histogram(
+    "draguard_gc_pause_seconds",
+    "Pauses of Python's cyclic garbage collector in the workers, by generation",
+    ["generation"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+)
 CERT_EXPIRY = Gauge(
     "draguard_tls_certificate_expiry_timestamp_seconds",
     "notAfter of the serving certificate in use, Unix time (the earliest of the live workers)",
@@ -93,6 +100,19 @@ CERT_RELOADS = Counter(
     "Serving certificate (re)loads: ok, or error (the previous certificate stayed in use)",
     ["result"],
 )
+
+
+class GCTimer:
+    """A `gc.callbacks` entry observing every collection's pause into GC_PAUSES (one per worker)."""
+
+    def __init__(self) -> None:
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            GC_PAUSES.labels(str(info.get("generation", "?"))).observe(time.perf_counter() - self._start)
 
 
 def kind_label(kind: Any) -> str:

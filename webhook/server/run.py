@@ -95,6 +95,19 @@ def gunicorn_settings(options: ServeOptions, runtime: Any, cert: str, key: str) 
     }
 
 
+def _freeze_startup_objects() -> None:
+    """Move what the arbiter holds before forking (modules, classes, functions, the app and its
+    configuration: ~50,000 objects that live as long as the process) out of the cyclic collector's
+    reach. Each worker's full collections then scan only what it created itself (its state, caches,
+    requests): measured with bench/webhook_bench.py, the workers' gen2 pauses halve. No cluster state
+    exists yet at this point, so nothing that is ever replaced is frozen (the leak the library rule
+    against gc.freeze is about); the library itself never touches the collector."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def serve(options: ServeOptions) -> int:
     """Run the webhook until SIGTERM/SIGINT; the exit code of gunicorn's arbiter."""
     from webhook.server.certs import CertFiles
@@ -116,6 +129,7 @@ def serve(options: ServeOptions) -> int:
         app = create_app(runtime)
         settings = gunicorn_settings(options, runtime, str(files.tls_cert), str(files.tls_key))
         try:
+            _freeze_startup_objects()
             DraguardApplication(app, settings).run()
         except SystemExit as e:
             return int(e.code or 0) if not isinstance(e.code, str) else 1
