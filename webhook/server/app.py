@@ -146,14 +146,11 @@ def _json(data: bytes, code: int = 200) -> Response:
 
 def _reject(endpoint: str, code: int, message: str) -> Response:
     metrics.REJECTED.labels(endpoint, str(code)).inc()
-    resp = _json(status_body(code, message), code)
-    if code in (408, 413):
-        resp.headers["Connection"] = "close"
-    return resp
+    return _json(status_body(code, message), code)  # an unread rest is drained (64 KiB at most) or reset
 
 
 def _deadline(config: Any, t0: float) -> Deadline:
-    seconds = float(getattr(config, "deadline_seconds", 10.0))
+    seconds = float(config.deadline_seconds)
     raw = request.args.get("timeout")
     if raw is not None:
         timeout = parse_go_duration(raw)
@@ -214,7 +211,7 @@ def create_app(runtime: Runtime) -> Flask:
         snapshot = runtime.store.snapshot()
         try:
             answer, info = review_with_info(ar, snapshot, config, deadline)
-            data = json.dumps(answer, separators=(",", ":")).encode()
+            data = json.dumps(answer, separators=(",", ":"), allow_nan=False).encode()  # Go reads no NaN
         except BadReview as e:
             return _reject(endpoint, 400, str(e))
         except Exception as e:  # the core promises not to raise; if it does, the failure mode answers
