@@ -195,3 +195,34 @@ def test_snapshots_are_immutable_versions() -> None:
     # the pool is incomplete in the new version only
     assert allocate(first.state, [claim]).feasible is True
     assert allocate(second.state, [claim]).feasible is False
+
+
+def test_warm_up_fills_caches_that_later_versions_share() -> None:
+    from webhook.engine import warm_up
+
+    store = store_of()
+    snap = store.snapshot()
+    outcomes = warm_up(snap.state)
+    assert [o.feasible for o in outcomes] == [True]  # one claim per DeviceClass
+    ev = snap.state.evaluator
+    ran = ev.evaluations
+    claim = by_kind("ResourceClaim", "shared")
+    assert allocate(snap.state, [claim]).feasible is True
+    assert ev.evaluations == ran  # the class's selector results were computed by warm_up
+    held = copy.deepcopy(claim)
+    held["metadata"]["name"] = "held"
+    held["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "whole"}
+                ]
+            }
+        }
+    }
+    store.apply(held)
+    later = store.publish()
+    assert later.version == snap.version + 1
+    out = allocate(later.state, [claim])
+    assert out.feasible is False  # "whole" holds all of gpu-0's memory: "half" cannot fit beside it
+    assert ev.evaluations == ran  # a claim change re-counts the pool, it evaluates no selector again

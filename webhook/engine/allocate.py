@@ -55,12 +55,15 @@ class _Nodes:
     per node (a warm call on 1,000 nodes then allocates a handful of containers, not thousands, which
     keeps the garbage collector's young generations quiet)."""
 
-    __slots__ = ("state", "meter", "nodes", "promise", "feasible", "failure")
+    __slots__ = ("state", "meter", "nodes", "canonical", "promise", "feasible", "failure")
 
-    def __init__(self, state: StateView, nodes: list[NodeInfo], meter: Meter) -> None:
+    def __init__(
+        self, state: StateView, nodes: list[NodeInfo], meter: Meter, canonical: bool = False
+    ) -> None:
         self.state = state
         self.meter = meter
         self.nodes = nodes
+        self.canonical = canonical  # every node is one of state.candidate_nodes()
         self.promise = [0.0] * len(nodes)
         self.feasible = bytearray(b"\x01") * len(nodes)
         self.failure: dict[int, str] = {}
@@ -118,12 +121,17 @@ def _counts(
         cache.put(key, known, key_bytes(key) + 120 * len(cands.nodes))
     rules = state.rules.version
     nodes = cands.nodes
+    pools_of = state.node_pools.get if cands.canonical else None
     for i in idx:
         node = nodes[i]
         name = node.name
         if name in counts:
             continue
-        stamp = state.node_stamp(node)
+        if pools_of is not None:
+            entry = pools_of(name)
+            stamp = entry[0] if entry is not None else None
+        else:
+            stamp = state.node_stamp(node)
         hit = known.get(name)
         if hit is not None and hit[0] == stamp and hit[1] == rules:
             counts[name] = hit[2]
@@ -182,7 +190,8 @@ def _nodes(
     node: str | None,
     node_selectors: Sequence[dict[str, Any]],
     meter: Meter,
-) -> list[NodeInfo]:
+) -> tuple[list[NodeInfo], bool]:
+    """The nodes to try, and whether they are all candidate nodes of the state (not a pinned name)."""
     if node is None and pod is not None:
         node = (pod.get("spec") or {}).get("nodeName") or None
     nodes = [state.node(node)] if node else state.candidate_nodes()
@@ -195,7 +204,7 @@ def _nodes(
             ):
                 allowed.append(n)
         nodes = allowed
-    return nodes
+    return nodes, not node
 
 
 def _skips_operations(plan_results: Any) -> bool:
@@ -279,7 +288,7 @@ def _allocate(
     except OutOfBudget:
         return _undecided(meter, "while the claims were prepared", "", [])
     try:
-        nodes = _nodes(state, pod, node, node_selectors, meter)
+        nodes, canonical = _nodes(state, pod, node, node_selectors, meter)
     except OutOfBudget:
         return _undecided(meter, "while the candidate nodes were listed", "", [])
     if not nodes:
@@ -287,7 +296,7 @@ def _allocate(
             False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []
         )
     has_all = any(a.all_mode for pc in prepared for r in pc.requests for a in r.alts)
-    cands = _Nodes(state, nodes, meter)
+    cands = _Nodes(state, nodes, meter, canonical)
     try:
         if has_all:
             for i, n in enumerate(nodes):

@@ -343,7 +343,7 @@ def _consumption_key(c: dict[str, Any]) -> tuple[Any, ...]:
         for k, v in counters.items():
             value = v.get("value") if type(v) is dict else None
             t = type(value)
-            text = value if t is str else ("" if value is None or t is bool else str(value))
+            text: str = value if t is str else ("" if value is None or t is bool else str(value))  # type: ignore[assignment]
             items.append((k if type(k) is str else str(k), text))
     groups = c.get("compatibilityGroups")
     return (

@@ -46,7 +46,7 @@ def winner(classes: list[ClassRec]) -> ClassRec | None:
     return min((c for c, t in stamped if t == newest), key=lambda c: c.name)
 
 
-def _clash(members: list[tuple[Key, ClassRec]]) -> Iterator[InventoryFinding]:
+def _clash(members: list[tuple[Key, ClassRec]], where: str = "the input") -> Iterator[InventoryFinding]:
     """The findings on classes sharing one extendedResourceName (none unless two names share it)."""
     if len({rec.name for _, rec in members}) < 2:
         return
@@ -57,7 +57,7 @@ def _clash(members: list[tuple[Key, ClassRec]]) -> Iterator[InventoryFinding]:
         if best is None:
             outcome = (
                 "which one serves it depends on creation time (the newest creationTimestamp wins, ties go "
-                "to the lexicographically smaller name) and the input does not say"
+                f"to the lexicographically smaller name) and {where} does not say"
             )
         elif best.name == rec.name:
             outcome = "this class wins (newest creationTimestamp, then the smaller name)"
@@ -88,7 +88,7 @@ def extended_resource_name_clash(inventory: Inventory, ctx: Any) -> Iterator[Inv
     groups = [inventory.classes_with_ern(ern) for ern in inventory.erns_in_use()]
     groups.sort(key=lambda members: members[0][0])  # type: ignore[arg-type,return-value]
     for members in groups:
-        yield from _clash(members)
+        yield from _clash(members, inventory.where)
 
 
 def class_findings(
@@ -100,7 +100,7 @@ def class_findings(
     drop = {key, *replaces}
     members = [(k, r) for k, r in inventory.classes_with_ern(rec.extended_resource_name) if k not in drop]
     members.append((key, rec))
-    return [f for f in _clash(members) if f.index == key]
+    return [f for f in _clash(members, inventory.where) if f.index == key]
 
 
 def _unknown_classes(inventory: Inventory, key: Key, rec: ClaimRec) -> Iterator[InventoryFinding]:

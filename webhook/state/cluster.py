@@ -13,8 +13,6 @@ from webhook.profile import Profile
 from webhook.state.store import StateStore
 from webhook.state.view import StateView
 
-KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule", "Node")
-
 
 class ClusterState:
     """The cluster state, changed in place; every change is published immediately."""

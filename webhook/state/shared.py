@@ -4,8 +4,9 @@ Each is a pure function of immutable keys, so an entry filled while one version 
 every version that has the same key:
 
 - `match`: selector results per (selector signature, slice serial). A serial names one parsed version of
-  one slice; a changed slice gets a new serial, so its old entries are never hit again (the byte bound
-  drops them). Filled with single `put`s of values built before the put.
+  one slice; a changed slice gets a new serial, so its old entries are never hit again: the writer drops
+  them when it publishes the change (`MatchCache.forget`). Filled with single dictionary operations of
+  values built before the put.
 - `compiled`: the expressions the evaluator has compiled (the engine charges a compilation once).
 - `counts`: per request shape, per node: how many devices could serve it, keyed by the node's pools
   stamp (a number the writer gives every new tuple of a node's pools, i.e. every change of its slices,
@@ -67,6 +68,53 @@ class SharedEvaluator:
         return getattr(self._inner, name)
 
 
+class MatchCache:
+    """Selector results per slice version: serial -> {signature: result}. Readers look up with plain
+    dictionary reads and fill under a lock (bookkeeping only); the writer drops the serials of replaced
+    slices at publish (`forget`), so memory follows the live slices, not the history. Bounded by bytes
+    as a whole (a reader of an old version may still fill a dropped serial: the bound takes it)."""
+
+    __slots__ = ("max_bytes", "_data", "_sizes", "_bytes", "_lock", "clears")
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._data: dict[int, dict[Hashable, Any]] = {}
+        self._sizes: dict[int, int] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.clears = 0
+
+    def get(self, key: tuple[Hashable, int]) -> Any:
+        per = self._data.get(key[1])
+        return per.get(key[0]) if per is not None else None
+
+    def put(self, key: tuple[Hashable, int], value: Any, nbytes: int) -> None:
+        signature, serial = key
+        nbytes += 100
+        with self._lock:
+            if self._bytes + nbytes > self.max_bytes:
+                self._data = {}
+                self._sizes = {}
+                self._bytes = 0
+                self.clears += 1
+            self._data.setdefault(serial, {})[signature] = value
+            self._sizes[serial] = self._sizes.get(serial, 0) + nbytes
+            self._bytes += nbytes
+
+    def forget(self, serials: Iterable[int]) -> None:
+        with self._lock:
+            for serial in serials:
+                self._data.pop(serial, None)
+                self._bytes -= self._sizes.pop(serial, 0)
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return sum(len(per) for per in list(self._data.values()))
+
+
 class SharedCaches:
     """The caches of one store (see the module docstring)."""
 
@@ -74,9 +122,9 @@ class SharedCaches:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self.match: ClearingCache[tuple[Hashable, int], Any] = ClearingCache(MATCH_BYTES)
+        self.match = MatchCache(MATCH_BYTES)
         self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
-        self.counts: ClearingCache[Hashable, dict[str | None, tuple[int, int, int]]] = ClearingCache(
+        self.counts: ClearingCache[Hashable, dict[str | None, tuple[int, int, Any]]] = ClearingCache(
             COUNT_BYTES
         )
         self._evaluator: SharedEvaluator | None = None
@@ -99,7 +147,10 @@ class SharedCaches:
                 ev = self._evaluator
         return ev
 
-    def forget(self, device_keys: Sequence[Hashable]) -> None:
-        """Drop the evaluator's inputs of removed or replaced devices (if it was ever used)."""
+    def forget(self, serials: Sequence[int], device_keys: Sequence[Hashable]) -> None:
+        """Drop what is kept for removed or replaced slice versions: selector results, and the
+        evaluator's inputs of their devices (if it was ever used)."""
+        if serials:
+            self.match.forget(serials)
         if self._evaluator is not None and device_keys:
             self._evaluator.forget(device_keys)

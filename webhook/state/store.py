@@ -263,8 +263,8 @@ class StateStore:
         )
         self._update_pools(view, base, p, alloc_touched, stats)
         stats.touched_pools = alloc_touched
-        dropped = [d.key for old, _ in p.slices if old is not None for d in old.devices]
-        self.shared.forget(dropped)
+        gone = [old for old, _ in p.slices if old is not None]
+        self.shared.forget([s.serial for s in gone], [d.key for s in gone for d in s.devices])
         snap = Snapshot(base_version, time.monotonic(), view)
         self._current = snap
         self._pending = _Pending(view)

@@ -35,7 +35,7 @@ from webhook.rules.inventory import Inventory
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool, gather
-from webhook.state.shared import SharedCaches
+from webhook.state.shared import MatchCache, SharedCaches
 
 MEMO_BYTES = 64 << 20  # derived per-version results (explanations)
 TAINT_BYTES = 16 << 20  # device taints per DeviceTaintRules version
@@ -130,14 +130,14 @@ class StateView:
         return self.shared.compiled
 
     @property
-    def match_cache(self) -> ClearingCache[tuple[Hashable, int], Any]:
+    def match_cache(self) -> MatchCache:
         return self.shared.match
 
     def remember_match(self, key: tuple[Hashable, int], value: Any, nbytes: int) -> None:
         self.shared.match.put(key, value, nbytes)
 
     @property
-    def count_cache(self) -> ClearingCache[Hashable, dict[str | None, tuple[int, int, int]]]:
+    def count_cache(self) -> ClearingCache[Hashable, dict[str | None, tuple[int, int, Any]]]:
         return self.shared.counts
 
     def memo(self) -> ClearingCache[Hashable, Any]:
