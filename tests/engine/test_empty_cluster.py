@@ -117,3 +117,32 @@ spec:
         pools[0].over_committed is False
         and pools[0].available["gpu-0"]["memory"] < pools[0].counter_sets["gpu-0"]["memory"]
     )
+
+
+def test_concurrent_readers_of_both_modes_get_the_single_threaded_answers() -> None:
+    """Threads alternating normal and empty-cluster runs on one published version: every answer equals
+    the one computed alone (the view's cached copies and counts never leak into the real ones)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    state = _state(
+        gpu_class()
+        + node_slice("n1", GPUS)
+        + node_slice("n2", GPUS)
+        + _allocated("a", "g0")
+        + _allocated("b", "g1")
+    )
+    view = state.view
+    calls = [(count, empty) for count in (1, 2, 3) for empty in (False, True)] * 8
+    alone = {
+        (count, empty): allocate(view, [_claim(count)], budget=BUDGET, ignore_allocations=empty).feasible
+        for count, empty in set(calls)
+    }
+    assert alone[(3, False)] is False and alone[(3, True)] is False and alone[(2, True)] is True
+
+    def run(call: tuple[int, bool]) -> bool | None:
+        count, empty = call
+        return allocate(view, [_claim(count)], budget=BUDGET, ignore_allocations=empty).feasible
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(run, calls))
+    assert got == [alone[c] for c in calls]
