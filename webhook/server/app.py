@@ -46,6 +46,7 @@ log = logging.getLogger("draguard.server")
 JSON = "application/json"
 TIMEOUT_SHARE = 0.8  # of the API server's ?timeout=: the rest is for the network and encoding
 READ_CHUNK = 64 << 10
+WARM_UP_SECONDS = 30.0  # at most, per worker, after its first state load
 BODY_SECONDS = 1.0  # the body may take at least this long, however short the review's deadline: the API
 # server sends it at once, and a review with no time left is still answered (undecided), not refused
 
@@ -85,6 +86,7 @@ class Runtime:
             on_publish=_published,
             on_tick=_tick,
             on_error=lambda e: metrics.RELOADS.labels("error").inc(),
+            on_first=_warm_up,
         )
         self.loader.start()
         while not self.loader.ready.wait(1.0):
@@ -108,8 +110,19 @@ def _import_everything() -> None:
     import webhook.admission.feasibility  # noqa: F401
     import webhook.cel.runtime  # noqa: F401
     import webhook.engine  # noqa: F401
+    import webhook.engine.warm  # noqa: F401
     import webhook.rules.catalog  # noqa: F401
     import webhook.simulate.load  # noqa: F401
+
+
+def _warm_up(snapshot: Any) -> None:
+    """Fill the engine's caches shared by every later version (one claim per DeviceClass) before the
+    worker takes its first request, so that request does not pay for them."""
+    from webhook.engine.warm import warm_up
+
+    t0 = time.monotonic()
+    warm_up(snapshot.state, deadline=Deadline.after(WARM_UP_SECONDS))
+    log.info("engine caches warmed up in %.2f s", time.monotonic() - t0)
 
 
 def _certificate_loaded(loaded: Loaded) -> None:

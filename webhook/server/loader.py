@@ -253,6 +253,7 @@ class StateLoader:
         on_publish: Callable[[Any, float, ScanResult], None] | None = None,
         on_tick: Callable[[Any], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
+        on_first: Callable[[Any], None] | None = None,
     ) -> None:
         self.source = source
         self.store = store
@@ -260,6 +261,7 @@ class StateLoader:
         self.on_publish = on_publish
         self.on_tick = on_tick
         self.on_error = on_error
+        self.on_first = on_first  # runs once, after the first publish, before `ready` is set
         self.ready = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -291,6 +293,11 @@ class StateLoader:
         self.reloads += 1
         if self.on_publish is not None:
             self.on_publish(snapshot, time.monotonic() - t0, result)
+        if not self.ready.is_set() and self.on_first is not None:
+            try:
+                self.on_first(snapshot)
+            except Exception:  # a failed warm-up only makes the first requests slower
+                log.exception("warm-up after the first state load failed")
         self.ready.set()
         return True
 
