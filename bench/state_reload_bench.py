@@ -1,7 +1,7 @@
 """Memory of a long-running StateStore: RSS over many reloads and single-object changes.
 
-    python bench/state_reload_bench.py                  # 1,000 nodes x 8 GPUs, up to 1,000 reloads
-    python bench/state_reload_bench.py --reloads 100 --changes 100
+    python bench/state_reload_bench.py                  # 1,000 nodes x 8 GPUs
+    python bench/state_reload_bench.py --reloads 100 --changed-reloads 1000 --changes 100
 
 The cluster is engine_bench's cluster A (1,000 Nodes, one slice of 8 GPUs each, one DeviceClass) plus an
 allocated claim per node. Phases (each prints RSS after 1, 10, 100, 1000 ... steps):
@@ -73,7 +73,13 @@ def checkpoints(limit: int) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
-    ap.add_argument("--reloads", type=int, default=1000, help="reloads per reload phase (default 1000)")
+    ap.add_argument("--reloads", type=int, default=1000, help="reloads of equal content (default 1000)")
+    ap.add_argument(
+        "--changed-reloads",
+        type=int,
+        default=300,
+        help="reloads of changed content (default 300; ~0.3 s each)",
+    )
     ap.add_argument(
         "--changes", type=int, default=100, help="N: N x 1000 single-object changes (default 100)"
     )
@@ -137,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     store.replace_all(json.loads(text_a))
     store.publish()
     phase("reload-same", args.reloads, reload_same)
-    phase("reload-changed", args.reloads, reload_changed)
+    phase("reload-changed", args.changed_reloads, reload_changed)
     store.replace_all(copy.deepcopy(a))
     store.publish()
     phase("changes x1000", args.changes, change)
