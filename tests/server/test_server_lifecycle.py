@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
-from server_proc import EXAMPLES, ROOT, Server, draguard, example_review, make_certs, wait_for
+from server_proc import EXAMPLES, ROOT, Server, draguard, example_review, make_certs, metric_samples, wait_for
 
 
 def _serial(server: Server) -> int:
@@ -112,6 +112,8 @@ def test_certificates_rotate_under_load_without_a_failed_request(tmp_path: Path)
         (certs / "tls.key").write_bytes((staging / "tls.key").read_bytes())
         wait_for("the mismatching pair to be refused", lambda: "stays in use" in server.log())
         assert _serial(server) == seen[-1]
+        m = metric_samples(server.request("GET", "/metrics")[1].decode())
+        assert m[("draguard_tls_certificate_reloads_total", (("result", "error"),))] >= 1
         (certs / "tls.crt").write_bytes((staging / "tls.crt").read_bytes())
         final = x509.load_pem_x509_certificate((certs / "tls.crt").read_bytes()).serial_number
         wait_for("the completed pair to be served", lambda: _serial(server) == final)

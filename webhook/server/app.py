@@ -76,6 +76,7 @@ class Runtime:
         gc.callbacks.append(metrics.GCTimer())  # this worker's collector pauses, for /metrics
         if self.tls is not None:
             self.tls.on_load = _certificate_loaded
+            self.tls.on_error = lambda e: metrics.CERT_RELOADS.labels("error").inc()
             _certificate_loaded(self.tls.loaded)
         self.store = make_store(self.profile)
         source = ManifestDirectory(self.options.state, self.context, self.policy)
@@ -137,7 +138,7 @@ def _published(snapshot: Any, seconds: float, result: ScanResult) -> None:
     metrics.STATE_AGE.set(0.0)
     metrics.STATE_INVALID.set(result.invalid_total)
     for kind, n in snapshot.counts().items():
-        metrics.STATE_OBJECTS.labels(metrics.kind_label(kind) if kind != "Node" else "Node").set(n)
+        metrics.STATE_OBJECTS.labels(metrics.state_kind_label(kind)).set(n)
     if result.changed or result.removed:
         log.info(
             "state version %s published in %.3f s: %d file(s) loaded, %d removed, %d invalid object(s)",

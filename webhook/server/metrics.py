@@ -119,6 +119,10 @@ def kind_label(kind: Any) -> str:
     return kind if isinstance(kind, str) and kind in KINDS else "other"
 
 
+def state_kind_label(kind: Any) -> str:
+    return kind if isinstance(kind, str) and (kind in KINDS or kind == "Node") else "other"
+
+
 def operation_label(op: Any) -> str:
     return op if isinstance(op, str) and op in OPERATIONS else "other"
 

@@ -56,10 +56,12 @@ class ReloadingTLS:
         key: str | Path,
         client_ca: str | Path | None = None,
         on_load: Callable[[Loaded], None] | None = None,
+        on_error: Callable[[CertError], None] | None = None,
     ) -> None:
         self.cert, self.key = Path(cert), Path(key)
         self.client_ca = Path(client_ca) if client_ca else None
         self.on_load = on_load
+        self.on_error = on_error
         self.failures = 0  # rebuilds that failed (the old context stayed in service)
         self._lock = threading.Lock()
         self._failed: Signature | None = None
@@ -109,6 +111,8 @@ class ReloadingTLS:
                 self.failures += 1
                 self._failed = signature  # not retried until the files change again
                 log.warning("%s; the previous certificate stays in use", e)
+                if self.on_error is not None:
+                    self.on_error(e)
         return loaded.context
 
     @property
