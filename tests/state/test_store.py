@@ -182,7 +182,7 @@ def test_snapshots_are_immutable_versions() -> None:
     assert store.publish() is first  # nothing changed
     store.replace_all(docs(POOL))
     assert store.publish() is first  # equal content: nothing changed either
-    store.delete("ResourceSlice", None, "counters")
+    store.delete("ResourceSlice", "any-namespace", "counters")  # slices have none: the name decides
     second = store.publish()
     assert second.version == 2 and second.counts()["ResourceSlice"] == 1
     assert first.counts()["ResourceSlice"] == 2  # the old version still holds it

@@ -147,6 +147,20 @@ def slice_match(
     precompile(state, class_sels, meter)
     precompile(state, req_sels, meter)
     ev = state.evaluator
+    lock = getattr(ev, "lock", None)
+    if lock is None:
+        m = _match(ev, class_sels, req_sels, s, meter)
+    else:  # an evaluator shared by threads (webhook.state.shared): one slice's evaluations at a time
+        with lock:
+            m = _match(ev.inner, class_sels, req_sels, s, meter)
+    size = 120 + 8 * len(m.devices) + sum(len(e) + 60 for sels in signature for e in sels)
+    state.remember_match(key, m, size + 200 * len(m.errors))
+    return m
+
+
+def _match(
+    ev: Any, class_sels: tuple[str, ...], req_sels: tuple[str, ...], s: SliceRec, meter: Meter
+) -> SliceMatch:
     charger = _Charger(ev, meter)
     devices = []
     errors = {}
@@ -159,10 +173,7 @@ def slice_match(
         if isinstance(r, SelectorError):
             errors[d.index] = r
         devices.append(d)
-    m = SliceMatch(devices, errors)
-    size = 120 + 8 * len(devices) + sum(len(e) + 60 for sels in signature for e in sels)
-    state.remember_match(key, m, size + 200 * len(errors))
-    return m
+    return SliceMatch(devices, errors)
 
 
 def selectable(

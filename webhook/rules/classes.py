@@ -104,12 +104,12 @@ def class_findings(
 
 
 def _unknown_classes(inventory: Inventory, key: Key, rec: ClaimRec) -> Iterator[InventoryFinding]:
-    known = inventory.class_names()
-    if not known:
+    if not any(inventory.classes):
         return  # no DeviceClass at all: the classes are assumed to be elsewhere
     classes = inventory.classes
     for path, cls in rec.class_refs:
         if cls not in classes:
+            known = inventory.class_names()  # sorted once per version, only for a message
             yield InventoryFinding(
                 key,
                 path,

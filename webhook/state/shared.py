@@ -8,10 +8,12 @@ every version that has the same key:
   them when it publishes the change (`MatchCache.forget`). Filled with single dictionary operations of
   values built before the put.
 - `compiled`: the expressions the evaluator has compiled (the engine charges a compilation once).
-- `counts`: per request shape, per node: how many devices could serve it, keyed by the node's pools
-  stamp (a number the writer gives every new tuple of a node's pools, i.e. every change of its slices,
-  its Node object or the allocation of one of its pools) and the DeviceTaintRules version. An entry
-  whose stamps differ from the reader's version is recomputed; nothing is ever invalidated by search.
+- `counts`: per request shape, per node: how many devices could serve it (allocate's pruning), and the
+  node's part of a failed request's explanation (the funnel of webhook.engine.explain), each stored with
+  the node's pools stamp (a number the writer gives every new tuple of a node's pools, i.e. every change
+  of its slices, its Node object or the allocation of one of its pools) and the DeviceTaintRules version.
+  A reader whose version has other stamps recomputes that node's entry and replaces it (one dictionary
+  assignment of a finished tuple); nothing else ever invalidates it.
 - `evaluator`: the CEL selector evaluator, used by one thread at a time (`SharedEvaluator`).
 
 All are bounded by bytes; `ClearingCache.put`/`ByteLRU` take a lock around their bookkeeping.
@@ -33,8 +35,9 @@ COUNT_BYTES = 32 << 20  # candidate counts per (request shape, node)
 
 class SharedEvaluator:
     """A CEL selector evaluator shared by request threads. The evaluator's caches and cost counters are
-    not made for concurrent use, so one evaluation runs at a time (CPU-bound under the GIL anyway);
-    `last_cost` is the calling thread's own latest cost, which the engine charges to its budget."""
+    not made for concurrent use, so one evaluation runs at a time (CPU-bound under the GIL anyway):
+    `matches` takes `lock` itself, and `last_cost` is the calling thread's own latest cost. The engine
+    holds `lock` around a whole slice and calls `inner` directly (no per-device locking)."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
@@ -63,6 +66,10 @@ class SharedEvaluator:
     @property
     def inner(self) -> Any:
         return self._inner
+
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
 
     def __getattr__(self, name: str) -> Any:  # counters for tests and benchmarks (evaluations, cost_used)
         return getattr(self._inner, name)

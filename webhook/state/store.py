@@ -33,7 +33,7 @@ from webhook.model.cache import ClearingCache
 from webhook.model.records import ClaimRec, PoolID, SliceRec, parse_record, parse_slice
 from webhook.model.violation import Violation
 from webhook.profile import Profile
-from webhook.rules.crossobject import object_key, violations_for
+from webhook.rules.crossobject import NAMESPACED, object_key, violations_for
 from webhook.rules.inventory import Inventory, InventoryBuilder
 from webhook.state.allocated import AllocatedBuilder, AllocatedState
 from webhook.state.nodes import NodeInfo, node_from_object
@@ -155,10 +155,9 @@ class StateStore:
             TaintRules(0, _EMPTY),
             self.shared,
         )
+        view.node_pools = self._gather_all(view, view.candidates)  # the anonymous node's: none
         self._current = Snapshot(0, time.monotonic(), view)
         self._pending = _Pending(view)
-        self._node_pools = self._gather_all(view, view.candidates)
-        self._current.state.node_pools = self._node_pools
         self.last_publish = PublishStats()
 
     # --- readers ---------------------------------------------------------------------------------
@@ -203,7 +202,7 @@ class StateStore:
 
     def delete(self, kind: str, namespace: str | None, name: str) -> None:
         """Remove one object (unknown objects are ignored)."""
-        key = (kind, namespace or "", name)
+        key = (kind, (namespace or "") if kind in NAMESPACED else "", name)
         if self._objects.pop(key, None) is None:
             return
         p = self._pending
