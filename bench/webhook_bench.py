@@ -230,6 +230,20 @@ class Server:
         return code
 
 
+def feasibility_verdicts(server: Server) -> dict[str, int]:
+    """The server's feasibility verdicts so far, "Kind verdict" -> count (all workers)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    _, text = server.get("/metrics")
+    out = {}
+    for family in text_string_to_metric_families(text.decode()):
+        if family.name == "draguard_feasibility_verdicts":
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    out[f"{sample.labels['kind']} {sample.labels['verdict']}"] = int(sample.value)
+    return dict(sorted(out.items()))
+
+
 def gc_pauses(server: Server) -> dict[str, Any]:
     """Per generation: collections, their total seconds, and the smallest bucket holding them all."""
     from prometheus_client.parser import text_string_to_metric_families
@@ -554,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
         figures["churn"] = {"changes": dict(churn.events), "publishes_all_workers": publishes}
         figures["rss_end"] = server.rss_mib()
         print(f"highest stepped rate with p99 <= 100 ms and no errors: {best} (every step is listed above)")
+        figures["feasibility"] = feasibility_verdicts(server)
+        print(f"feasibility verdicts of the whole run (server metrics): {figures['feasibility']}")
         figures["gc"] = gc_pauses(server)
         print("garbage collector pauses in the workers: " + "; ".join(
             f"gen{g} {v['count']} x, {v['seconds']} s in all, each <= {v['max_le_s']} s" for g, v in figures["gc"].items()
