@@ -243,3 +243,21 @@ def _why_result(result: ObjectResult) -> str:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     where = f"{first.field}: " if first.field else ""
     return f"{result.source}:{result.line}: {first.rule}: {where}{first.message}{more}"
+
+
+def document_objects(
+    doc: Document | DocumentError, ctx: Context, policy: Policy | None = None
+) -> tuple[list[dict[str, Any]], ObjectResult | None]:
+    """One parsed document as `load` takes it, without the cross-object (inventory) pass: the objects it
+    contributes (none, or the object defaulted, version-skew stripped and with its namespace set; a Node
+    as it is) and its validation result (None when skipped; errors mean it contributes nothing). For a
+    caller that loads documents one at a time (the webhook's state directory)."""
+    result, loaded = _checked([doc], doc.source, ctx, policy)
+    out = []
+    for item in loaded:
+        if item is None:
+            continue
+        if item.kind in NAMESPACED:
+            item.obj.setdefault("metadata", {}).setdefault("namespace", namespace_of(item.obj))
+        out.append(item.obj)
+    return out, (result.objects[0] if result.objects else None)
