@@ -31,8 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_bench import DRIVER, cluster_a, node_name  # noqa: E402
 
 from webhook.admission import AdmissionConfig, review_with_info  # noqa: E402
-from webhook.admission.interim_snapshot import InterimSnapshot  # noqa: E402
+from webhook.context import Context  # noqa: E402
 from webhook.profile import load_profile  # noqa: E402
+from webhook.simulate.load import stored_objects  # noqa: E402
+from webhook.state.store import StateStore  # noqa: E402
 
 V1 = "resource.k8s.io/v1"
 RESOURCES = {
@@ -258,7 +260,10 @@ def main() -> None:
     args = parser.parse_args()
     objs = cluster_a(args.nodes) + [TEMPLATE] + [allocated_claim(i) for i in range(0, args.nodes, 10)]
     t0 = time.perf_counter()
-    snap = InterimSnapshot(objs, load_profile("1.37"))
+    profile = load_profile("1.37")
+    store = StateStore(profile)  # the real store, loaded as `draguard serve` loads its state directory
+    store.replace_all(stored_objects(objs, Context(profile, lint=False)))
+    snap = store.publish()
     print(
         f"snapshot: {sum(snap.counts().values())} objects, {args.nodes * 8} devices, built in {time.perf_counter() - t0:.2f} s"
     )

@@ -15,8 +15,10 @@ from typing import Any
 import yaml
 
 from webhook.admission import AdmissionConfig, review
-from webhook.admission.interim_snapshot import InterimSnapshot
+from webhook.context import Context
 from webhook.profile import load_profile
+from webhook.simulate.load import stored_objects
+from webhook.state.store import Snapshot, StateStore
 
 HERE = Path(__file__).resolve().parent
 CLUSTER = HERE / "manifests" / "cluster.yaml"
@@ -62,10 +64,15 @@ def cluster_objects() -> list[dict[str, Any]]:
     return load(CLUSTER)
 
 
-def snapshot(
-    objs: list[dict[str, Any]] | None = None, gates: dict[str, bool] | None = None
-) -> InterimSnapshot:
-    return InterimSnapshot(cluster_objects() if objs is None else objs, load_profile("1.37", gates or {}))
+def snapshot(objs: list[dict[str, Any]] | None = None, gates: dict[str, bool] | None = None) -> Snapshot:
+    """The real store's snapshot of `objs` (default: the test cluster), stored as `draguard serve`'s
+    state loader stores them (validated, defaulted; invalid ones left out)."""
+    profile = load_profile("1.37", gates or {})
+    store = StateStore(profile)
+    store.replace_all(
+        stored_objects(cluster_objects() if objs is None else objs, Context(profile, lint=False))
+    )
+    return store.publish()
 
 
 def find(objs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:

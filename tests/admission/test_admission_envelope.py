@@ -14,6 +14,7 @@ from admission_fixtures import admission_review, claim, cluster_objects, exactly
 from webhook.admission import AdmissionConfig, BadReview, review, review_with_info
 from webhook.admission.response import cap_warnings
 from webhook.model.budget import Deadline
+from webhook.state.store import Snapshot
 
 SNAP = snapshot()
 OBJS = cluster_objects()
@@ -165,10 +166,15 @@ def test_a_dra_version_draguard_does_not_check_is_allowed_with_a_warning() -> No
 # -- internal errors: the failure mode ------------------------------------------------------------
 
 
-class _BrokenSnapshot:
-    """A snapshot whose cross-object index fails (a draguard bug, as far as review() can tell)."""
+class _BrokenSnapshot(Snapshot):
+    """The real snapshot of the test cluster, whose cross-object index fails (a draguard bug, as far as
+    review() can tell)."""
 
-    def cross_object_violations(self, obj: Any, old: Any) -> list[Any]:
+    def __init__(self) -> None:
+        real = snapshot()
+        super().__init__(real.version, real.published_at, real.state, real._objects)
+
+    def cross_object_violations(self, obj: Any, old: Any = None, namespace: str | None = None) -> list[Any]:
         raise KeyError("pool index out of sync")
 
 

@@ -23,9 +23,13 @@ from admission_fixtures import (
 )
 
 from webhook.admission import AdmissionConfig, review_with_info
+from webhook.context import Context
 from webhook.engine import Budget
 from webhook.policy import FeasibilityPolicy, Policy
+from webhook.profile import load_profile
 from webhook.simulate import simulate
+from webhook.simulate.load import stored_objects
+from webhook.state.store import StateStore
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAP = snapshot()
@@ -328,7 +332,23 @@ def test_modes_per_kind_and_namespace(policy: dict[str, Any], claim_decision: st
 
 
 def _one_node(devices: list[dict[str, Any]], class_selectors: list[dict[str, Any]] | None = None) -> Any:
-    return snapshot(
+    """One node whose pool holds `devices` in slices of at most 128 (the API's limit per slice)."""
+    chunks = [devices[i : i + 128] for i in range(0, len(devices), 128)]
+    slices = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"s{n}"},
+            "spec": {
+                "driver": "gpu.example.com",
+                "nodeName": "n1",
+                "pool": {"name": "n1", "generation": 1, "resourceSliceCount": len(chunks)},
+                "devices": chunk,
+            },
+        }
+        for n, chunk in enumerate(chunks)
+    ]
+    snap = snapshot(
         [
             {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
             {
@@ -337,19 +357,11 @@ def _one_node(devices: list[dict[str, Any]], class_selectors: list[dict[str, Any
                 "metadata": {"name": "gpu"},
                 "spec": {"selectors": class_selectors or []},
             },
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": "s"},
-                "spec": {
-                    "driver": "gpu.example.com",
-                    "nodeName": "n1",
-                    "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-                    "devices": devices,
-                },
-            },
+            *slices,
         ]
     )
+    assert snap.counts()["ResourceSlice"] == len(chunks)  # every slice is valid (the loader keeps it)
+    return snap
 
 
 def test_an_allocation_built_to_backtrack_is_undecided_within_the_budget() -> None:
@@ -404,23 +416,40 @@ def test_a_selector_over_the_cost_limit_is_denied_as_the_api_server_would() -> N
     assert message == "Forbidden: too complex, exceeds cost limit"
 
 
-def test_the_state_store_snapshot_without_objects_still_checks_claims() -> None:
-    """`webhook.state.store.Snapshot` has no `objects()` yet (DESIGN-7 §1): claims are still checked (the
-    engine reads the store's state), a Pod's claims cannot be resolved and its feasibility is skipped."""
-    from webhook.defaults import apply_defaults
-    from webhook.profile import load_profile
-    from webhook.state.store import StateStore
+def test_a_pods_feasibility_follows_the_store_version_it_was_given() -> None:
+    """Pods are decided on the real store's Snapshot (`objects()` resolves their claims and templates):
+    a claim that appears, a taint rule that comes and goes change the answer of the next version, never
+    of a snapshot already handed out."""
+    profile = load_profile("1.37")
+    store = StateStore(profile)
+    store.replace_all(stored_objects(cluster_objects(), Context(profile, lint=False)))
+    v1 = store.publish()
+    later = pod("p11", [{"name": "gpu", "resourceClaimName": "later"}])
+    templated = pod("p1", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    assert _verdict(later, snap=v1)[0] == "skipped"  # no such claim yet: pod.unknown-claim's business
+    assert _verdict(templated, snap=v1)[0] == "feasible"
 
-    store = StateStore(load_profile("1.37"))
-    objs = cluster_objects()
-    for o in objs:
-        if o["kind"] != "Node":
-            apply_defaults(o)
-    store.replace_all(objs)
-    snap = store.publish()
-    assert _verdict(claim("c2", [exactly("gpu", "a100.example.com")]), snap=snap)[0] == "busy"
-    assert _verdict(claim("c5", [exactly("gpus", "gpu.example.com", 5)]), snap=snap)[0] == "unsatisfiable"
-    assert (
-        _verdict(pod("p1", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]), snap=snap)[0]
-        == "skipped"
+    new_claim = claim("later", [exactly("gpu", "gpu.example.com")])
+    taint = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "all-gpus"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com"},
+            "taint": {"key": "k", "effect": "NoSchedule"},
+        },
+    }
+    for obj in stored_objects([new_claim, taint], Context(profile, lint=False)):
+        store.apply(obj)
+    v2 = store.publish()
+    assert ("ml", "later") in v2.objects("ResourceClaim") and ("ml", "later") not in v1.objects(
+        "ResourceClaim"
     )
+    verdict, response = _verdict(later, snap=v2)
+    assert verdict == "busy" and "tainted NoSchedule" in response["warnings"][0]
+    assert _verdict(templated, snap=v2)[0] == "busy"
+    assert _verdict(templated, snap=v1)[0] == "feasible"  # the old version is unchanged
+
+    store.delete("DeviceTaintRule", None, "all-gpus")
+    v3 = store.publish()
+    assert _verdict(later, snap=v3)[0] == "feasible" and _verdict(templated, snap=v3)[0] == "feasible"

@@ -480,3 +480,70 @@ def test_dry_run_gets_the_same_answer_and_changes_nothing() -> None:
         dry = respond(obj, snap, dry_run=True)
         assert {**dry, "uid": ""} == {**wet, "uid": ""}
     assert (snap.version, snap.state.version, snap.counts()) == before
+
+
+# -- admin access: the namespace label, when the state holds the Namespace ------------------------
+
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+ADMIN_MSG = (
+    "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the "
+    "containing namespace"
+)
+
+
+def _namespace(labels: dict[str, str] | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "ml"}
+    if labels is not None:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+def _admin_claim() -> dict[str, Any]:
+    return claim(
+        "debug", [exactly("plain", "gpu.example.com"), exactly("all", "gpu.example.com", adminAccess=True)]
+    )
+
+
+@pytest.mark.parametrize(
+    ("namespace", "denied"),
+    [
+        (_namespace({"team": "ml"}), True),
+        (_namespace(None), True),
+        (_namespace({ADMIN_LABEL: "false"}), True),
+        (_namespace({ADMIN_LABEL: "true"}), False),
+        (None, False),  # the state does not know the namespace: unknown is never a denial
+    ],
+    ids=["other-label", "no-labels", "label-false", "label-true", "namespace-not-in-state"],
+)
+def test_admin_access_needs_the_namespace_label(namespace: dict[str, Any] | None, denied: bool) -> None:
+    snap = snapshot(OBJS + ([namespace] if namespace is not None else []))
+    assert (("", "ml") in snap.objects("Namespace")) is (namespace is not None)
+    for obj in (_admin_claim(), _template("debug-t", spec={"devices": _admin_claim()["spec"]["devices"]})):
+        response = respond(served(obj), snap)
+        if not denied:
+            assert response["allowed"] is True, response
+            continue
+        # upstream's AuthorizedForAdmin: the first such request, at spec.devices.requests[i].adminAccess
+        # (for a template too)
+        assert causes(response) == [
+            ("spec.devices.requests[1].adminAccess", "FieldValueForbidden", ADMIN_MSG)
+        ]
+        assert response["status"]["details"]["kind"] == obj["kind"]
+
+
+def test_a_new_allocation_with_admin_access_needs_the_namespace_label() -> None:
+    old = served(find(OBJS, "ResourceClaim", "shared-h100"))
+    new = copy.deepcopy(old)
+    allocation = copy.deepcopy(ALLOCATION)
+    allocation["devices"]["results"][0]["adminAccess"] = True
+    new["status"] = {
+        "allocation": allocation,
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": "e4b3"}],
+    }
+    unlabelled = snapshot(OBJS + [_namespace({"team": "ml"})])
+    response = respond(new, unlabelled, operation="UPDATE", old=old, sub_resource="status")
+    assert causes(response) == [
+        ("status.allocation.devices.results[0].adminAccess", "FieldValueForbidden", ADMIN_MSG)
+    ]
+    labelled = snapshot(OBJS + [_namespace({ADMIN_LABEL: "true"})])
+    assert respond(new, labelled, operation="UPDATE", old=old, sub_resource="status")["allowed"] is True

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from webhook.context import Context
-from webhook.model.budget import Budget, check_seconds
+from webhook.model.budget import Budget, Deadline, check_seconds
 from webhook.policy import Policy
 from webhook.profile import DEFAULT_VERSION, Profile, load_profile
 
@@ -57,6 +59,20 @@ class AdmissionConfig:
         if self.max_warnings < 1 or self.max_warning_chars < 256:
             raise ValueError("max_warnings must be >= 1 and max_warning_chars >= 256")
 
-    def context(self, old: dict | None = None, operation: str = "CREATE") -> Context:  # type: ignore[type-arg]
-        """A rule context as the webhook runs rules: permissive where upstream enforcement is unconfirmed."""
-        return Context(profile=self.profile, old=old, operation=operation, lint=False)
+    def context(
+        self,
+        old: dict[str, Any] | None = None,
+        operation: str = "CREATE",
+        namespace_labels: Mapping[str, str] | None = None,
+        deadline: Deadline | None = None,
+    ) -> Context:
+        """A rule context as the webhook runs rules: permissive where upstream enforcement is unconfirmed;
+        the namespace's labels when the state holds the Namespace (None: unknown, those rules skip)."""
+        return Context(
+            profile=self.profile,
+            old=old,
+            operation=operation,
+            lint=False,
+            namespace_labels=namespace_labels,
+            deadline=deadline,
+        )

@@ -48,24 +48,15 @@ class Feasibility:
     seconds: float = 0.0
 
 
-def _objects(snapshot: Any, kind: str) -> Any:
-    """`snapshot.objects(kind)` (DESIGN-7 §1); an empty mapping from a snapshot without it (then a Pod's
-    claims and templates cannot be resolved and its feasibility is skipped)."""
-    get = getattr(snapshot, "objects", None)
-    return get(kind) if get is not None else {}
-
-
 def _world(snapshot: Any) -> World:
-    """The snapshot's objects as a scheduling run reads them. A Pod or claim being created owns no
-    claims yet, so there is nothing to find by owner (no index of generated or extended claims)."""
-    classes = _objects(snapshot, "DeviceClass")
-    if not classes:
-        classes = getattr(snapshot.state, "classes", None) or {}
+    """The snapshot's objects (`Snapshot.objects(kind)`, read-only) as a scheduling run reads them. A
+    Pod or claim being created owns no claims yet, so there is nothing to find by owner (no index of
+    generated or extended claims)."""
     return World(
-        claims=_objects(snapshot, "ResourceClaim"),
-        templates=_objects(snapshot, "ResourceClaimTemplate"),
-        nodes=_objects(snapshot, "Node").values(),
-        classes=classes.values(),
+        claims=snapshot.objects("ResourceClaim"),
+        templates=snapshot.objects("ResourceClaimTemplate"),
+        nodes=snapshot.objects("Node").values(),
+        classes=snapshot.objects("DeviceClass").values(),
         generated={},
         owned=lambda namespace: (),
     )

@@ -34,7 +34,7 @@ from webhook.admission.response import (
     invalid_status,
     json_patch,
 )
-from webhook.model.budget import Deadline
+from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.text import one_line
 from webhook.model.violation import Severity, Violation
 
@@ -121,6 +121,19 @@ def _internal_error(e: BaseException, config: AdmissionConfig) -> _Answer:
     return _Answer(False, failure_status(500, "InternalError", text), decision="error")
 
 
+def _too_late(config: AdmissionConfig) -> _Answer:
+    """The request's deadline passed while its rules ran (costly CEL): not checked, so the failure mode
+    decides, as the API server's failurePolicy would on a timeout."""
+    what = f"draguard could not finish checking this request within its deadline ({config.deadline_seconds:g} s or the API server's timeout)"
+    if config.failure_mode == "open":
+        return _Answer(True, warnings=[f"{what}; admitted (failure mode: open)"], decision="error")
+    return _Answer(
+        False,
+        failure_status(500, "InternalError", f"{what}; denied (failure mode: closed)"),
+        decision="error",
+    )
+
+
 # -- routing -------------------------------------------------------------------------------------
 
 
@@ -192,7 +205,10 @@ def _name(req: Request) -> str:
 
 
 def _validate(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline) -> _Answer:
-    found = validating.check(req, snapshot, config)
+    try:
+        found = validating.check(req, snapshot, config, Deadline(deadline.at - config.reserve_seconds))
+    except DeadlinePassed:
+        return _too_late(config)
     errors, warns = found.errors, list(found.warnings)
     if config.failure_mode == "open":  # a rule that crashed does not deny with fail-open
         warns += [v for v in errors if v.rule.startswith("internal.")]

@@ -120,7 +120,7 @@ def kind_label(kind: Any) -> str:
 
 
 def state_kind_label(kind: Any) -> str:
-    return kind if isinstance(kind, str) and (kind in KINDS or kind == "Node") else "other"
+    return kind if isinstance(kind, str) and (kind in KINDS or kind in ("Node", "Namespace")) else "other"
 
 
 def operation_label(op: Any) -> str:
