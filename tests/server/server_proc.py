@@ -12,6 +12,7 @@ import ssl
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ class Server:
         cwd: Path | None = None,
         certs: Path | None = None,
         client: tuple[Path, Path] | None = None,
+        wait_ready: bool = True,
     ) -> None:
         self.client = client  # the client certificate the test's own requests present
         self.log_path = tmp / f"server-{time.monotonic_ns()}.log"
@@ -75,7 +77,8 @@ class Server:
             env=env,
         )
         self.port = wait_for("the server to listen", self._listening)
-        wait_for("the server to be ready", lambda: self.get("/readyz")[0] == 200)
+        if wait_ready:
+            wait_for("the server to be ready", lambda: self.get("/readyz")[0] == 200)
 
     def log(self) -> str:
         return self.log_path.read_text()
@@ -140,6 +143,41 @@ class Server:
                 self.proc.wait()
             self._log.close()
         return code
+
+
+RESOURCES = {
+    "ResourceSlice": "resourceslices",
+    "DeviceClass": "deviceclasses",
+    "ResourceClaim": "resourceclaims",
+    "ResourceClaimTemplate": "resourceclaimtemplates",
+    "DeviceTaintRule": "devicetaintrules",
+    "Pod": "pods",
+}
+
+
+def review_of(obj: dict[str, Any], operation: str = "CREATE", dry_run: bool = False) -> dict[str, Any]:
+    """The AdmissionReview a v1.37 API server sends for creating `obj` (every request field set)."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    meta = obj["metadata"]
+    kind = {"group": group, "version": version, "kind": obj["kind"]}
+    resource = {"group": group, "version": version, "resource": RESOURCES[obj["kind"]]}
+    request: dict[str, Any] = {
+        "uid": str(uuid.uuid4()),
+        "kind": kind,
+        "resource": resource,
+        "requestKind": kind,
+        "requestResource": resource,
+        "name": meta["name"],
+        "operation": operation,
+        "userInfo": {"username": "jane@example.com", "groups": ["system:authenticated"]},
+        "object": obj,
+        "oldObject": None,
+        "dryRun": dry_run,
+        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl"},
+    }
+    if obj["kind"] in ("ResourceClaim", "ResourceClaimTemplate", "Pod"):
+        request["namespace"] = meta.get("namespace", "default")
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
 
 def example_review(name: str) -> dict[str, Any]:

@@ -4,6 +4,8 @@ workers, and state directory changes."""
 
 from __future__ import annotations
 
+import base64
+import copy
 import json
 import shutil
 import socket
@@ -13,8 +15,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonpatch
 import pytest
-from server_proc import EXAMPLES, Server, example_review, make_certs, metric_samples, wait_for
+import yaml
+from server_proc import (
+    EXAMPLES,
+    Server,
+    example_review,
+    make_certs,
+    metric_samples,
+    review_of,
+    wait_for,
+)
 
 CAP = 1 << 20  # --max-body-bytes of the shared server
 
@@ -91,6 +103,146 @@ def test_the_url_timeout_bounds_the_feasibility_check(server: Server) -> None:
         ("operation", "CREATE"),
     )
     assert m[("draguard_admission_requests_total", denied)] >= 1
+
+
+def _manifest(path: Path, kind: str, name: str) -> dict[str, Any]:
+    return copy.deepcopy(
+        next(
+            d
+            for d in yaml.safe_load_all(path.read_text())
+            if d and d["kind"] == kind and d["metadata"]["name"] == name
+        )
+    )
+
+
+def _verdicts(server: Server, kind: str) -> dict[str, float]:
+    _, text = server.request("GET", "/metrics")
+    m = metric_samples(text.decode())
+    out: dict[str, float] = {}
+    for (name, labels), value in m.items():
+        d = dict(labels)
+        if name == "draguard_feasibility_verdicts_total" and d.get("kind") == kind:
+            out[d["verdict"]] = value
+    return out
+
+
+def test_a_pods_feasibility_runs_on_the_real_state(server: Server) -> None:
+    """Pod CREATE resolves its template claim in the worker's state (Snapshot.objects) and runs the
+    allocator: feasible is silent, unsatisfiable a warning (Pods are in mode warn here)."""
+    before = _verdicts(server, "Pod")
+    trainer = _manifest(EXAMPLES / "simulate" / "gpu-cluster.yaml", "Pod", "trainer-1")
+    status, answer = server.review(review_of(trainer))
+    assert status == 200 and answer["response"] == {"uid": answer["response"]["uid"], "allowed": True}
+    inference = _manifest(EXAMPLES / "extended-resource.yaml", "Pod", "vllm-inference")
+    status, answer = server.review(review_of(inference))
+    response = answer["response"]
+    assert status == 200 and response["allowed"] is True
+    assert response["auditAnnotations"] == {"feasibility": "unsatisfiable"}
+    assert response["warnings"] == [
+        'Pod "default/vllm-inference" can never be allocated on this cluster, not even with every device free '
+        "and untainted: request container-0-request-1: 0 devices in class nvidia-a100; 0 left (3 node(s) "
+        "considered, 3 pruned by device counts, best node node-1) (admission.feasibility: unsatisfiable, mode warn)"
+    ]
+    after = _verdicts(server, "Pod")
+    assert after.get("feasible", 0) >= before.get("feasible", 0) + 1
+    assert after.get("unsatisfiable", 0) >= before.get("unsatisfiable", 0) + 1
+    assert "skipped" not in after
+
+
+def test_the_mutating_endpoint_answers_a_json_patch(server: Server) -> None:
+    """A slice with an alpha field the v1.37 API server drops: a base64 JSONPatch that, applied by a
+    JSONPatch library, gives exactly the object without that field; dryRun gets the same patch."""
+    obj = _manifest(EXAMPLES / "compatibility-groups.yaml", "ResourceSlice", "gpu-devices")
+    answers = []
+    for dry_run in (False, True):
+        status, answer = server.review(review_of(obj, dry_run=dry_run), "/mutate?timeout=10s")
+        assert status == 200
+        answers.append(answer["response"])
+    wet, dry = answers
+    assert wet["allowed"] is True and wet["patchType"] == "JSONPatch"
+    assert (dry["patch"], dry["warnings"]) == (wet["patch"], wet["warnings"])
+    ops = json.loads(base64.b64decode(wet["patch"]))
+    assert ops == [
+        {"op": "remove", "path": "/spec/devices/1/consumesCounters/0/compatibilityGroups"},
+        {"op": "remove", "path": "/spec/devices/0/consumesCounters/0/compatibilityGroups"},
+    ]
+    expected = copy.deepcopy(obj)
+    for device in expected["spec"]["devices"]:
+        del device["consumesCounters"][0]["compatibilityGroups"]
+    assert jsonpatch.apply_patch(obj, ops) == expected
+    assert len(wet["warnings"]) == 2 and all("DRADeviceCompatibilityGroups" in w for w in wet["warnings"])
+    status, answer = server.review(review_of(obj), "/validate")  # validating: allowed, the same warnings
+    assert status == 200 and answer["response"]["allowed"] is True and "patch" not in answer["response"]
+
+
+def test_dry_run_gets_the_same_denial(server: Server) -> None:
+    ar = example_review("slice-create-invalid.json")
+    dry = copy.deepcopy(ar)
+    dry["request"]["dryRun"] = True
+    dry["request"]["uid"] = "dry-" + ar["request"]["uid"]
+    _, wet_answer = server.review(ar)
+    _, dry_answer = server.review(dry)
+    assert dry_answer["response"]["uid"] == dry["request"]["uid"]
+    assert {k: v for k, v in dry_answer["response"].items() if k != "uid"} == {
+        k: v for k, v in wet_answer["response"].items() if k != "uid"
+    }
+
+
+def _namespaces_loaded(server: Server, count: int) -> bool:
+    def one() -> bool:
+        status, data = server.request("GET", "/readyz")
+        return status == 200 and json.loads(data)["objects"].get("Namespace", 0) == count
+
+    return all(one() for _ in range(10))  # ten fresh connections (both workers) agree
+
+
+def test_admin_access_follows_the_namespace_label_in_the_state(server: Server) -> None:
+    state: Path = server.state  # type: ignore[attr-defined]
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "debug-all-gpus", "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "all",
+                        "exactly": {
+                            "deviceClassName": "example-gpu",
+                            "allocationMode": "All",
+                            "adminAccess": True,
+                        },
+                    }
+                ]
+            }
+        },
+    }
+    assert server.review(review_of(claim))[1]["response"]["allowed"] is True  # namespace unknown: skipped
+    namespace = state / "zz-namespace.yaml"
+    namespace.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: default, labels: {team: ml}}\n")
+    wait_for("the Namespace in every worker", lambda: _namespaces_loaded(server, 1))
+    response = server.review(review_of(claim))[1]["response"]
+    assert response["allowed"] is False and response["status"]["code"] == 422
+    assert response["status"]["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: "
+            "true` label on the containing namespace",
+            "field": "spec.devices.requests[0].adminAccess",
+        }
+    ]
+    tmp = state / ".zz-namespace.yaml.tmp"
+    tmp.write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n"
+        '  labels: {team: ml, resource.kubernetes.io/admin-access: "true"}\n'
+    )
+    tmp.replace(namespace)
+    wait_for(
+        "the labelled Namespace in every worker",
+        lambda: all(server.review(review_of(claim))[1]["response"]["allowed"] for _ in range(10)),
+    )
+    namespace.unlink()
+    wait_for("the Namespace to go", lambda: _namespaces_loaded(server, 0))
 
 
 def test_the_certificate_is_verified_against_the_generated_ca(server: Server, tmp_path: Path) -> None:

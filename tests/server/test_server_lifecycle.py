@@ -52,6 +52,86 @@ def test_embedded_default_creates_certificates_and_serves_the_examples(tmp_path:
     assert {str(a) for a in sans.get_values_for_type(x509.IPAddress)} >= {"127.0.0.1", "::1"}
 
 
+def _large_state(state: Path, nodes: int = 400) -> int:
+    """`nodes` nodes of 8 GPUs each (slices of one node, 20 per file) and one class: a state whose
+    first load takes a while. Returns the number of slices."""
+    state.mkdir()
+    cls = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+    }
+    (state / "class.json").write_text(json.dumps(cls))
+    for f in range(0, nodes, 20):
+        items = []
+        for n in range(f, min(nodes, f + 20)):
+            devices = [
+                {
+                    "name": f"gpu-{d}",
+                    "attributes": {"model": {"string": "H100"}, "serial": {"string": f"S{n:04d}{d}"}},
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+                for d in range(8)
+            ]
+            items.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"node-{n}-gpu"},
+                    "spec": {
+                        "driver": "gpu.example.com",
+                        "nodeName": f"node-{n}",
+                        "pool": {"name": f"node-{n}", "generation": 1, "resourceSliceCount": 1},
+                        "devices": devices,
+                    },
+                }
+            )
+        (state / f"slices-{f:04d}.json").write_text(
+            json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+        )
+    return nodes
+
+
+def test_probes_sent_before_the_state_is_loaded_are_answered_once_it_is(tmp_path: Path) -> None:
+    """A worker accepts connections only once its state is published and its caches warmed: a /readyz
+    or /healthz sent while the workers still load waits (no 200 for an empty or partial state, no 503
+    flapping) and then reports the whole state."""
+    certs = tmp_path / "certs"
+    make_certs(certs)
+    slices = _large_state(tmp_path / "state")
+    server = Server(
+        tmp_path,
+        "--state", str(tmp_path / "state"),
+        "--certs", str(certs),
+        "--workers", "2",
+        certs=certs,
+        wait_ready=False,
+    )  # fmt: skip
+    try:
+        answers: dict[str, tuple[int, bytes, str]] = {}
+
+        def probe(path: str) -> None:
+            status, data = server.request("GET", path)
+            answers[path] = (status, data, server.log())  # the log as the answer arrived
+
+        threads = [threading.Thread(target=probe, args=(p,)) for p in ("/readyz", "/healthz")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        status, data, log_then = answers["/readyz"]
+        assert status == 200, data
+        body = json.loads(data)
+        assert body["status"] == "ready" and body["stateVersion"] >= 1
+        assert body["objects"]["ResourceSlice"] == slices and body["objects"]["DeviceClass"] == 1
+        assert "engine caches warmed up" in log_then  # the answering worker had loaded its state first
+        status, data, log_then = answers["/healthz"]
+        assert (status, data) == (200, b"ok\n") and "engine caches warmed up" in log_then
+    finally:
+        assert server.stop() == 0, server.log()
+
+
 def test_an_explicit_certs_directory_must_hold_the_files(tmp_path: Path) -> None:
     p = draguard("serve", "--certs", str(tmp_path / "empty"), "--state", str(EXAMPLES), "--port", "0")
     assert p.returncode == 2
