@@ -235,7 +235,9 @@ def test_a_passed_deadline_leaves_feasibility_undecided_and_admits() -> None:
 def test_rules_cut_short_by_the_deadline_answer_by_the_failure_mode(mode: str) -> None:
     """A class whose selectors are still being compiled when the request's deadline passes: not checked,
     so never a verdict about it; the failure mode decides, as failurePolicy would on a timeout."""
-    selectors = [{"cel": {"expression": f'device.attributes["gpu.example.com"].idx == {i}'}} for i in range(32)]
+    selectors = [
+        {"cel": {"expression": f'device.attributes["gpu.example.com"].idx == {i}'}} for i in range(32)
+    ]
     cls = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",
@@ -245,9 +247,7 @@ def test_rules_cut_short_by_the_deadline_answer_by_the_failure_mode(mode: str) -
     ar = admission_review(served(cls))
     assert review(ar, SNAP, AdmissionConfig())["response"]["allowed"] is True  # with time: valid
     out, info = review_with_info(ar, SNAP, AdmissionConfig(failure_mode=mode), deadline=Deadline.after(0))
-    what = (
-        "draguard could not finish checking this request within its deadline (2 s or the API server's timeout)"
-    )
+    what = "draguard could not finish checking this request within its deadline (2 s or the API server's timeout)"
     assert info.decision == "error"
     if mode == "open":
         assert out["response"]["allowed"] is True
