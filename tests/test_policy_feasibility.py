@@ -82,3 +82,11 @@ def test_programmatic_policies_are_checked() -> None:
     with pytest.raises(ValueError, match="feasibility mode 'strict' is not one of enforce, warn, off"):
         FeasibilityPolicy(namespaces={"a": "strict"})
     assert FeasibilityPolicy(namespaces={"a": "off"}).mode("Pod", "a") == "off"
+
+
+def test_the_feasibility_rule_is_listed_but_set_in_its_own_section(tmp_path: Path) -> None:
+    from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
+
+    assert RULES["admission.feasibility"].kinds == ("ResourceClaim", "Pod")
+    with pytest.raises(UsageError, match="admission.feasibility is set in the `feasibility:` section"):
+        _load(tmp_path, "rules:\n  admission.feasibility: off\n")

@@ -102,6 +102,11 @@ def policy_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Po
     disabled: set[str] = set()
     severity: dict[str, Severity] = {}
     for rule_id, setting in rules.items():
+        if rule_id == "admission.feasibility":
+            raise UsageError(
+                f"--policy {path}: admission.feasibility is set in the `feasibility:` section "
+                "(default, kinds, namespaces: enforce|warn|off), not under `rules:`"
+            )
         if rule_id not in known_rules:
             raise UsageError(
                 f"--policy {path}: unknown rule id {rule_id!r} (list them with `draguard rules`)"

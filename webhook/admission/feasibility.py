@@ -25,11 +25,22 @@ from webhook.admission.config import AdmissionConfig
 from webhook.engine import Budget
 from webhook.model.budget import Deadline
 from webhook.model.text import one_line
+from webhook.rules.registry import declare
 from webhook.simulate import extended as ext
 from webhook.simulate import feasibility_violations
 from webhook.simulate.load import Loaded
 from webhook.simulate.podclaims import key_of, resolve_pod_claims
 from webhook.simulate.run import PodRun, PodSimulation, World
+
+declare(
+    "admission.feasibility",
+    summary="the webhook only: a ResourceClaim or Pod being created can never be allocated on the cluster "
+    "state (unsatisfiable): denied in mode enforce, else a warning (as are busy and undecided). Modes per "
+    "kind and namespace come from the policy file's `feasibility:` section (enforce, warn, off), not `rules:`",
+    field="spec.devices.requests[i]",
+    kinds=("ResourceClaim", "Pod"),
+    tag="alloc",
+)
 
 SOURCE = "<admission request>"
 # Allocation errors that end when the cluster changes, not the claim: the Pod waits (busy).

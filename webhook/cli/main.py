@@ -288,6 +288,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return run_certs(args)
         if args.command == "rules":
             from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+            from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
             from webhook.rules import catalog  # noqa: F401
 
             sys.stdout.write(rules_table(args.format))

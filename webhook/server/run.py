@@ -98,19 +98,23 @@ def gunicorn_settings(options: ServeOptions, runtime: Any, cert: str, key: str) 
 FULL_COLLECTION_EVERY = 100  # gen1 collections between two full ones considered (CPython's default: 10)
 
 
-def _freeze_startup_objects() -> None:
-    """Tune the cyclic garbage collector of the server process (inherited by the workers); the library
-    itself never touches it.
+def _tune_collector() -> None:
+    """Tune the cyclic garbage collector of the server processes: called once by `serve()` in the
+    arbiter before it forks (the workers inherit it). Process setup of `draguard serve` only: the
+    library, the CLI's other commands and the tests never run it.
 
     - Freeze what the arbiter holds before forking (modules, classes, functions, the app and its
       configuration: ~50,000 objects that live as long as the process): each worker's full collections
       then scan only what it created itself (its state, caches, requests). No cluster state exists yet,
       so nothing that is ever replaced is frozen (the leak the library rule against gc.freeze is about).
     - Consider a full collection every 100th gen1 collection instead of every 10th. A full collection
-      stops the worker for as long as its state takes to scan (~100-300 ms for 8,000 devices on the
-      shared 2-core machine); under churn CPython's default ran one every ~5-10 s per worker, which set
-      the p99. Cyclic garbage lives longer, and RSS stays flat over thousands of state changes
-      (bench/webhook_bench.py --reloads)."""
+      stops a worker for as long as its state takes to scan. Measured with `bench/webhook_bench.py`
+      (8,000 devices, 200 req/s with a state change every 100 ms, 70 s per run, 2 runs each, 2-core
+      machine shared with other jobs, 2026-12-01): CPython's default ran 12-13 full collections per run
+      (2.0-2.1 s of pauses, each up to 0.5 s) and the 60-s p99 was 88 / 130 ms; with this setting 1 full
+      collection per run (0.14 s) and p99 31 ms (the second tuned run, 384 ms, was taken at load 7:
+      CPU contention, not the collector). Cyclic garbage lives longer; RSS stays flat over thousands of
+      state changes (`bench/webhook_bench.py --reloads`)."""
     import gc
 
     gc.collect()
@@ -140,7 +144,7 @@ def serve(options: ServeOptions) -> int:
         app = create_app(runtime)
         settings = gunicorn_settings(options, runtime, str(files.tls_cert), str(files.tls_key))
         try:
-            _freeze_startup_objects()
+            _tune_collector()
             DraguardApplication(app, settings).run()
         except SystemExit as e:
             return int(e.code or 0) if not isinstance(e.code, str) else 1
