@@ -33,6 +33,8 @@ def test_load_run_with_churn(tmp_path: Path) -> None:
     assert set(figures["cold_ms"]) >= {"Pod CREATE (template claim)", "ResourceSlice UPDATE"}
     assert all(v > 0 for v in figures["cold_ms"].values())  # -1 marks a wrong answer
     assert "p99" in stdout and "RSS MiB" in stdout
+    # Pods are decided on the workers' real state (their template claims resolved), never skipped
+    assert figures["feasibility"].get("Pod feasible", 0) > 0 and "Pod skipped" not in figures["feasibility"]
 
 
 def test_rss_over_state_changes(tmp_path: Path) -> None:
