@@ -290,3 +290,27 @@ def test_a_request_that_fits_stops_at_the_first_node_that_fits(monkeypatch: pyte
     # nodes are bounded in runs of 1, 2, 4, ...: n3 to n5 together; n2 and n4 select no device now
     assert looked.take() == {"n3", "n5"}
     assert got == fresh(s, one, looked)
+
+
+def test_the_empty_cluster_mode_is_primed_and_looks_again_only_at_changed_nodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # admission asks "would it fit with nothing allocated?" when a request fits nowhere now
+    s = engine_store([holder(1)])
+    warm_up(s.snapshot().state)
+    looked = Looked(monkeypatch)
+    three = request("three", 3)
+
+    def empty() -> tuple[Any, ...]:
+        o = allocate(s.snapshot().state, [copy.deepcopy(three)], ignore_allocations=True, ignore_taints=True)
+        return o.feasible, o.reason, o.explanation
+
+    got = empty()
+    assert got[0] is False and looked.take() <= {"n0"}  # at most the best node's counter check
+    assert empty() == got and looked.take() == set()
+    s.apply(holder(3))
+    s.publish()
+    assert empty() == got and looked.take() == {"n3"}  # n3's stamp changed (its allocation did)
+    s.apply(gpus(5, "B"))
+    s.publish()
+    assert empty() == got and looked.take() == {"n5"}

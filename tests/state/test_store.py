@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import yaml
 
 from webhook.engine import allocate
@@ -178,6 +179,7 @@ def test_snapshots_are_immutable_versions() -> None:
         "ResourceClaimTemplate": 1,
         "DeviceTaintRule": 0,
         "Node": 0,
+        "Namespace": 0,
     }
     assert store.publish() is first  # nothing changed
     store.replace_all(docs(POOL))
@@ -195,6 +197,44 @@ def test_snapshots_are_immutable_versions() -> None:
     # the pool is incomplete in the new version only
     assert allocate(first.state, [claim]).feasible is True
     assert allocate(second.state, [claim]).feasible is False
+
+
+def test_objects_are_version_scoped_persistent_maps() -> None:
+    """`Snapshot.objects(kind)`: (namespace or "", name) → the stored object, per version; a publish
+    changes only the kinds it touched (the other kinds' maps are the very same objects), an old version
+    keeps what it had, and nothing can write through the mapping."""
+    store = store_of()
+    first = store.snapshot()
+    claims = first.objects("ResourceClaim")
+    assert set(claims) == {("team", "shared")} and claims[("team", "shared")]["kind"] == "ResourceClaim"
+    assert set(first.objects("ResourceSlice")) == {("", "counters"), ("", "devices")}
+    assert set(first.objects("ResourceClaimTemplate")) == {("team", "one-gpu")}
+    assert set(first.objects("DeviceClass")) == {("", "gpu")}
+    assert len(first.objects("Node")) == 0 and len(first.objects("Pod")) == 0
+    assert first.objects("ResourceClaim") is claims  # O(1): the published map itself, no copy
+
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "labels": {"a": "b"}}}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}
+    claim = copy.deepcopy(claims[("team", "shared")])
+    claim["metadata"]["labels"] = {"changed": "yes"}
+    for obj in (namespace, node, claim):
+        store.apply(obj)
+    second = store.publish()
+    assert second.objects("Namespace")[("", "team")] is namespace
+    assert second.objects("Node")[("", "node-1")] is node
+    assert second.objects("ResourceClaim")[("team", "shared")] is claim
+    assert second.objects("ResourceSlice") is first.objects("ResourceSlice")  # untouched kinds are shared
+    assert second.counts()["Namespace"] == 1 and first.counts()["Namespace"] == 0
+    assert "labels" not in first.objects("ResourceClaim")[("team", "shared")]["metadata"]  # old version
+    assert ("", "team") not in first.objects("Namespace")
+
+    store.delete("Namespace", None, "team")
+    store.delete("ResourceClaim", "team", "shared")
+    third = store.publish()
+    assert len(third.objects("Namespace")) == 0 and len(third.objects("ResourceClaim")) == 0
+    assert second.objects("Namespace")[("", "team")] is namespace
+    with pytest.raises(TypeError):
+        third.objects("ResourceClaim")[("team", "x")] = claim  # type: ignore[index]
 
 
 def test_warm_up_fills_caches_that_later_versions_share() -> None:

@@ -17,11 +17,12 @@ its own (EXPLAIN_GRACE of the budget, within the deadline) and is cut short when
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 from webhook.engine.eligibility import alt_key, blocker, key_bytes
+from webhook.engine.emptycluster import AdjustedView
 from webhook.engine.explain import explain
 from webhook.engine.outcome import Budget, Deadline, Outcome
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, prepare
@@ -270,11 +271,18 @@ def allocate(
     budget: Budget | None = None,
     deadline: Deadline | None = None,
     node_selectors: Sequence[dict[str, Any]] = (),
+    ignore_allocations: bool = False,
+    ignore_taints: bool = False,
 ) -> Outcome:
     """Allocate `claims` together for one Pod on `state` (a `Snapshot.state`, or a ClusterState: its
     current version); see the module docstring. `budget` bounds this call,
     `deadline` (e.g. of an admission request or a whole run) bounds it too: whichever ends first.
     `node_selectors` (e.g. of the Pod's claims that are already allocated) must all match a node.
+
+    `ignore_allocations` decides on the same cluster with nothing allocated (a read-only view: the state
+    is not changed), `ignore_taints` with device taints ignored (NoSchedule/NoExecute are the only
+    effects allocation heeds): together they tell *busy* (would fit once devices are free) from
+    *unsatisfiable* (never fits on this cluster) for admission-time feasibility.
 
     Never raises for what its input holds: a failure of draguard itself (MemoryError, RecursionError, a
     bug) is an Outcome with `internal` set and `feasible` None, never an answer."""
@@ -282,7 +290,12 @@ def allocate(
     meter = Meter(budget, deadline)
     try:
         view: StateView = state.view  # a ClusterState's current version, or the view itself
-        return _allocate(view, claims, pod, node, node_selectors, budget, deadline, meter)
+        if ignore_allocations or ignore_taints:
+            view = cast(
+                StateView,
+                AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints),
+            )
+        return _allocate(view, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints)
     except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
         return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
     except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
@@ -314,8 +327,11 @@ def _allocate(
     budget: Budget,
     deadline: Deadline | None,
     meter: Meter,
+    ignore_taints: bool = False,
 ) -> Outcome:
     f = Features.of(state)
+    if ignore_taints:
+        f = replace(f, taints=False)
     try:
         prepared = prepare(state, claims, f, meter.tick)
     except EngineError as e:
@@ -433,16 +449,25 @@ def prime(
     *,
     budget: Budget | None = None,
     deadline: Deadline | None = None,
+    ignore_allocations: bool = False,
+    ignore_taints: bool = False,
 ) -> bool:
     """What a Pod with `claims` that fits on no node would compute over every candidate node, done
     now: per (sub)request and node the exact number of devices that could serve it, and the per-node
     parts of the explanation with their sums. All are kept in the caches every later version shares
     (per node, with the node's pools stamp), so after a change only the nodes it touched are computed
-    again. False if the budget or deadline ran out first (what was done stays done)."""
+    again. `ignore_allocations`/`ignore_taints` prime the caches of that mode of `allocate()`. False if
+    the budget or deadline ran out first (what was done stays done)."""
     view: StateView = state.view
+    if ignore_allocations or ignore_taints:
+        view = cast(
+            StateView, AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints)
+        )
     budget = budget or Budget()
     meter = Meter(budget, deadline)
     f = Features.of(view)
+    if ignore_taints:
+        f = replace(f, taints=False)
     try:
         prepared = prepare(view, claims, f, meter.tick)
         cands = _Nodes(view, view.candidate_nodes(), meter, True)

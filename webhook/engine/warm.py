@@ -5,7 +5,10 @@
 - primes its request shape on every candidate node (`webhook.engine.allocate.prime`): the class
   selectors evaluated on every device (the evaluator keeps the results per device, the per-slice
   results are kept per slice version), the exact number of devices of the class each node could give,
-  and each node's part of the explanation of a request that fits nowhere.
+  and each node's part of the explanation of a request that fits nowhere; with `empty_cluster` (the
+  default) also in the mode admission asks next when a request fits nowhere now (`allocate(...,
+  ignore_allocations=True, ignore_taints=True)`: would it fit on the same cluster with nothing
+  allocated?).
 Every request whose devices come from one class reuses the per-device selector results; a request with
 only class selectors (any count) reuses the counts and the explanation. These caches are shared by every
 later version of the state (webhook.state.shared), per node with the node's pools stamp: a server calls
@@ -40,6 +43,7 @@ def warm_up(
     claims: list[dict[str, Any]] | None = None,
     budget: Budget | None = None,
     deadline: Deadline | None = None,
+    empty_cluster: bool = True,
 ) -> list[Outcome]:
     """Allocate and prime each claim on its own (default: `class_claims(state)`); returns the
     allocations' outcomes (callers that only want the caches filled discard them)."""
@@ -47,4 +51,6 @@ def warm_up(
     for c in claims or class_claims(state):
         out.append(allocate(state, [c], budget=budget, deadline=deadline))
         prime(state, [c], budget=budget, deadline=deadline)
+        if empty_cluster:
+            prime(state, [c], budget=budget, deadline=deadline, ignore_allocations=True, ignore_taints=True)
     return out

@@ -5,6 +5,7 @@
     snap = store.snapshot()                          # any request thread: O(1), never blocks
     allocate(snap.state, claims, ...)                # the engine reads one immutable version
     snap.cross_object_violations(obj, old)           # the inventory rules for one object under admission
+    snap.objects("ResourceClaim")[("ns", "name")]    # the stored objects of one kind (admission reads them)
 
 The writer's `apply`/`delete`/`replace_all` record changes into builders of persistent maps
 (`immutables.Map`: structural sharing, no copy of the cluster per change); `publish()` finishes them into
@@ -15,6 +16,10 @@ that see them; a republished slice re-gathers the nodes that see its pool (its o
 node-independent slice is relevant to); a Node object its node. Unchanged objects given to `apply` or
 `replace_all` (equal to what is stored) cost a comparison and nothing else.
 
+`Snapshot.objects(kind)` is one persistent map per kind, (namespace or "", name) → the object as given to
+the writer, evolved per publish like the rest (a change costs one map update, never a copy); Namespaces
+are kept there only (their labels: admin access).
+
 Hooks for engine churn work: `Snapshot.state.node_stamp(node)` changes exactly when a node's pools do;
 `StateStore.last_publish` records what the latest publish touched and how long it took.
 """
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,21 +48,26 @@ from webhook.state.shared import SharedCaches
 from webhook.state.view import NodePools, StateView, TaintRules
 
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule", "Node")
+STORED_KINDS = (*KINDS, "Namespace")  # what apply() keeps; Namespaces only for objects() (their labels)
 INTERN_BYTES = 8 << 20  # capacity and consumption records shared by devices with identical ones
 WHERE = "the cluster state"
 
 _EMPTY: Map[Any, Any] = Map()
+ObjectMaps = Map[str, Map[tuple[str, str], dict[str, Any]]]  # kind → (namespace or "", name) → object
 
 
 class Snapshot:
     """One published version; immutable, safe to use from any thread for as long as a request needs it."""
 
-    __slots__ = ("version", "published_at", "state")
+    __slots__ = ("version", "published_at", "state", "_objects")
 
-    def __init__(self, version: int, published_at: float, state: StateView) -> None:
+    def __init__(
+        self, version: int, published_at: float, state: StateView, objects: ObjectMaps = _EMPTY
+    ) -> None:
         self.version = version
         self.published_at = published_at  # time.monotonic() of the publish
         self.state = state
+        self._objects = objects
 
     @property
     def inventory(self) -> Inventory:
@@ -69,7 +79,14 @@ class Snapshot:
         out = {k: inv.count(k) for k in KINDS[:4]}
         out["DeviceTaintRule"] = len(self.state.taint_rules)
         out["Node"] = len(self.state.nodes)
+        out["Namespace"] = len(self.objects("Namespace"))
         return out
+
+    def objects(self, kind: str) -> Mapping[tuple[str, str], dict[str, Any]]:
+        """The stored objects of one kind (any of STORED_KINDS) by (namespace or "", name), as given to
+        the writer (the loader's are defaulted as the API server stores them). Read-only: the mapping
+        is immutable and belongs to this version (O(1) to get); the objects must not be changed."""
+        return self._objects.get(kind, _EMPTY)  # type: ignore[no-any-return]
 
     def cross_object_violations(
         self, obj: dict[str, Any], old: dict[str, Any] | None = None, namespace: str | None = None
@@ -105,6 +122,7 @@ class _Pending:
         self._rules: Any = None
         self.slices: list[tuple[SliceRec | None, SliceRec | None]] = []
         self.node_names: set[str] = set()
+        self.kinds: dict[str, Any] = {}  # kind → mutation of its objects() map
 
     @property
     def inv(self) -> InventoryBuilder:
@@ -170,7 +188,7 @@ class StateStore:
     def apply(self, obj: dict[str, Any]) -> None:
         """Add or replace one object (kinds the state does not keep are ignored)."""
         kind = obj.get("kind") if isinstance(obj, dict) else None
-        if kind not in KINDS:
+        if kind not in STORED_KINDS:
             return
         key = object_key(obj)
         stored = self._objects.get(key)
@@ -179,6 +197,9 @@ class StateStore:
         self._objects[key] = obj
         p = self._pending
         p.objects += 1
+        self._kind_map(kind)[key[1:]] = obj
+        if kind == "Namespace":
+            return
         if kind == "ResourceSlice":
             rec = parse_slice(obj, next(self._serial), self._intern)
             old = p.inv.put(key, rec)
@@ -212,6 +233,9 @@ class StateStore:
             return
         p = self._pending
         p.objects += 1
+        del self._kind_map(kind)[key[1:]]
+        if kind == "Namespace":
+            return
         if kind == "DeviceTaintRule":
             if name in p.rules:
                 del p.rules[name]
@@ -231,7 +255,7 @@ class StateStore:
         the stored ones cost a comparison, others are applied, missing ones deleted."""
         keep: set[tuple[str, str, str]] = set()
         for obj in objs:
-            if isinstance(obj, dict) and obj.get("kind") in KINDS:
+            if isinstance(obj, dict) and obj.get("kind") in STORED_KINDS:
                 keep.add(object_key(obj))
                 self.apply(obj)
         for kind, ns, name in [k for k in self._objects if k not in keep]:
@@ -270,12 +294,26 @@ class StateStore:
         stats.touched_pools = alloc_touched
         gone = [old for old, _ in p.slices if old is not None]
         self.shared.forget([s.serial for s in gone], [d.key for s in gone for d in s.devices])
-        snap = Snapshot(base_version, time.monotonic(), view)
+        objects = self._current._objects
+        if p.kinds:
+            maps = objects.mutate()
+            for kind, m in p.kinds.items():
+                maps[kind] = m.finish()
+            objects = maps.finish()
+        snap = Snapshot(base_version, time.monotonic(), view, objects)
         self._current = snap
         self._pending = _Pending(view)
         stats.seconds = time.perf_counter() - t0
         self.last_publish = stats
         return snap
+
+    def _kind_map(self, kind: str) -> Any:
+        """The pending mutation of `kind`'s objects() map (started from the published one)."""
+        m = self._pending.kinds.get(kind)
+        if m is None:
+            m = self._current._objects.get(kind, _EMPTY).mutate()
+            self._pending.kinds[kind] = m
+        return m
 
     # --- pools per node --------------------------------------------------------------------------
     def _gather_all(self, view: StateView, nodes: list[NodeInfo]) -> Map[str | None, NodePools]:
