@@ -20,6 +20,8 @@ class ObjectResult:
     namespace: str | None
     name: str | None
     violations: list[Violation] = field(default_factory=list)
+    root_line: int = 0  # where its document starts (a List's first node for an item); 0 = `line`
+    prefix: str = ""  # its path in that document ("items[3]." for an item of a List)
 
     @property
     def errors(self) -> int:

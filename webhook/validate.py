@@ -15,6 +15,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.defaults import apply_defaults
+from webhook.findinglines import assign_lines
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     MAX_REQUEST_BYTES,
@@ -205,7 +206,14 @@ def check_stored(
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     name = meta.get("name") or meta.get("generateName")
     result = ObjectResult(
-        doc.source, doc.line, _str(api_version), _str(kind), _str(meta.get("namespace")), _str(name)
+        doc.source,
+        doc.line,
+        _str(api_version),
+        _str(kind),
+        _str(meta.get("namespace")),
+        _str(name),
+        root_line=doc.root_line,
+        prefix=doc.prefix,
     )
     for issue in doc.issues:
         result.violations.append(_violation(issue.rule, issue.path, f"{issue.message} (line {issue.line})"))
@@ -440,6 +448,7 @@ def check_files(
     results: list[FileResult | None] = [None] * len(files)
     on_disk = [i for i, p in enumerate(files) if p != STDIN]
     jobs = usable_workers(jobs, len(on_disk))
+    kept: dict[str, str] = {}  # inputs that cannot be read again for the findings' lines
     for i, p in enumerate(files):
         if p == STDIN:
             if options.deadline is not None and options.deadline.expired():
@@ -450,6 +459,7 @@ def check_files(
             except InputFileError as e:
                 results[i] = input_error_result(e)
                 continue
+            kept["<stdin>"] = text
             results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
@@ -473,7 +483,9 @@ def check_files(
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
-    return assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+    report = assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+    assign_lines(report, kept, options.deadline, options.max_bytes)
+    return report
 
 
 def input_error_result(e: InputFileError) -> FileResult:

@@ -13,7 +13,7 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from webhook import __version__
-from webhook.model.text import one_line, xml_text
+from webhook.model.text import compact, one_line, xml_text
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 
@@ -33,7 +33,7 @@ def render_text(report: Report, summary: bool = False) -> str:
             where = f"{v.field}: " if v.field else ""
             lines.append(
                 one_line(
-                    f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {where}{v.message} [{_label(o)}]"
+                    f"{o.source}:{v.line or o.line}: {v.severity.value} {v.rule}: {where}{compact(v.message)} [{_label(o)}]"
                 )
             )
     if summary:
@@ -77,11 +77,14 @@ def render_junit(report: Report) -> str:
             others = [v for v in o.violations if v.severity.value != "error"]
             if errs:
                 f = ET.SubElement(case, "failure", message=f"{len(errs)} error(s)", type="ValidationError")
-                f.text = "\n".join(_xml(f"{v.rule}: {v.field}: {v.message}") for v in errs)
+                f.text = "\n".join(
+                    _xml(f"line {v.line or o.line}: {v.rule}: {v.field}: {v.message}") for v in errs
+                )
             if others:
                 out = ET.SubElement(case, "system-out")
                 out.text = "\n".join(
-                    _xml(f"{v.severity.value} {v.rule}: {v.field}: {v.message}") for v in others
+                    _xml(f"line {v.line or o.line}: {v.severity.value} {v.rule}: {v.field}: {v.message}")
+                    for v in others
                 )
         total += len(objs)
         failures += failed
@@ -138,7 +141,7 @@ def render_sarif(report: Report) -> str:
                         {
                             "physicalLocation": {
                                 "artifactLocation": {"uri": artifact_uri(o.source)},
-                                "region": {"startLine": max(1, o.line)},
+                                "region": {"startLine": max(1, v.line or o.line)},
                             },
                             "logicalLocations": [
                                 {"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}

@@ -365,6 +365,9 @@ def _simulate(args: argparse.Namespace) -> int:
         max_bytes=args.max_input_bytes,
     )
     report = simulate(args.paths, options, deadline=_deadline(args))
+    from webhook.findinglines import assign_lines
+
+    assign_lines(report.validation, max_bytes=args.max_input_bytes)
     if args.format == "json":
         import json
 
@@ -411,6 +414,9 @@ def _feasibility(
             if target is None:
                 continue
             target.violations.extend(policy.apply([violation]) if policy else [violation])
+    from webhook.findinglines import assign_lines
+
+    assign_lines(report, max_bytes=args.max_input_bytes)
     if skip:
         kept = [o for o in report.objects if o.kind not in skip]
         report.skipped += len(report.objects) - len(kept)

@@ -61,6 +61,8 @@ class Document:
     line: int
     obj: dict[str, Any]
     issues: list[YamlIssue] = field(default_factory=list)  # duplicate keys and the like
+    root_line: int = 0  # the line of its document's first node (a List's, for an item); 0 = `line`
+    prefix: str = ""  # its path in that document: "items[3]." for an item of a List
 
 
 @dataclass
@@ -170,7 +172,7 @@ def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]
             if not isinstance(item, dict):
                 yield DocumentError(source, line, f"{kind}: items[{i}] is a {_jsontype(item)}, not an object")
                 continue
-            yield Document(source, line, item, by_item.get(i, []))
+            yield Document(source, line, item, by_item.get(i, []), raw.line, f"items[{i}].")
         return
     yield Document(source, raw.line, data, raw.issues)
 
