@@ -7,12 +7,14 @@ Everything here is pure apart from reading files in `check_files`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.clusterinput import ClusterInput
 from webhook.context import Context
 from webhook.defaults import apply_defaults
 from webhook.findinglines import assign_lines
@@ -35,6 +37,7 @@ from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules import catalog  # noqa: F401  (imports every rule module)
+from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts
 from webhook.rules.inventory import Inventory, extract_record
 from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
@@ -49,6 +52,14 @@ DEPRECATED_DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
 declare(
     "input.parse",
     summary="file or document cannot be parsed (YAML/JSON syntax, not an object)",
+    field="",
+    tag="input",
+)
+declare(
+    "input.template",
+    summary="a file (or some of its documents) is an unrendered Helm or envsubst template: one finding for "
+    "the file, saying to render it first (`helm template ... | draguard validate -`); its templated "
+    "documents are not checked",
     field="",
     tag="input",
 )
@@ -180,6 +191,11 @@ class FileResult:
     kinds_skipped: dict[str, int] = field(default_factory=dict)
     not_checked: int = 0  # objects or rests of files the deadline left unvalidated (`input.not-checked`)
     crashed: bool = False  # draguard failed on the file: one internal.rule-crash stands for all of it
+    facts: list[Any] = field(
+        default_factory=list
+    )  # for the lint rules, aligned with objects (may be shorter)
+    namespaces: list[Any] = field(default_factory=list)  # the file's Namespaces (webhook.rules.facts)
+    complete: bool = True  # every device of the file is in its facts
 
 
 # What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
@@ -281,6 +297,7 @@ def check_stream(
     `keep(doc, result, stored)` sees every document that was checked or skipped."""
     out = FileResult()
     deadline = ctx.deadline
+    budget = [MAX_DEVICES_PER_FILE]  # devices kept in the facts of this file's slices
     for doc in docs:
         if deadline is not None and deadline.expired():
             _cut(out, not_checked_result(doc, _BEFORE, policy))
@@ -304,9 +321,15 @@ def check_stream(
             out.skipped += 1
             kind = str(doc.obj.get("kind"))
             out.kinds_skipped[kind] = out.kinds_skipped.get(kind, 0) + 1
+            ns = namespace_facts(doc.obj, doc.source, doc.line) if kind == "Namespace" else None
+            if ns is not None:
+                out.namespaces.append(ns)
             continue
         out.objects.append(result)
         out.records.append(record)
+        out.facts.extend([None] * (len(out.objects) - 1 - len(out.facts)))
+        out.facts.append(facts_of(stored, budget) if stored is not None else None)
+    out.complete = budget[0] >= 0
     return out
 
 
@@ -373,9 +396,14 @@ class RunOptions:
     skip: frozenset[str] = frozenset()
     max_bytes: int = MAX_FILE_BYTES  # one file or stdin
     deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
+    cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
 
     def context(self) -> Context:
-        return Context(profile=load_profile(self.version, dict(self.gates)), deadline=self.deadline)
+        return Context(
+            profile=load_profile(self.version, dict(self.gates)),
+            deadline=self.deadline,
+            whole_cluster=bool(self.cluster),
+        )
 
 
 _worker: dict[str, Any] = {}
@@ -442,7 +470,9 @@ def check_files(
     (`Report.not_checked`) and the inventory rules are not run.
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
-    found = discover_all(paths)
+    paths = list(paths)
+    cluster = ClusterInput.of(paths, options.cluster)
+    found = discover_all([*paths, *cluster.files])
     files = found.files
     ctx = options.context()
     results: list[FileResult | None] = [None] * len(files)
@@ -484,6 +514,7 @@ def check_files(
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
     report = assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+    cluster.drop_from(report)
     assign_lines(report, kept, options.deadline, options.max_bytes)
     return report
 
@@ -513,7 +544,9 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
     finding says so."""
     report = Report()
     records: list[Any] = []
+    facts = RunFacts()
     for fr in file_results:
+        facts.add(fr, len(report.objects))
         report.objects.extend(fr.objects)
         records.extend(fr.records)
         report.skipped += fr.skipped
@@ -525,7 +558,8 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
         if first is not None:
             first.violations.extend(_apply(policy, [_violation("input.not-checked", "", _NO_INVENTORY)]))
         return report
-    run_inventory_rules(report.objects, records, ctx, policy)
+    facts.objects = [(o.source, o.kind, o.namespace) for o in report.objects]
+    run_inventory_rules(report.objects, records, dataclasses.replace(ctx, facts=facts), policy)
     return report
 
 
@@ -567,7 +601,7 @@ def run_inventory_rules(
             continue
         try:
             for f in fn(inventory, ctx):
-                v = Violation(rule.id, rule.severity, str(f.field), f.message)
+                v = Violation(rule.id, f.severity or rule.severity, str(f.field), f.message)
                 assert isinstance(f.index, int)  # a run's inventory is keyed by position
                 target = objects[f.index]
                 target.violations.extend(policy.apply([v]) if policy else [v])

@@ -197,7 +197,7 @@ def test_skip_kinds_are_counted(tmp_path: Path) -> None:
     f = tmp_path / "s.yaml"
     f.write_text(BAD_SLICE)
     out = json.loads(run("validate", "-o", "json", "--skip", "ResourceSlice", str(f)).stdout)
-    assert out["summary"] == {"objects": 0, "errors": 0, "warnings": 0, "skipped": 1}
+    assert out["summary"] == {"objects": 0, "errors": 0, "warnings": 0, "info": 0, "skipped": 1}
 
 
 def test_yaml11_boolean_gets_a_quote_hint(tmp_path: Path) -> None:

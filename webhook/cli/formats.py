@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 
 from webhook import __version__
 from webhook.model.text import compact, one_line, xml_text
+from webhook.model.violation import Severity, Violation
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 
@@ -25,23 +26,34 @@ def _label(o: ObjectResult) -> str:
     return f"{o.kind or '?'} {ns}{o.name or '?'}"
 
 
+def _line(o: ObjectResult, v: Violation, tail: str = "") -> str:
+    where = f"{v.field}: " if v.field else ""
+    label = f" [{_label(o)}]" if o.kind or o.name else ""  # a file or a document that is not an object
+    return one_line(
+        f"{o.source}:{v.line or o.line}: {v.severity.value} {v.rule}: {where}{compact(v.message)}{label}{tail}"
+    )
+
+
 def render_text(report: Report, summary: bool = False) -> str:
-    """`file:line: severity rule: field: message`, one line per violation."""
+    """`file:line: severity rule: field: message`, one line per error or warning; info findings are summed
+    up, one line per rule (its first finding, and how many more: `-o json` lists every one)."""
     lines = []
+    infos: dict[str, list[tuple[ObjectResult, Violation]]] = {}
     for o in report.objects:
         for v in o.violations:
-            where = f"{v.field}: " if v.field else ""
-            lines.append(
-                one_line(
-                    f"{o.source}:{v.line or o.line}: {v.severity.value} {v.rule}: {where}{compact(v.message)} [{_label(o)}]"
-                )
-            )
+            if v.severity is Severity.INFO:
+                infos.setdefault(v.rule, []).append((o, v))
+            else:
+                lines.append(_line(o, v))
+    for items in infos.values():
+        more = len(items) - 1
+        lines.append(_line(*items[0], f" (and {more} more like it: -o json lists each)" if more else ""))
     if summary:
         s = report.summary()
         cut = sum(1 for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations))
         lines.append(
             f"Summary: {s['objects'] - cut} objects checked, {s['errors']} errors, {s['warnings']} warnings, "
-            f"{s['skipped']} skipped"
+            f"{s['info']} info, {s['skipped']} skipped"
             + (f", {report.not_checked} not checked (the deadline passed)" if report.not_checked else "")
         )
     return "\n".join(lines) + ("\n" if lines else "")

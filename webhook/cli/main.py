@@ -141,6 +141,18 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_cluster_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="the cluster's objects (files or directories, e.g. `kubectl get resourceslices,deviceclasses,"
+        "resourceclaims,nodes,namespaces -A -o yaml`): the input is checked (and simulated) against them as "
+        "the whole cluster; their own findings are not shown, except errors (repeatable)",
+    )
+
+
 def _budget(args: argparse.Namespace) -> Any:
     from webhook.engine import Budget
 
@@ -178,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
+    _add_cluster_arg(v)
     v.add_argument(
         "--feasibility",
         action="store_true",
@@ -198,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
     _add_profile_args(m)
     _add_input_args(m)
+    _add_cluster_arg(m)
     m.add_argument(
         "-j",
         "-n",
@@ -332,7 +346,13 @@ def _validate(args: argparse.Namespace) -> int:
     skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
     deadline = _deadline(args)
     options = RunOptions(
-        args.k8s_version, tuple(sorted(gates.items())), policy, skip, args.max_input_bytes, deadline
+        args.k8s_version,
+        tuple(sorted(gates.items())),
+        policy,
+        skip,
+        args.max_input_bytes,
+        deadline,
+        tuple(args.cluster),
     )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
@@ -363,6 +383,7 @@ def _simulate(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         deadline_seconds=args.deadline_seconds,
         max_bytes=args.max_input_bytes,
+        cluster=tuple(args.cluster),
     )
     report = simulate(args.paths, options, deadline=_deadline(args))
     from webhook.findinglines import assign_lines
@@ -400,6 +421,7 @@ def _feasibility(
         jobs=args.jobs,
         deadline_seconds=RUN_SECONDS if args.deadline_seconds is None else args.deadline_seconds,
         max_bytes=args.max_input_bytes,
+        cluster=tuple(args.cluster),
     )
     sim = simulate(args.paths, options, deadline=deadline, progress=progress)
     report = sim.validation

@@ -30,6 +30,8 @@ from webhook.io.files import (
     read_text,
 )
 from webhook.io.jsonload import load_json_documents
+from webhook.io.templates import blank_templates
+from webhook.io.templates import message as template_message
 from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
 
 __all__ = [
@@ -99,6 +101,9 @@ def parse(
                         return
                     yield from _document(source, raw)
                 return
+        text, template = blank_templates(text)
+        if template is not None:  # one finding for the file: render it first
+            yield DocumentError(source, template.line, template_message(template), "input.template")
         for raw in load_documents(text):
             if expired is not None and expired():
                 yield _cut_short(source, raw)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.clusterinput import ClusterInput
 from webhook.context import Context
 from webhook.engine import Budget
 from webhook.io.files import MAX_FILE_BYTES
@@ -69,6 +70,7 @@ class SimulateOptions:
     stdin_text: str | None = None  # `-` was already read
     deadline_seconds: float = RUN_SECONDS  # the whole run (load, validation, allocations): see simulate()
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
+    cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (webhook.clusterinput)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -119,8 +121,20 @@ def simulate(
     bad version/gate and `UnreadableInput` for a missing path."""
     options = options or SimulateOptions()
     deadline = Deadline.after(options.deadline_seconds).earliest(deadline)
-    ctx = Context(profile=load_profile(options.version, dict(options.gates)), deadline=deadline)
+    ctx = Context(
+        profile=load_profile(options.version, dict(options.gates)),
+        deadline=deadline,
+        whole_cluster=bool(options.cluster),
+    )
+    cluster = ClusterInput()
+    if options.cluster and not isinstance(inputs, bytes) and all(isinstance(i, str) for i in inputs):
+        cluster = ClusterInput.of([str(i) for i in inputs], options.cluster)
+        inputs = [*(str(i) for i in inputs), *cluster.files]
     data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
+    if cluster.files:  # the cluster's Pods and pending claims are its own, not the input's
+        data.pods = [p for p in data.pods if p.source not in cluster]
+        data.pending = [p for p in data.pending if p.source not in cluster]
+        cluster.drop_from(data.report)
     if data.report.not_checked:
         when = f"while the input was loaded and validated ({data.report.not_checked} not checked)"
         return SimulationReport(_too_late(data, when), data.report)
