@@ -94,13 +94,13 @@ def render_text(report: SimulationReport) -> str:
     invalid = [o for o in report.validation.objects if o.errors]
     for o in invalid:
         ns = f"{o.namespace}/" if o.namespace else ""
-        label = f"{o.kind or '?'} {ns}{o.name or '?'}"
+        label = f" [{o.kind or '?'} {ns}{o.name or '?'}]" if o.kind or o.name else ""  # else not an object
         for v in o.violations:
             if v.severity.value != "error":
                 continue
             where = f"{v.field}: " if v.field else ""
             lines.append(
-                f"{o.source}:{v.line or o.line}: error {v.rule}: {where}{compact(v.message)} [{label}]"
+                f"{o.source}:{v.line or o.line}: error {v.rule}: {where}{compact(v.message)}{label}"
             )
     if invalid:
         lines.append(f"{len(invalid)} object(s) with validation errors were left out of the simulation")
