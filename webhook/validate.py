@@ -37,7 +37,7 @@ from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules import catalog  # noqa: F401  (imports every rule module)
-from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts
+from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts, without_samples
 from webhook.rules.inventory import Inventory, extract_record
 from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
@@ -330,6 +330,8 @@ def check_stream(
         out.facts.extend([None] * (len(out.objects) - 1 - len(out.facts)))
         out.facts.append(facts_of(stored, budget) if stored is not None else None)
     out.complete = budget[0] >= 0
+    if not out.complete:
+        out.facts = without_samples(out.facts)
     return out
 
 

@@ -107,26 +107,29 @@ def _selectors(v: Any, base: str) -> tuple[SelectorFacts, ...]:
     return tuple(out)
 
 
+SCANNED = 16  # devices per slice whose attribute values (and types) are read; names are read from all
+
+
 def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
+    """A slice's facts, on the hot path of a large inventory: attribute and capacity names from every
+    device (set unions, in C), types and a few values from the first SCANNED devices and from the first
+    device that has a name the others lack."""
     driver = _s(spec.get("driver"))
     if not driver:
         return None
-    attrs: dict[tuple[str, str], tuple[set[str], list[str]]] = {}
-    caps: set[tuple[str, str]] = set()
-    devices = [_dict(d) for d in _list(spec.get("devices"))]
-    for d in devices:
-        for name, value in _dict(d.get("attributes")).items():
-            key = qualify(str(name), driver)
-            types, values = attrs.setdefault(key, (set(), []))
-            t = attribute_type(value)
-            if t:
-                types.add(t)
-                v = _dict(value)[t]
-                text = str(v).lower() if isinstance(v, bool) else str(v)
-                if len(values) < MAX_VALUES and text not in values:
-                    values.append(text)
-        for name in _dict(d.get("capacity")):
-            caps.add(qualify(str(name), driver))
+    types_of: dict[str, set[str]] = {}
+    values_of: dict[str, list[str]] = {}
+    cap_names: set[str] = set()
+    devices = [d for d in _list(spec.get("devices")) if type(d) is dict]
+    for n, d in enumerate(devices):
+        attrs = d.get("attributes")
+        if type(attrs) is dict and attrs:
+            names = attrs if n < SCANNED else attrs.keys() - types_of.keys()
+            for name in names:
+                _attribute(name, attrs[name], types_of, values_of)
+        capacity = d.get("capacity")
+        if type(capacity) is dict:
+            cap_names.update(capacity)
     samples: tuple[dict[str, Any], ...] = ()
     if budget[0] >= len(devices):
         budget[0] -= len(devices)
@@ -144,10 +147,42 @@ def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
     return SliceFacts(
         driver,
         len(devices),
-        {k: (frozenset(t), tuple(v)) for k, (t, v) in attrs.items()},
-        frozenset(caps),
+        {qualify(str(k), driver): (frozenset(t), tuple(values_of[k])) for k, t in types_of.items()},
+        frozenset(qualify(str(k), driver) for k in cap_names),
         samples,
     )
+
+
+def _attribute(name: str, value: Any, types_of: dict[str, set[str]], values_of: dict[str, list[str]]) -> None:
+    types = types_of.get(name)
+    if types is None:
+        types = types_of[name] = set()
+        values_of[name] = []
+    if type(value) is not dict:
+        return
+    for t in value:
+        if t in ATTRIBUTE_TYPES:
+            break
+    else:
+        return
+    types.add(t)
+    values = values_of[name]
+    if len(values) < MAX_VALUES:
+        v = value[t]
+        text = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        if text not in values:
+            values.append(text)
+
+
+def without_samples(facts: list[Facts | None]) -> list[Facts | None]:
+    """A file's facts once its devices are not all kept: the samples dropped (nothing would use them,
+    and they would cross the process boundary for nothing)."""
+    return [
+        SliceFacts(f.driver, f.devices, f.attributes, f.capacities, ())
+        if isinstance(f, SliceFacts) and f.samples
+        else f
+        for f in facts
+    ]
 
 
 def _requests(spec: dict[str, Any], prefix: str) -> tuple[RequestFacts, ...]:

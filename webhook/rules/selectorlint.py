@@ -58,7 +58,9 @@ def schema_of(facts: RunFacts) -> Schema:
         for (domain, ident), (types, values) in f.attributes.items():
             t, v = s.attributes.setdefault(domain, {}).setdefault(ident, (set(), []))
             t.update(types)
-            v.extend(x for x in values if x not in v and len(v) < 16)
+            if len(v) < 16:
+                v.extend(x for x in values if x not in v)
+                del v[16:]
         for domain, ident in f.capacities:
             s.capacities.setdefault(domain, set()).add(ident)
         s.samples.extend((f.driver, d) for d in f.samples)
@@ -130,9 +132,18 @@ class _Lint:
 
 def _lint(inventory: Inventory, ctx: Any) -> _Lint | None:
     facts = getattr(ctx, "facts", None)
-    if not isinstance(facts, RunFacts) or not facts.slices():
+    if not isinstance(facts, RunFacts) or not _has_selectors(facts) or not facts.slices():
         return None
     return inventory.memo(("selector-lint", id(facts)), lambda _inv: _Lint(ctx))
+
+
+def _has_selectors(facts: RunFacts) -> bool:
+    for f in facts.facts:
+        if isinstance(f, ClassFacts) and f.selectors:
+            return True
+        if isinstance(f, ClaimFacts) and any(r.selectors for r in f.requests):
+            return True
+    return False
 
 
 def _ref(use: Use) -> str:

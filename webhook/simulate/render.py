@@ -99,9 +99,7 @@ def render_text(report: SimulationReport) -> str:
             if v.severity.value != "error":
                 continue
             where = f"{v.field}: " if v.field else ""
-            lines.append(
-                f"{o.source}:{v.line or o.line}: error {v.rule}: {where}{compact(v.message)}{label}"
-            )
+            lines.append(f"{o.source}:{v.line or o.line}: error {v.rule}: {where}{compact(v.message)}{label}")
     if invalid:
         lines.append(f"{len(invalid)} object(s) with validation errors were left out of the simulation")
         lines.append("")
