@@ -12,7 +12,7 @@ many devices the search placed at once, then by how close the rest came (never b
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from webhook.engine.constraints import as_scalar, as_set, lookup
@@ -130,20 +130,35 @@ def blocked_parts(
 OwnersOf = Callable[[int], Counter[str]]  # node index -> the claims holding its in-use devices
 
 
-def request_cause(alt: Alt, tallies: Sequence[Tally], names: Sequence[str | None], owners: OwnersOf) -> str:
-    """Why no node can serve this (sub)request on its own ("" when some node can)."""
-    if any(fits(alt, t) for t in tallies):
+def closeness_of(alt: Alt, tallies: Sequence[Tally]) -> list[float]:
+    """`closeness` per node (computed once per request and explanation)."""
+    return [closeness(alt, t) for t in tallies]
+
+
+def request_cause(
+    alt: Alt,
+    tallies: Sequence[Tally],
+    names: Sequence[str | None],
+    owners: OwnersOf,
+    close: Sequence[float] | None = None,
+) -> str:
+    """Why no node can serve this (sub)request on its own ("" when some node can). `close`: the nodes'
+    `closeness` (the caller may have it)."""
+    if close is None:
+        close = closeness_of(alt, tallies)
+    if not close or max(close) >= 1.0:
         return ""
     n = len(tallies)
     if alt.all_mode:
-        return _all_cause(alt, tallies, names, owners)
+        return _all_cause(alt, tallies, names, owners, close)
     need = max(alt.count, 1)
-    top_sel = max(range(n), key=lambda i: (tallies[i][1], tallies[i][0], -i))
+    keys = [(t[1], t[0], -i) for i, t in enumerate(tallies)]
+    top_sel = max(range(n), key=keys.__getitem__)
     sel = tallies[top_sel][1]
     if sel < need:
         return f"{alt_ref(alt)}: {_too_few(alt, tallies, names, top_sel, need)}"
     # enough matching devices somewhere, but not enough of them free: the node that kept the most
-    order = sorted(range(n), key=lambda k: (-closeness(alt, tallies[k]), k))
+    order = closest_first(close)
     i = order[0]
     t = tallies[i]
     parts = [
@@ -156,12 +171,21 @@ def request_cause(alt: Alt, tallies: Sequence[Tally], names: Sequence[str | None
 OTHERS = 3  # other nodes a reason sums up after the closest one
 
 
+def closest_first(close: Sequence[float]) -> list[int]:
+    """Node indexes by closeness, the closest first (ties in candidate order)."""
+    return sorted(range(len(close)), key=close.__getitem__, reverse=True)  # a stable sort keeps ties' order
+
+
 def _others(t: Tally, tallies: Sequence[Tally], names: Sequence[str | None], rest: Sequence[int]) -> str:
     """The other nodes with matching devices, the closest first, and what excluded those devices."""
-    shown = []
+    shown: list[str] = []
+    more = 0
     for k in rest:
         tk = tallies[k]
         if tk[1] == 0:
+            continue
+        if len(shown) >= OTHERS:
+            more += 1
             continue
         blocked = blocked_parts(tk, None)
         shown.append(
@@ -169,7 +193,7 @@ def _others(t: Tally, tallies: Sequence[Tally], names: Sequence[str | None], res
         )
     if not shown:
         return ""
-    return "; other nodes: " + listing(shown, "; ", OTHERS)
+    return "; other nodes: " + "; ".join(shown) + (f"; and {more} more" if more else "")
 
 
 def alt_ref(alt: Alt) -> str:
@@ -204,10 +228,12 @@ def _too_few(alt: Alt, tallies: Sequence[Tally], names: Sequence[str | None], i:
     return f"the largest node, {where(names[i])}, has {matching}; {need} requested"
 
 
-def _all_cause(alt: Alt, tallies: Sequence[Tally], names: Sequence[str | None], owners: OwnersOf) -> str:
+def _all_cause(
+    alt: Alt, tallies: Sequence[Tally], names: Sequence[str | None], owners: OwnersOf, close: Sequence[float]
+) -> str:
     n = len(tallies)
     head = f"{alt_ref(alt)} (allocationMode All)"
-    best = max(range(n), key=lambda k: (_all_usable(tallies[k])[0] > 0, closeness(alt, tallies[k]), -k))
+    best = max(range(n), key=lambda k: (_all_usable(tallies[k])[0] > 0, close[k], -k))
     t = tallies[best]
     taken, _ = _all_usable(t)
     if taken <= 0:
@@ -238,27 +264,29 @@ def in_use_devices(
 
 def furthest(
     claims: Sequence[PreparedClaim],
-    tallies: dict[int, list[Tally]],
+    close: Mapping[int, Sequence[float]],
     depth: Sequence[int],
 ) -> tuple[int, int]:
     """(index of the node that got furthest, how many requests fit there on their own): most requests
     that fit on their own, then most devices the search placed at once (`depth`, 0 when not searched),
-    then the closest the other requests came; ties go to the first node in candidate order."""
+    then the closest the other requests came; ties go to the first node in candidate order. `close`:
+    each (sub)request's closeness per node, by id of its Alt."""
     n = len(depth)
     reqs = [req for pc in claims for req in pc.requests]
+    if len(reqs) == 1 and len(reqs[0].alts) == 1 and not any(depth):  # one request: its closest node
+        one = close[id(reqs[0].alts[0])]
+        i = max(range(n), key=one.__getitem__)  # the first of equals
+        return i, int(one[i] >= 1.0)
     ok = [0] * n
-    close = [0.0] * n
-    for req in reqs:
-        for i in range(n):
-            best = 0.0
-            for alt in req.alts:
-                c = closeness(alt, tallies[id(alt)][i])
-                if c > best:
-                    best = c
-            if best >= 1.0:
-                ok[i] += 1
-            close[i] += min(best, 1.0)
-    i = max(range(n), key=lambda k: (ok[k], depth[k], close[k], -k))
+    total = [0.0] * n
+    for pc in claims:
+        for req in pc.requests:
+            per = [close[id(a)] for a in req.alts]
+            best = list(map(max, *per)) if len(per) > 1 else list(per[0])
+            ok = [o + (b >= 1.0) for o, b in zip(ok, best, strict=True)]
+            total = [s + (b if b < 1.0 else 1.0) for s, b in zip(total, best, strict=True)]
+    keys = list(zip(ok, depth, total, range(0, -n, -1), strict=True))
+    i = max(range(n), key=keys.__getitem__)
     return i, ok[i]
 
 

@@ -11,6 +11,7 @@ constraints are examined there. The stages summed over nodes stay in the structu
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import compress
@@ -18,7 +19,7 @@ from operator import ne
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from webhook.engine.causes import (
-    closeness,
+    closeness_of,
     constraint_causes,
     fits,
     furthest,
@@ -372,6 +373,7 @@ def explain(
     if names is None:
         names = tuple(p.node.name for p in plans)
     tallies: dict[int, list[Tally]] = {}
+    close: dict[int, list[float]] = {}
     rows_of: dict[int, list[list[Any]]] = {}
     cause_of: dict[int, str] = {}
     failing: list[str] = []  # requests no node can serve on their own
@@ -382,17 +384,19 @@ def explain(
                 meter.tick()
                 rows_of[id(alt)] = funnel(state, alt, plans, names, f, meter, stamps)
                 t = tallies[id(alt)] = node_tallies(state, alt, plans, names, f, meter, stamps)
-                cause_of[id(alt)] = request_cause(alt, t, names, _owners(state, alt, plans, f, meter))
+                c = close[id(alt)] = _closeness(state, alt, t, names)
+                cause_of[id(alt)] = request_cause(alt, t, names, _owners(state, alt, plans, f, meter), c)
                 causes.append(cause_of[id(alt)])
             if all(causes):
                 failing.append(" | ".join(causes))
     depth = [0] * len(plans)
-    at = {name: i for i, name in enumerate(names)}
-    for p in searched:
-        i = at.get(p.node.name)
-        if i is not None:
-            depth[i] = p.depth
-    bi, fit = furthest(claims, tallies, depth) if tallies else (0, 0)
+    if searched:
+        at = {name: i for i, name in enumerate(names)}
+        for p in searched:
+            i = at.get(p.node.name)
+            if i is not None:
+                depth[i] = p.depth
+    bi, fit = furthest(claims, close, depth) if tallies else (0, 0)
     chosen = plans[bi] if tallies or best is None else best
     best_name = chosen.node.name
     total = sum(len(pc.requests) for pc in claims)
@@ -409,7 +413,7 @@ def explain(
                 for a in alts:
                     here = tallies[id(a)][bi]
                     who = _owners(state, a, plans, f, meter)(bi) if here[2][IN_USE] else None
-                    fits_on = [names[k] for k, tk in enumerate(tallies[id(a)]) if fits(a, tk)]
+                    fits_on = [names[k] for k, v in enumerate(close[id(a)]) if v >= 1.0]
                     cause_of[id(a)] = node_cause(a, here, best_name, who, fits_on)
                     local.append(cause_of[id(a)])
         reasons.append(
@@ -446,7 +450,7 @@ def explain(
     for pc in claims:
         for req in pc.requests:
             for alt in req.alts:
-                entry = _entry(pc, alt, rows_of[id(alt)], tallies[id(alt)], names, best_name)
+                entry = _entry(pc, alt, rows_of[id(alt)], tallies[id(alt)], close[id(alt)], names, best_name)
                 entry["cause"] = cause_of.get(id(alt), "")
                 structured.append(entry)
     if pruned is None:
@@ -487,6 +491,7 @@ def _entry(
     alt: Alt,
     rows: list[list[Any]],
     tallies: list[Tally],
+    close: list[float],
     names: tuple[str | None, ...],
     best_name: str | None,
 ) -> dict[str, Any]:
@@ -494,9 +499,9 @@ def _entry(
     node (the closest first, at most PER_NODE) what excluded its matching devices; the caller adds
     `cause`, the sentence of the reason ("" when the request is not what failed)."""
     need = max(alt.count, 1)
-    order = sorted(range(len(tallies)), key=lambda i: (-closeness(alt, tallies[i]), -tallies[i][1], i))
+    order = heapq.nlargest(PER_NODE, range(len(tallies)), key=close.__getitem__)  # ties: the first nodes
     per_node = []
-    for i in order[:PER_NODE]:
+    for i in order:
         t = tallies[i]
         per_node.append(
             {
@@ -505,7 +510,7 @@ def _entry(
                 "matching": t[1],
                 "blocked": {b: n for b, n in sorted(t[2].items()) if n},
                 "left": t[1] - sum(t[2].values()),
-                "fits": fits(alt, t),
+                "fits": close[i] >= 1.0,
             }
         )
     return {
@@ -517,6 +522,36 @@ def _entry(
         "best_node": best_name,
         "perNode": per_node,
     }
+
+
+def _closeness(
+    state: StateView, alt: Alt, tallies: list[Tally], names: tuple[str | None, ...]
+) -> list[float]:
+    """`causes.closeness` per node, kept per version and, across versions, per node with the tally it
+    was computed from (the funnel keeps a node's tally while its pools do not change)."""
+    memo = state.memo()
+    key = ("close", alt_key(alt), alt.class_name, alt.count, alt.all_mode, names)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    cache = state.count_cache
+    ckey = ("close-node", alt_key(alt), alt.class_name, alt.count, alt.all_mode)  # closeness depends on both
+    known: dict[str | None, tuple[Tally, float]] | None = cache.get(ckey)
+    if known is None:
+        known = {}
+        cache.put(ckey, known, key_bytes(ckey) + 150 * len(names))
+    out = []
+    get = known.get
+    for name, t in zip(names, tallies, strict=True):
+        e = get(name)
+        if e is not None and e[0] is t:
+            out.append(e[1])
+            continue
+        c = closeness_of(alt, (t,))[0]
+        known[name] = (t, c)  # one dictionary operation of a finished value
+        out.append(c)
+    memo.put(key, out, key_bytes(key[:5]) + 60 * len(names) + 40 * len(out))
+    return out
 
 
 def _owners(
