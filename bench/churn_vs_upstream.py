@@ -587,7 +587,7 @@ FULL_GC = FullCollections()
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
-    ap.add_argument("--changes", type=int, default=60, help="changes per scenario and kind (default 60)")
+    ap.add_argument("--changes", type=int, default=200, help="changes per scenario and kind (default 200)")
     ap.add_argument("--go-samples", type=int, default=5, help="Go runs per scenario and kind (default 5)")
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh processes per scenario (default 3)")
     ap.add_argument("--only", choices=("A", "B"))
