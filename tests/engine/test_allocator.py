@@ -164,6 +164,21 @@ def test_all_on_incomplete_pool_is_an_error() -> None:
     assert "incomplete resource pools skipped: gpu.example.com/n1" in out.reason
 
 
+def test_all_on_an_incomplete_pool_of_a_later_node_is_an_error_too() -> None:
+    # Nodes are searched first fit, but the scheduler filters every node: the error of n2 aborts
+    # scheduling even though n1 (first) could serve the claim.
+    later = node_slice("n2", GPUS).replace("resourceSliceCount: 1", "resourceSliceCount: 2")
+    out = run(
+        gpu_class()
+        + node_slice("n1", GPUS)
+        + later
+        + claim(req(body="deviceClassName: gpu, allocationMode: All"))
+    )
+    assert out.error and "resource pool gpu.example.com/n2 is currently being updated" in out.error, out
+    out = run(gpu_class() + node_slice("n1", GPUS) + later + claim(req()))
+    assert out.feasible is True and out.node == "n1"
+
+
 def test_more_than_32_results_is_an_error() -> None:
     out = run(gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 33")))
     assert out.error and "number of requested devices 33 exceeds the claim limit of 32" in out.error

@@ -2,8 +2,12 @@
 
 Per call: claims are prepared once (classes, selectors, gates); per node the gathered pools come from
 the state version (built when it was published), per-slice selector results and per-node candidate
-counts from caches shared by all versions (webhook.state.shared). Nodes whose candidate counts cannot cover
-some request are pruned without searching; the rest are searched most promising first (ties by name).
+counts from caches shared by all versions (webhook.state.shared). Nodes are taken in candidate order
+(Node objects by name), first fit, as upstream's Filter would accept any of them: in runs of 1, 2, 4, ...
+nodes, each run bounded (nodes whose candidate counts cannot cover some request are pruned without
+searching) and its other nodes searched in order. A claim that fits on the k-th node looks at fewer than
+2k nodes, so a request with a new selector evaluates it on those nodes' devices only; one that fits
+nowhere walks every node, from the per-node counts and explanation parts kept across versions.
 The step/time budget is shared by all nodes and by every selector evaluated for the call; a deadline
 (of the whole run, or of one admission request) can stop it earlier. When either runs out the answer is
 undecided (None), never "infeasible". The explanation of a failed search gets a short grace period of
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any, cast
 
 from webhook.engine.eligibility import alt_key, blocker, key_bytes
@@ -55,7 +60,17 @@ class _Nodes:
     per node (a warm call on 1,000 nodes then allocates a handful of containers, not thousands, which
     keeps the garbage collector's young generations quiet)."""
 
-    __slots__ = ("state", "meter", "nodes", "canonical", "promise", "feasible", "failure")
+    __slots__ = (
+        "state",
+        "meter",
+        "nodes",
+        "canonical",
+        "promise",
+        "feasible",
+        "failure",
+        "stamp",
+        "_stamped",
+    )
 
     def __init__(
         self, state: StateView, nodes: list[NodeInfo], meter: Meter, canonical: bool = False
@@ -67,9 +82,25 @@ class _Nodes:
         self.promise = [0.0] * len(nodes)
         self.feasible = bytearray(b"\x01") * len(nodes)
         self.failure: dict[int, str] = {}
+        self.stamp: list[int | None] = []  # node stamps of nodes 0..len-1, filled by stamps()
+        self._stamped = 0
 
     def pools(self, i: int) -> Sequence[Pool]:
         return self.state.pools_for(self.nodes[i], self.meter)
+
+    def stamps(self, limit: int) -> list[int | None]:
+        """The node stamps of the first `limit` nodes (None: not a candidate node), read once per call
+        (`self.stamp` then holds at least as many)."""
+        if limit > self._stamped:
+            state = self.state
+            more = self.nodes[self._stamped : limit]
+            if not self.canonical:
+                self.stamp += [state.node_stamp(n) for n in more]
+            else:
+                get = state.node_pools.get
+                self.stamp += [e[0] if (e := get(n.name)) is not None else None for n in more]
+            self._stamped = limit
+        return self.stamp[:limit]
 
     def plan(self, i: int) -> NodePlan:
         return NodePlan(
@@ -86,19 +117,24 @@ class _PlanView(Sequence[NodePlan]):
     """Every node's NodePlan for the explanation, made when iterated (the searched ones as they are):
     no list of a thousand plan objects per failed call."""
 
-    def __init__(self, cands: _Nodes, searched: dict[int, NodePlan]) -> None:
+    def __init__(self, cands: _Nodes, searched: dict[int, NodePlan], limit: int) -> None:
         self.cands = cands
         self.searched = searched
+        self.limit = limit  # the first `limit` nodes (those that were bounded)
 
     def __len__(self) -> int:
-        return len(self.cands.nodes)
+        return self.limit
 
     def __getitem__(self, i: int) -> NodePlan:  # type: ignore[override]
         return self.searched.get(id(self.cands.nodes[i])) or self.cands.plan(i)
 
     def __iter__(self) -> Iterator[NodePlan]:
-        for i in range(len(self.cands.nodes)):
+        for i in range(self.limit):
             yield self[i]
+
+
+_name = attrgetter("name")
+EXACT = 1 << 30  # a count limit no node reaches: the exact number of candidates
 
 
 def _counts(
@@ -107,34 +143,35 @@ def _counts(
     """Per node (of `idx`): devices that could serve `alt` on their own (an upper bound), counted up to
     `limit`. Kept per version (repeated requests of the same shape cost one lookup per node) and across
     versions per node with the node's pools stamp and the taint rules' version: after a change, only
-    the nodes it touched are counted again."""
-    key = ("counts", alt_key(alt), limit)
+    the nodes it touched are counted again. A count below the limit it was made with is exact and
+    serves every limit (a warm-up counts with `EXACT`: requests of any count reuse it)."""
+    shape = alt_key(alt)
+    key = ("counts", shape, limit)
     memo = state.memo()
     counts: dict[str | None, int] | None = memo.get(key)
     if counts is None:
         counts = {}
         memo.put(key, counts, key_bytes(key) + 100 * len(cands.nodes))  # a dict entry per node, at most
     cache = state.count_cache
-    known: dict[str | None, tuple[int, int, int]] | None = cache.get(key)
+    ckey = ("counts", shape)
+    known: dict[str | None, tuple[int, int, int, int]] | None = cache.get(ckey)
     if known is None:
         known = {}
-        cache.put(key, known, key_bytes(key) + 120 * len(cands.nodes))
+        cache.put(ckey, known, key_bytes(ckey) + 130 * len(cands.nodes))
     rules = state.rules.version
     nodes = cands.nodes
-    pools_of = state.node_pools.get if cands.canonical else None
+    if idx:
+        cands.stamps(idx[-1] + 1)  # idx ascends
+    stamps = cands.stamp
     for i in idx:
         node = nodes[i]
         name = node.name
         if name in counts:
             continue
-        if pools_of is not None:
-            entry = pools_of(name)
-            stamp = entry[0] if entry is not None else None
-        else:
-            stamp = state.node_stamp(node)
+        stamp = stamps[i]
         hit = known.get(name)
-        if hit is not None and hit[0] == stamp and hit[1] == rules:
-            counts[name] = hit[2]
+        if hit is not None and hit[0] == stamp and hit[1] == rules and (hit[2] < hit[3] or limit <= hit[3]):
+            counts[name] = hit[2] if hit[2] < limit else limit
             continue
         meter.tick()
         n = 0
@@ -145,21 +182,26 @@ def _counts(
                     break
         counts[name] = n  # single dictionary operations of finished values (readers share both)
         if stamp is not None:
-            known[name] = (stamp, rules, n)
+            known[name] = (stamp, rules, n, limit)
     return counts
 
 
-def _bound(state: StateView, claims: list[PreparedClaim], cands: _Nodes, f: Features, meter: Meter) -> None:
-    """Prune nodes where some request has too few candidates; score the rest (0..1, higher = roomier)."""
+def _bound(
+    state: StateView, claims: list[PreparedClaim], cands: _Nodes, idx: list[int], f: Features, meter: Meter
+) -> None:
+    """Prune the nodes `idx` where some request has too few candidates; score the rest (0..1, higher =
+    roomier). Per node, so a node's verdict does not depend on which other nodes are bounded with it."""
     parts = 0
     nodes, feasible, promise = cands.nodes, cands.feasible, cands.promise
     for pc in claims:
         for req in pc.requests:
             best: dict[int, float] = {}
-            open_idx = [i for i in range(len(nodes)) if feasible[i]]
+            open_idx = [i for i in idx if feasible[i]]
             for alt in req.alts:
                 # Subrequests in order, as upstream tries them: later ones only for the nodes where
                 # no earlier one has enough devices (so unused subrequests cost no selector work).
+                if not open_idx:
+                    break
                 need = max(alt.count, 1)
                 counts = _counts(state, alt, cands, open_idx, f, 2 * need, meter)
                 for i in open_idx:
@@ -167,21 +209,30 @@ def _bound(state: StateView, claims: list[PreparedClaim], cands: _Nodes, f: Feat
                     if have >= need and have / (2 * need) > best.get(i, 0.0):
                         best[i] = have / (2 * need)
                 open_idx = [i for i in open_idx if i not in best]
-                if not open_idx:
-                    break
             parts += 1
-            for i in range(len(nodes)):
-                meter.tick()
+            meter.tick()
+            why = f"claim {pc.label}, request {req.name}"
+            for i in idx:
                 if not feasible[i]:
                     continue
                 b = best.get(i, 0.0)
                 if b == 0.0:
                     feasible[i] = 0
-                    cands.failure[i] = f"claim {pc.label}, request {req.name}"
+                    cands.failure[i] = why
                 else:
                     promise[i] += b
-    for i in range(len(nodes)):
+    for i in idx:
         promise[i] = promise[i] / parts if parts else 1.0
+
+
+def _chunks(n: int) -> Iterator[range]:
+    """Node indexes 0..n-1 in doubling runs (1, 2, 4, ...): a claim that fits on the k-th node bounds
+    fewer than 2k nodes, one that fits nowhere walks every node in log2(n) runs."""
+    start, size = 0, 1
+    while start < n:
+        yield range(start, min(n, start + size))
+        start += size
+        size *= 2
 
 
 def _nodes(
@@ -297,56 +348,78 @@ def _allocate(
         )
     has_all = any(a.all_mode for pc in prepared for r in pc.requests for a in r.alts)
     cands = _Nodes(state, nodes, meter, canonical)
-    try:
-        if has_all:
-            for i, n in enumerate(nodes):
-                NodeSearch(state, prepared, n, cands.pools(i), f, meter).prepare()
-        _bound(state, prepared, cands, f, meter)
-    except EngineError as e:
-        return Outcome(False, None, [], str(e), [], steps=meter.used, error=str(e))
-    except OutOfBudget:
-        return _undecided(meter, "while devices were matched against the selectors", "", [])
-    order = sorted(
-        (i for i in range(len(nodes)) if cands.feasible[i]),
-        key=lambda i: (-cands.promise[i], nodes[i].name is None, nodes[i].name or ""),
-    )
     undecided = False
     searched: list[NodePlan] = []
-    for i in order:
-        plan = cands.plan(i)
-        search = NodeSearch(state, prepared, plan.node, plan.pools, f, meter)
-        searched.append(plan)
+    bounded = 0  # nodes 0..bounded-1 have been bounded (pruned or scored)
+    if has_all:  # "All" requests are pre-collected on every node first: any node's error aborts
         try:
-            found = search.run()
+            for i, n in enumerate(nodes):
+                NodeSearch(state, prepared, n, cands.pools(i), f, meter).prepare()
+        except EngineError as e:
+            return Outcome(False, None, [], str(e), [], steps=meter.used, error=str(e))
         except OutOfBudget:
-            undecided = True
-            break
+            return _undecided(meter, "while devices were matched against the selectors", "", [])
+    for chunk in _chunks(len(nodes)):
+        idx = list(chunk)
+        try:
+            _bound(state, prepared, cands, idx, f, meter)
         except EngineError as e:
             return Outcome(
                 False, None, [], str(e), [], nodes_tried=len(searched), steps=meter.used, error=str(e)
             )
-        if not found:
-            plan.failure = "no combination of devices satisfies all requests and constraints"
-            continue
-        results = claim_results(search)
-        n = plan.node
-        if n.known and _skips_operations(results) and "DRAOptionalNodeOperations" not in n.declared_features:
-            plan.failure = (
-                "devices skip node operations, but the node does not declare DRAOptionalNodeOperations"
-            )
-            continue
-        return Outcome(True, n.name, results, "", [], nodes_tried=len(searched), steps=meter.used)
+        except OutOfBudget:
+            if not searched:
+                return _undecided(meter, "while devices were matched against the selectors", "", [])
+            undecided = True
+            break
+        bounded = chunk.stop
+        for i in idx:
+            if not cands.feasible[i]:
+                continue
+            plan = cands.plan(i)
+            search = NodeSearch(state, prepared, plan.node, plan.pools, f, meter)
+            searched.append(plan)
+            try:
+                found = search.run()
+            except OutOfBudget:
+                undecided = True
+                break
+            except EngineError as e:
+                return Outcome(
+                    False, None, [], str(e), [], nodes_tried=len(searched), steps=meter.used, error=str(e)
+                )
+            if not found:
+                plan.failure = "no combination of devices satisfies all requests and constraints"
+                continue
+            results = claim_results(search)
+            n = plan.node
+            if (
+                n.known
+                and _skips_operations(results)
+                and "DRAOptionalNodeOperations" not in n.declared_features
+            ):
+                plan.failure = (
+                    "devices skip node operations, but the node does not declare DRAOptionalNodeOperations"
+                )
+                continue
+            return Outcome(True, n.name, results, "", [], nodes_tried=len(searched), steps=meter.used)
+        if undecided:
+            break
+    nodes = nodes[:bounded]  # the explanation covers the nodes that were bounded
     grace = Meter(Budget(int(budget.steps * EXPLAIN_GRACE), budget.seconds * EXPLAIN_GRACE), deadline)
     for plan in searched:
         plan.meter = grace
     cands.meter = grace
-    plans = _PlanView(cands, {id(p.node): p for p in searched})
-    names = tuple(n.name for n in nodes)
+    plans = _PlanView(cands, {id(p.node): p for p in searched}, bounded)
+    names = tuple(map(_name, nodes))
     if searched:
         best = max(searched, key=lambda p: (p.promise, -(len(p.node.name or ""))))
-    else:
-        top = max(range(len(nodes)), key=lambda i: (cands.promise[i], -(len(nodes[i].name or ""))))
-        best = plans[top]
+    else:  # the highest promise, then the shortest name, then the first
+        promise = cands.promise[:bounded]
+        top = max(promise)
+        tied = [i for i, v in enumerate(promise) if v == top]
+        lengths = [len(names[i] or "") for i in tied]
+        best = plans[tied[lengths.index(min(lengths))]]
     try:
         reason, explanation = explain(
             state,
@@ -357,8 +430,9 @@ def _allocate(
             grace,
             names,
             best,
-            lambda: (cands.pools(i) for i in range(len(nodes))),
-            len(nodes) - sum(cands.feasible),
+            cands.pools,
+            bounded - sum(cands.feasible[:bounded]),
+            cands.stamps(bounded),
         )
     except OutOfBudget:
         reason, explanation = "the explanation was cut short (its share of the budget ran out)", []
@@ -367,3 +441,46 @@ def _allocate(
         out.nodes_tried = len(searched)
         return out
     return Outcome(False, None, [], reason, explanation, nodes_tried=len(searched), steps=meter.used)
+
+
+def prime(
+    state: StateView | Any,
+    claims: list[dict[str, Any]],
+    *,
+    budget: Budget | None = None,
+    deadline: Deadline | None = None,
+    ignore_allocations: bool = False,
+    ignore_taints: bool = False,
+) -> bool:
+    """What a Pod with `claims` that fits on no node would compute over every candidate node, done
+    now: per (sub)request and node the exact number of devices that could serve it, and the per-node
+    parts of the explanation with their sums. All are kept in the caches every later version shares
+    (per node, with the node's pools stamp), so after a change only the nodes it touched are computed
+    again. `ignore_allocations`/`ignore_taints` prime the caches of that mode of `allocate()`. False if
+    the budget or deadline ran out first (what was done stays done)."""
+    view: StateView = state.view
+    if ignore_allocations or ignore_taints:
+        view = cast(
+            StateView, AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints)
+        )
+    budget = budget or Budget()
+    meter = Meter(budget, deadline)
+    f = Features.of(view)
+    if ignore_taints:
+        f = replace(f, taints=False)
+    try:
+        prepared = prepare(view, claims, f, meter.tick)
+        cands = _Nodes(view, view.candidate_nodes(), meter, True)
+        if not cands.nodes:
+            return True
+        n = len(cands.nodes)
+        for pc in prepared:
+            for req in pc.requests:
+                for alt in req.alts:
+                    _counts(view, alt, cands, list(range(n)), f, EXACT, meter)
+        plans = _PlanView(cands, {}, n)
+        names = tuple(map(_name, cands.nodes))
+        explain(view, prepared, plans, [], f, meter, names, plans[0], cands.pools, 0, cands.stamps(n))
+    except (EngineError, OutOfBudget, TooLarge):
+        return False
+    return True

@@ -9,8 +9,10 @@ own, the failure is combinatorial (constraints, counters or devices shared betwe
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from itertools import compress
+from operator import ne
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from webhook.engine.eligibility import (
     CAPACITY,
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
     from webhook.engine.allocate import NodePlan
 
 
+T = TypeVar("T")
+
 _LABELS = {
     IN_USE: "not allocated to other claims",
     GATED: "not partitionable (DRAPartitionableDevices off)",
@@ -45,14 +49,18 @@ _LABELS = {
 }
 
 
-def _funnel(
+def funnel(
     state: StateView,
     alt: Alt,
     plans: Sequence[NodePlan],
     names: tuple[str | None, ...],
     f: Features,
     meter: Meter,
+    stamps: Sequence[int | None] | None = None,
 ) -> list[list[Any]]:
+    """The filtering stages of one (sub)request with device counts over `plans` (kept per version; for
+    states without node-independent slices also per node across versions, and their sum over the
+    same nodes: `stamps`, the plans' node stamps, may be passed by a caller that has them)."""
     memo = state.memo()
     key = ("funnel", alt_key(alt), alt.class_name, names)
     hit = memo.get(key)
@@ -61,7 +69,7 @@ def _funnel(
     if state.inventory.shared_slices:
         in_class_n, left, why, effects, sets = _funnel_counts(state, alt, plans, f, meter)
     else:
-        in_class_n, left, why, effects, sets = _funnel_by_node(state, alt, plans, f, meter)
+        in_class_n, left, why, effects, sets = _funnel_by_node(state, alt, plans, names, f, meter, stamps)
     rows: list[list[Any]] = [[f"devices in class {alt.class_name}", in_class_n]]
     if alt.selectors:
         rows.append(["match the selector" + ("s" if len(alt.selectors) > 1 else ""), left])
@@ -72,12 +80,13 @@ def _funnel(
         if b == TAINTED:
             label = "not tainted " + "/".join(sorted(effects))
         elif b == COUNTERS:
-            label = "free counters in " + ", ".join(n for n, _ in sets.most_common(3))
+            top = sorted(sets.items(), key=lambda kv: (-kv[1], kv[0]))[:3]  # not by insertion order
+            label = "free counters in " + ", ".join(n for n, _ in top)
         else:
             label = _LABELS[b]
         rows.append([label, left])
     rows.append(["left", left])
-    memo.put(key, [tuple(r) for r in rows], key_bytes(key) + 200 * len(rows))
+    memo.put(key, [tuple(r) for r in rows], key_bytes(key[:3]) + 60 * len(names) + 200 * len(rows))
     return rows
 
 
@@ -113,11 +122,17 @@ def _funnel_counts(state: StateView, alt: Alt, plans: Iterable[NodePlan], f: Fea
 
 
 def _funnel_by_node(
-    state: StateView, alt: Alt, plans: Sequence[NodePlan], f: Features, meter: Meter
+    state: StateView,
+    alt: Alt,
+    plans: Sequence[NodePlan],
+    names: tuple[str | None, ...],
+    f: Features,
+    meter: Meter,
+    stamps: Sequence[int | None] | None = None,
 ) -> Tally:
     """`_funnel_counts` for a state without node-independent slices (every device is on one node):
-    summed per node, each node's part remembered across versions with its pools stamp, so after a
-    change only the nodes it touched are counted again."""
+    summed per node, each node's part remembered across versions with its pools stamp, and the sum over
+    `names` too, so after a change only the nodes it touched are counted and re-added."""
     cache = state.count_cache
     ckey = ("funnel-node", alt_key(alt), alt.class_name)
     known: dict[str | None, tuple[int, int, Tally]] | None = cache.get(ckey)
@@ -125,26 +140,107 @@ def _funnel_by_node(
         known = {}
         cache.put(ckey, known, key_bytes(ckey) + 400 * len(plans))
     rules = state.rules.version
-    in_class_n = selected = 0
-    why: Counter[str] = Counter()
-    effects: Counter[str] = Counter()
-    sets: Counter[str] = Counter()
-    for plan in plans:
+    if stamps is None:
+        stamps = [state.node_stamp(plan.node) for plan in plans]
+
+    def part(i: int) -> Tally:
         meter.tick()
-        stamp = state.node_stamp(plan.node)
-        entry = known.get(plan.node.name)
+        name, stamp = names[i], stamps[i]
+        entry = known.get(name)
         if entry is not None and entry[0] == stamp and entry[1] == rules:
-            part = entry[2]
+            return entry[2]
+        got = _funnel_counts(state, alt, (plans[i],), f, meter)
+        if stamp is not None:
+            known[name] = (stamp, rules, got)  # one dictionary operation of a finished value
+        return got
+
+    skey = ("funnel-sum", ckey, names)
+    return summed(cache, skey, rules, stamps, part, _fold_tally, 400 * len(names))
+
+
+_NO_TALLY: Tally = (0, 0, Counter(), Counter(), Counter())
+
+
+def _fold_tally(total: Tally | None, removed: Iterable[Tally], added: Iterable[Tally]) -> Tally:
+    """`total` without the parts `removed`, with the parts `added` (new Counters: totals are shared)."""
+    t = total or _NO_TALLY
+    in_class, selected = t[0], t[1]
+    why, effects, sets = Counter(t[2]), Counter(t[3]), Counter(t[4])
+    for p in removed:
+        in_class -= p[0]
+        selected -= p[1]
+        why.subtract(p[2])
+        effects.subtract(p[3])
+        sets.subtract(p[4])
+    for p in added:
+        in_class += p[0]
+        selected += p[1]
+        why.update(p[2])
+        effects.update(p[3])
+        sets.update(p[4])
+    return in_class, selected, +why, +effects, +sets
+
+
+def summed(
+    cache: Any,
+    key: Hashable,
+    rules: int,
+    stamps: Sequence[int | None],
+    part: Callable[[int], T],
+    fold: Callable[[Any, Iterable[T], Iterable[T]], Any],
+    nbytes: int,
+) -> Any:
+    """The fold of `part(i)` over the nodes i of one node list, kept in `cache` (shared by versions)
+    with the nodes' stamps: a later call whose stamps differ in a few nodes recomputes only those parts
+    and folds the difference in (old parts out, new parts in). A node without a stamp (not a candidate
+    node) is always recomputed. The cache holds one slot per key (put once, `nbytes` its estimate); the
+    slot's content is a finished tuple replaced with one assignment, never changed (readers of other
+    versions may hold it, and check its stamps against theirs)."""
+    if all(s is None for s in stamps):
+        return fold(None, (), [part(i) for i in range(len(stamps))])
+    slot: list[Any] | None = cache.get(key)
+    if slot is None:
+        slot = [None]
+        cache.put(key, slot, nbytes)
+    prev = slot[0]
+    if prev is not None and prev[0] == rules and len(prev[1]) == len(stamps):
+        old_stamps, old_parts, total = prev[1], prev[2], prev[3]
+        if old_stamps == stamps and None not in stamps:
+            return total
+        if None in stamps:
+            changed = [
+                i for i, (a, b) in enumerate(zip(old_stamps, stamps, strict=True)) if a != b or b is None
+            ]
         else:
-            part = _funnel_counts(state, alt, (plan,), f, meter)
-            if stamp is not None:
-                known[plan.node.name] = (stamp, rules, part)  # one dictionary operation of a finished value
-        in_class_n += part[0]
-        selected += part[1]
-        why.update(part[2])
-        effects.update(part[3])
-        sets.update(part[4])
-    return in_class_n, selected, why, effects, sets
+            changed = list(compress(range(len(stamps)), map(ne, old_stamps, stamps)))
+        if len(changed) * 4 < len(stamps):
+            parts = list(old_parts)
+            for i in changed:
+                parts[i] = part(i)
+            total = fold(total, [old_parts[i] for i in changed], [parts[i] for i in changed])
+            slot[0] = (rules, list(stamps), parts, total)
+            return total
+    parts = [part(i) for i in range(len(stamps))]
+    total = fold(None, (), parts)
+    slot[0] = (rules, list(stamps), parts, total)
+    return total
+
+
+PoolFlags = tuple[bool, tuple[str, ...]]  # a node's pools: any invalid; the incomplete ones
+
+
+def _fold_flags(
+    total: tuple[int, Counter[str]] | None, removed: Iterable[PoolFlags], added: Iterable[PoolFlags]
+) -> tuple[int, Counter[str]]:
+    """(nodes with an invalid pool, incomplete pools by the nodes that skip them) as parts change."""
+    invalid, skipped = (total[0], Counter(total[1])) if total is not None else (0, Counter())
+    for bad, ids in removed:
+        invalid -= bad
+        skipped.subtract(ids)
+    for bad, ids in added:
+        invalid += bad
+        skipped.update(ids)
+    return invalid, +skipped
 
 
 def _sentence(alt: Alt, rows: list[list[Any]]) -> str:
@@ -184,10 +280,30 @@ def _nano(n: Nano) -> str:
 
 def _counter_contention(state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
     """When every candidate of a request draws on one counter set, whether that set can hold `count`
-    of them at all (the smallest consumptions summed): a proof of why counters block the request."""
-    need = alt.count
-    if alt.all_mode or alt.admin or need < 2:
+    of them at all (the smallest consumptions summed): a proof of why counters block the request.
+    Kept across versions per (request shape, count, node) with the node's pools stamp."""
+    if alt.all_mode or alt.admin or alt.count < 2:
         return ""
+    stamp = state.node_stamp(plan.node)
+    key = ("contention", alt_key(alt), alt.count)
+    rules = state.rules.version
+    known: dict[str | None, tuple[int, int, str]] | None = state.count_cache.get(key)
+    if known is None:
+        known = {}
+        state.count_cache.put(key, known, key_bytes(key) + 2000)  # a few best nodes per shape
+    hit = known.get(plan.node.name)
+    if hit is not None and stamp is not None and hit[0] == stamp and hit[1] == rules:
+        return hit[2]
+    msg = _contention(state, alt, plan, f, meter)
+    if stamp is not None:
+        if len(known) >= 16:
+            known.clear()  # best nodes come and go: keep a few
+        known[plan.node.name] = (stamp, rules, msg)  # one dictionary operation of a finished value
+    return msg
+
+
+def _contention(state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
+    need = alt.count
     where: tuple[Pool, str] | None = None
     uses: list[dict[str, Nano]] = []
     for p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter):
@@ -220,13 +336,14 @@ def explain(
     meter: Meter,
     names: tuple[str | None, ...] | None = None,
     best: NodePlan | None = None,
-    pools: Callable[[], Iterable[Sequence[Pool]]] | None = None,
+    pools: Callable[[int], Sequence[Pool]] | None = None,
     pruned: int | None = None,
+    stamps: Sequence[int | None] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome.
-    `names` (of the plans' nodes), `best` (the most promising plan), `pools` (every plan's pools) and
-    `pruned` (plans pruned by device counts) may be passed when the caller knows them without making
-    every plan."""
+    `names` (of the plans' nodes), `best` (the most promising plan), `pools` (the i-th plan's pools),
+    `pruned` (plans pruned by device counts) and `stamps` (the plans' node stamps) may be passed when
+    the caller knows them without making every plan."""
     if not plans:
         return "no candidate node", []
     if names is None:
@@ -240,7 +357,7 @@ def explain(
         for req in pc.requests:
             for alt in req.alts:
                 meter.tick()
-                rows = _funnel(state, alt, plans, names, f, meter)
+                rows = funnel(state, alt, plans, names, f, meter, stamps)
                 need = max(alt.count, 1)
                 entry = {
                     "claim": pc.label,
@@ -271,16 +388,23 @@ def explain(
             "every request has enough devices on its own, but no combination satisfies them together"
             + (f" (constraints: {listing(cons)})" if cons else " (devices or shared counters are contended)")
         )
-    invalid = False
-    skipped: set[str] = set()
     if pruned is None:
         pruned = sum(1 for p in plans if not p.feasible_bound)
-    for node_pools in pools() if pools is not None else (plan.pools for plan in plans):
+    pools_of = pools if pools is not None else (lambda i: plans[i].pools)
+
+    def flags(i: int) -> PoolFlags:
         meter.tick()
-        for p in node_pools:
-            invalid = invalid or bool(p.invalid)
-            if p.incomplete:
-                skipped.add(f"{p.id[0]}/{p.id[1]}")
+        node_pools = pools_of(i)
+        return (
+            any(p.invalid for p in node_pools),
+            tuple(f"{p.id[0]}/{p.id[1]}" for p in node_pools if p.incomplete),
+        )
+
+    if stamps is None:
+        stamps = [None] * len(plans)  # nothing to remember them by: every node's flags computed
+    invalid, skipped = summed(
+        state.count_cache, ("pool-flags", names), 0, stamps, flags, _fold_flags, 100 * len(names)
+    )
     if invalid:
         reasons.append("invalid resource pools were encountered")
     incomplete = sorted(skipped)

@@ -8,12 +8,15 @@ every version that has the same key:
   them when it publishes the change (`MatchCache.forget`). Filled with single dictionary operations of
   values built before the put.
 - `compiled`: the expressions the evaluator has compiled (the engine charges a compilation once).
-- `counts`: per request shape, per node: how many devices could serve it (allocate's pruning), and the
-  node's part of a failed request's explanation (the funnel of webhook.engine.explain), each stored with
-  the node's pools stamp (a number the writer gives every new tuple of a node's pools, i.e. every change
-  of its slices, its Node object or the allocation of one of its pools) and the DeviceTaintRules version.
+- `counts`: per request shape, per node: how many devices could serve it (allocate's pruning; with the
+  limit it was counted up to, a count below it is exact), the node's part of a failed request's
+  explanation (the funnel of webhook.engine.explain) and its counter check, each stored with the node's
+  pools stamp (a number the writer gives every new tuple of a node's pools, i.e. every change of its
+  slices, its Node object or the allocation of one of its pools) and the DeviceTaintRules version.
   A reader whose version has other stamps recomputes that node's entry and replaces it (one dictionary
-  assignment of a finished tuple); nothing else ever invalidates it.
+  assignment of a finished tuple); nothing else ever invalidates it. Also per node list, the sums of
+  those explanation parts with the stamps they were summed at (`webhook.engine.explain.summed`): a
+  finished tuple, replaced whole by a reader whose stamps differ (it re-adds only the changed nodes).
 - `evaluator`: the CEL selector evaluator, used by one thread at a time (`SharedEvaluator`).
 
 All are bounded by bytes; `ClearingCache.put`/`ByteLRU` take a lock around their bookkeeping.
@@ -131,9 +134,7 @@ class SharedCaches:
         self.profile = profile
         self.match = MatchCache(MATCH_BYTES)
         self.compiled: ByteLRU[str, bool] = ByteLRU(COMPILED_BYTES)
-        self.counts: ClearingCache[Hashable, dict[str | None, tuple[int, int, Any]]] = ClearingCache(
-            COUNT_BYTES
-        )
+        self.counts: ClearingCache[Hashable, Any] = ClearingCache(COUNT_BYTES)
         self._evaluator: SharedEvaluator | None = None
         self._lock = threading.Lock()
 

@@ -137,7 +137,7 @@ class StateView:
         self.shared.match.put(key, value, nbytes)
 
     @property
-    def count_cache(self) -> ClearingCache[Hashable, dict[str | None, tuple[int, int, Any]]]:
+    def count_cache(self) -> ClearingCache[Hashable, Any]:
         return self.shared.counts
 
     def memo(self) -> ClearingCache[Hashable, Any]:
