@@ -314,3 +314,23 @@ def test_the_empty_cluster_mode_is_primed_and_looks_again_only_at_changed_nodes(
     s.apply(gpus(5, "B"))
     s.publish()
     assert empty() == got and looked.take() == {"n5"}
+
+
+def test_what_the_engine_keeps_across_versions_does_not_grow_with_changes() -> None:
+    # Entries are put once per key and refilled in place: thousands of changes neither grow the byte
+    # account of the shared count cache nor make it empty itself (which would recount every node).
+    s = engine_store()
+    warm_up(s.snapshot().state)
+    three = request("three", 3)
+    counts = s.shared.counts
+    for n in range(400):
+        if n % 2:
+            s.delete("ResourceClaim", "t", f"held-{(n // 2) % N}")
+        else:
+            s.apply(holder((n // 2) % N))
+        s.publish()
+        allocate(s.snapshot().state, [copy.deepcopy(three)])
+        allocate(s.snapshot().state, [copy.deepcopy(three)], ignore_allocations=True, ignore_taints=True)
+        if n == 10:
+            settled = counts.nbytes
+    assert counts.clears == 0 and counts.nbytes == settled

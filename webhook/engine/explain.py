@@ -249,11 +249,16 @@ def summed(
     """The fold of `part(i)` over the nodes i of one node list, kept in `cache` (shared by versions)
     with the nodes' stamps: a later call whose stamps differ in a few nodes recomputes only those parts
     and folds the difference in (old parts out, new parts in). A node without a stamp (not a candidate
-    node) is always recomputed. The kept entry is a finished tuple stored with one operation, never
-    changed (readers of other versions may hold it)."""
+    node) is always recomputed. The cache holds one slot per key (put once, `nbytes` its estimate); the
+    slot's content is a finished tuple replaced with one assignment, never changed (readers of other
+    versions may hold it, and check its stamps against theirs)."""
     if all(s is None for s in stamps):
         return fold(None, (), [part(i) for i in range(len(stamps))])
-    prev = cache.get(key)
+    slot: list[Any] | None = cache.get(key)
+    if slot is None:
+        slot = [None]
+        cache.put(key, slot, nbytes)
+    prev = slot[0]
     if prev is not None and prev[0] == rules and len(prev[1]) == len(stamps):
         old_stamps, old_parts, total = prev[1], prev[2], prev[3]
         if old_stamps == stamps and None not in stamps:
@@ -269,11 +274,11 @@ def summed(
             for i in changed:
                 parts[i] = part(i)
             total = fold(total, [old_parts[i] for i in changed], [parts[i] for i in changed])
-            cache.put(key, (rules, list(stamps), parts, total), nbytes)
+            slot[0] = (rules, list(stamps), parts, total)
             return total
     parts = [part(i) for i in range(len(stamps))]
     total = fold(None, (), parts)
-    cache.put(key, (rules, list(stamps), parts, total), nbytes)
+    slot[0] = (rules, list(stamps), parts, total)
     return total
 
 
@@ -314,14 +319,20 @@ def _counter_contention(state: StateView, alt: Alt, plan: NodePlan, f: Features,
     if alt.all_mode or alt.admin or alt.count < 2:
         return ""
     stamp = state.node_stamp(plan.node)
-    key = ("contention", alt_key(alt), alt.count, plan.node.name)
+    key = ("contention", alt_key(alt), alt.count)
     rules = state.rules.version
-    hit = state.count_cache.get(key)
+    known: dict[str | None, tuple[int, int, str]] | None = state.count_cache.get(key)
+    if known is None:
+        known = {}
+        state.count_cache.put(key, known, key_bytes(key) + 2000)  # a few best nodes per shape
+    hit = known.get(plan.node.name)
     if hit is not None and stamp is not None and hit[0] == stamp and hit[1] == rules:
-        return hit[2]  # type: ignore[no-any-return]
+        return hit[2]
     msg = _contention(state, alt, plan, f, meter)
     if stamp is not None:
-        state.count_cache.put(key, (stamp, rules, msg), key_bytes(key) + 100 + len(msg))
+        if len(known) >= 16:
+            known.clear()  # best nodes come and go: keep a few
+        known[plan.node.name] = (stamp, rules, msg)  # one dictionary operation of a finished value
     return msg
 
 
