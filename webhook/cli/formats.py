@@ -34,6 +34,15 @@ def _line(o: ObjectResult, v: Violation, tail: str = "") -> str:
     )
 
 
+def _example(items: list[tuple[ObjectResult, Violation]]) -> tuple[ObjectResult, Violation]:
+    """The finding that stands for an info rule's findings: the first on a field that no warning or error
+    names already (that object is shown anyway)."""
+    for o, v in items:
+        if not any(w.field == v.field and w.severity is not Severity.INFO for w in o.violations):
+            return o, v
+    return items[0]
+
+
 def render_text(report: Report, summary: bool = False) -> str:
     """`file:line: severity rule: field: message`, one line per error or warning; info findings are summed
     up, one line per rule (its first finding, and how many more: `-o json` lists every one)."""
@@ -47,7 +56,9 @@ def render_text(report: Report, summary: bool = False) -> str:
                 lines.append(_line(o, v))
     for items in infos.values():
         more = len(items) - 1
-        lines.append(_line(*items[0], f" (and {more} more like it: -o json lists each)" if more else ""))
+        lines.append(
+            _line(*_example(items), f" (and {more} more like it: -o json lists each)" if more else "")
+        )
     if summary:
         s = report.summary()
         cut = sum(1 for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations))
@@ -55,6 +66,11 @@ def render_text(report: Report, summary: bool = False) -> str:
             f"Summary: {s['objects'] - cut} objects checked, {s['errors']} errors, {s['warnings']} warnings, "
             f"{s['info']} info, {s['skipped']} skipped"
             + (f", {report.not_checked} not checked (the deadline passed)" if report.not_checked else "")
+            + (
+                f", {report.cluster} cluster objects (--cluster: context, not shown)"
+                if report.cluster
+                else ""
+            )
         )
     return "\n".join(lines) + ("\n" if lines else "")
 
