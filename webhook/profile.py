@@ -121,9 +121,9 @@ def load_profile(
     )
     for name, value in (overrides or {}).items():
         if name in ALL_STAGE_GATES:
-            for g in gates.values():
-                if g.stage == ALL_STAGE_GATES[name] and g.name not in (overrides or {}):
-                    values[g.name] = value
+            for dra in gates.values():
+                if dra.stage == ALL_STAGE_GATES[name] and dra.name not in (overrides or {}):
+                    values[dra.name] = value
             continue
         g = gates.get(name) or everything.get(name)
         if g is None:

@@ -196,9 +196,9 @@ class _Builder:
         node = self.openapi[full]
         props: dict[str, Any] = {}
         for field, prop in node.get("properties", {}).items():
-            schema = self.type_schema(prop, name, field)
+            prop_schema = self.type_schema(prop, name, field)
             text = _text(prop)
-            props[field] = {**schema, "description": text} if text else schema
+            props[field] = {**prop_schema, "description": text} if text else prop_schema
         required: list[str] = []
         for field in node.get("required", []):
             v = verdict(name, field)
