@@ -17,7 +17,10 @@ class Context:
     profile: Profile = field(default_factory=lambda: load_profile("1.37"))
     old: dict[str, Any] | None = None  # the stored object on UPDATE; None on CREATE / offline
     namespace_labels: Mapping[str, str] | None = None  # None = unknown (offline): namespace rules skip
-    operation: str = "CREATE"  # "CREATE" | "UPDATE"
+    operation: str = "CREATE"  # "CREATE" | "UPDATE" (a status write is an UPDATE: status is validated)
+    # Objects read back from a cluster (simulate's state input): their status is what the cluster stored,
+    # kept and validated. False (manifests, admission CREATE): status is reset on CREATE and not validated.
+    as_stored: bool = False
     lint: bool = True  # offline: strict where upstream enforcement is unconfirmed; webhook: permissive
     deadline: Deadline | None = None  # of the run or request: validation stops when it passes
 

@@ -37,12 +37,15 @@ from webhook.rules import catalog  # noqa: F401  (imports every rule module)
 from webhook.rules.inventory import Inventory, extract_record
 from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
-from webhook.schema.structural import check_nulls, strip_nulls
+from webhook.schema.structural import decode, served
 from webhook.skew import strip_disabled_fields
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")}
+# Kinds whose registry strategy resets `status` on CREATE (PrepareForCreate): the API server stores the
+# object without the status a manifest carries; status is written through the /status subresource.
+STATUS_RESET_ON_CREATE = ("ResourceClaim", "DeviceTaintRule", "Pod")
 DEPRECATED_DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
 
 declare(
@@ -87,6 +90,14 @@ declare(
 )
 declare("input.kind", summary="document has no apiVersion or kind", field="kind", tag="input")
 declare(
+    "status.dropped-on-create",
+    summary="a ResourceClaim, DeviceTaintRule or Pod carries a `status` on CREATE: the API server resets it "
+    "(it is written through the /status subresource), so it is neither stored nor validated",
+    field="status",
+    severity=Severity.INFO,
+    tag="input",
+)
+declare(
     "input.api-version",
     summary="resource.k8s.io version that Kubernetes 1.37 does not serve "
     "(error) or that draguard does not check (v1beta1/v1beta2, warning)",
@@ -105,18 +116,43 @@ def _violation(rule_id: str, field_: str, message: str, severity: Severity | Non
     return Violation(rule_id, severity or RULES[rule_id].severity, field_, message)
 
 
+def served_as(api_version: str, kind: str, version: str) -> bool:
+    """Whether Kubernetes `version` serves `kind` as `api_version` (DeviceTaintRule: v1 from 1.37)."""
+    if (api_version, kind) not in CHECKED:
+        return False
+    return served(kind, version)
+
+
+def _status_reset(obj: dict[str, Any], ctx: Context) -> bool:
+    """Whether the API server would reset this object's status: a CREATE of a kind whose strategy does
+    (offline validation is a CREATE), unless the input is the cluster's stored state."""
+    return ctx.operation == "CREATE" and not ctx.as_stored and obj.get("kind") in STATUS_RESET_ON_CREATE
+
+
+_STATUS_DROPPED = (
+    "status is reset by the API server on CREATE (it is written through the /status subresource by the "
+    "scheduler, drivers or kubelet): it is not stored and was not validated; remove it from the manifest, "
+    "or validate a status update with the stored object"
+)
+
+
 def prepare(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any] | None, list[Violation]]:
-    """Structural check, defaulting and stripping: the object a v1.37 API server would validate.
+    """Structural check, defaulting and stripping: the object the API server of `ctx.profile.version`
+    would validate and store (on CREATE without the `status` it resets).
 
     Returns (None, violations) when the object cannot be decoded (wrong types, unknown fields)."""
     kind = obj.get("kind", "")
     violations: list[Violation] = []
-    if kind in SCHEMA_KINDS:
-        violations, fatal, saw_null = check_nulls(obj, kind)
+    if _status_reset(obj, ctx) and "status" in obj:
+        status = obj.get("status")
+        obj = {k: v for k, v in obj.items() if k != "status"}
+        if status not in (None, {}):
+            violations.append(_violation("status.dropped-on-create", "status", _STATUS_DROPPED))
+    if kind in SCHEMA_KINDS and served(kind, ctx.profile.version):
+        found, fatal, obj = decode(obj, kind, ctx.profile.version)
+        violations.extend(found)
         if fatal:
             return None, violations
-        if saw_null:
-            obj = strip_nulls(obj)
     apply_defaults(obj)
     stripped, dropped = strip_disabled_fields(obj, ctx)
     violations.extend(_violation("skew.dropped-field", str(f.field), f.message) for f in dropped)
@@ -221,7 +257,13 @@ def check_stored(
         return result, None, None
     if kind in skip:
         return None, None, None
-    if (api_version, kind) not in CHECKED:
+    if not served_as(api_version, kind, ctx.profile.version):
+        if (api_version, kind) in CHECKED:  # a v1 kind this version does not serve as v1 yet
+            result.violations.append(
+                _violation("input.api-version", "apiVersion", _not_served(api_version, kind, ctx))
+            )
+            result.violations = policy.apply(result.violations) if policy else result.violations
+            return result, None, None
         if api_version.startswith("resource.k8s.io/"):
             if api_version in DEPRECATED_DRA_VERSIONS:
                 msg = f"{api_version} is deprecated; draguard checks {RESOURCE_V1} only: convert this object to {RESOURCE_V1}"
@@ -241,6 +283,15 @@ def check_stored(
         result.violations = policy.apply(result.violations)  # the duplicate-key findings too
     record = extract_record(stripped, 0) if stripped is not None else None
     return result, record, stripped
+
+
+def _not_served(api_version: str, kind: str, ctx: Context) -> str:
+    version = ctx.profile.version
+    return (
+        f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {version} does not serve '
+        f"{kind} as {api_version} (resource.k8s.io/v1 DeviceTaintRule is new in 1.37; {version} has it only "
+        "as a beta or alpha API behind the DRADeviceTaintRules gate and --runtime-config)"
+    )
 
 
 def _str(v: Any) -> str | None:

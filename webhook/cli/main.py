@@ -325,7 +325,7 @@ def _validate(args: argparse.Namespace) -> int:
     from webhook.validate import RunOptions, check_files
 
     gates = parse_feature_gates(args.feature_gates)
-    load_profile(args.k8s_version, gates)  # usage errors before any work
+    load_profile(args.k8s_version, gates, args.feature_gates)  # usage errors before any work
     if args.policy or args.feasibility:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
@@ -355,7 +355,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from webhook.simulate.render import render_text
 
     gates = parse_feature_gates(args.feature_gates)
-    load_profile(args.k8s_version, gates)
+    load_profile(args.k8s_version, gates, args.feature_gates)
     options = SimulateOptions(
         args.k8s_version,
         tuple(sorted(gates.items())),

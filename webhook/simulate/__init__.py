@@ -119,7 +119,10 @@ def simulate(
     bad version/gate and `UnreadableInput` for a missing path."""
     options = options or SimulateOptions()
     deadline = Deadline.after(options.deadline_seconds).earliest(deadline)
-    ctx = Context(profile=load_profile(options.version, dict(options.gates)), deadline=deadline)
+    # the input is the cluster as stored: claims carry their allocations in status
+    ctx = Context(
+        profile=load_profile(options.version, dict(options.gates)), deadline=deadline, as_stored=True
+    )
     data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
     if data.report.not_checked:
         when = f"while the input was loaded and validated ({data.report.not_checked} not checked)"

@@ -116,7 +116,7 @@ def _init(
     max_bytes: int,
     deadline: Deadline | None,
 ) -> None:
-    _worker["ctx"] = Context(profile=load_profile(version, dict(gates)), deadline=deadline)
+    _worker["ctx"] = Context(profile=load_profile(version, dict(gates)), deadline=deadline, as_stored=True)
     _worker["policy"] = policy
     _worker["max_bytes"] = max_bytes
 
