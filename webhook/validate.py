@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.context import Context
+from webhook.convert import source_message, source_path
+from webhook.convert.pipeline import check_versioned
+from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
+from webhook.convert.served import RuntimeConfig
 from webhook.defaults import apply_defaults
 from webhook.io.documents import (
     MAX_FILE_BYTES,
@@ -43,7 +47,7 @@ from webhook.skew import strip_disabled_fields
 RESOURCE_V1 = "resource.k8s.io/v1"
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")}
-DEPRECATED_DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
+DRA_GROUP = "resource.k8s.io/"
 
 declare(
     "input.parse",
@@ -88,8 +92,8 @@ declare(
 declare("input.kind", summary="document has no apiVersion or kind", field="kind", tag="input")
 declare(
     "input.api-version",
-    summary="resource.k8s.io version that Kubernetes 1.37 does not serve "
-    "(error) or that draguard does not check (v1beta1/v1beta2, warning)",
+    summary="a resource.k8s.io version or kind the target API server does not serve: beta/alpha versions "
+    "unless enabled with --runtime-config (then converted to v1 and validated), unknown versions",
     field="apiVersion",
     tag="input",
 )
@@ -221,19 +225,11 @@ def check_stored(
         return result, None, None
     if kind in skip:
         return None, None, None
+    if api_version.startswith(DRA_GROUP):  # any version: served? converted to v1? (webhook.convert)
+        versioned = check_versioned(doc, result, ctx, policy)
+        if versioned is not None:
+            return versioned
     if (api_version, kind) not in CHECKED:
-        if api_version.startswith("resource.k8s.io/"):
-            if api_version in DEPRECATED_DRA_VERSIONS:
-                msg = f"{api_version} is deprecated; draguard checks {RESOURCE_V1} only: convert this object to {RESOURCE_V1}"
-                result.violations.append(_violation("input.api-version", "apiVersion", msg, Severity.WARNING))
-            else:
-                msg = (
-                    f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {ctx.profile.version} '
-                    f"serves DRA objects as {RESOURCE_V1}"
-                )
-                result.violations.append(_violation("input.api-version", "apiVersion", msg))
-            result.violations = policy.apply(result.violations) if policy else result.violations
-            return result, None, None
         return None, None, None
     stripped, violations = validate_object(obj, ctx, policy)
     result.violations.extend(violations)
@@ -365,9 +361,14 @@ class RunOptions:
     skip: frozenset[str] = frozenset()
     max_bytes: int = MAX_FILE_BYTES  # one file or stdin
     deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
+    runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
 
     def context(self) -> Context:
-        return Context(profile=load_profile(self.version, dict(self.gates)), deadline=self.deadline)
+        return Context(
+            profile=load_profile(self.version, dict(self.gates)),
+            deadline=self.deadline,
+            runtime_config=self.runtime_config,
+        )
 
 
 _worker: dict[str, Any] = {}
@@ -555,8 +556,10 @@ def run_inventory_rules(
             continue
         try:
             for f in fn(inventory, ctx):
-                v = Violation(rule.id, rule.severity, str(f.field), f.message)
                 target = objects[f.index]
+                field_ = source_path(target.api_version, target.kind, str(f.field))  # a converted beta
+                message = source_message(target.api_version, target.kind, f.message)
+                v = Violation(rule.id, rule.severity, field_, message)
                 target.violations.extend(policy.apply([v]) if policy else [v])
         except Exception as e:
             if objects:
