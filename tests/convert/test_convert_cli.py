@@ -230,3 +230,38 @@ def test_usage_errors() -> None:
     assert draguard("convert", "--to", "v1beta2", str(COMMENTED)).returncode == 2
     assert draguard("convert", "-o", "out.yaml", str(COMMENTED)).returncode == 2
     assert draguard("convert", "no-such-file.yaml").returncode == 2
+
+
+def test_deadline_leaves_files_unconverted_and_says_so(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    shutil.copy(COMMENTED, f)
+    p = draguard("convert", "--deadline-seconds", "0", str(f))
+    assert p.returncode == 3, p.stderr
+    assert f.read_text() == COMMENTED.read_text()
+    assert "not converted: the deadline" in p.stderr
+
+
+def test_hostile_yaml_is_an_error_and_deep_documents_still_convert(tmp_path: Path) -> None:
+    laughs = [
+        "apiVersion: resource.k8s.io/v1beta1",
+        "kind: ResourceClaim",
+        "metadata: {name: c, namespace: n}",
+    ]
+    laughs.append('a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]')
+    for i in range(1, 9):
+        laughs.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    laughs.append("spec: {devices: {requests: [{name: r, deviceClassName: gpu, selectors: *a8}]}}")
+    bomb = tmp_path / "laughs.yaml"
+    bomb.write_text("\n".join(laughs) + "\n")
+    p = draguard("convert", str(bomb))
+    assert p.returncode == 1 and "excessive aliasing" in p.stderr and "Traceback" not in p.stderr
+    depth = 150
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(
+        "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata: {name: c, namespace: n}\nspec:\n"
+        "  devices:\n    requests:\n    - name: r\n      deviceClassName: gpu\n    config:\n    - opaque:\n"
+        "        driver: d\n        parameters:\n          x: " + "{a: " * depth + "1" + "}" * depth + "\n"
+    )
+    p = draguard("convert", str(deep))
+    assert p.returncode == 0, p.stderr
+    assert "exactly:\n        deviceClassName: gpu" in deep.read_text()

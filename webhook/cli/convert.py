@@ -6,7 +6,8 @@ directories) are rewritten in place by default — the migration of a repository
 only when something in them changes. Every input is bounded by `--max-input-bytes`; a file with any
 problem is left as it was, with `file:line: error: ...` on stderr.
 
-Exit status: 0 done (nothing to convert is fine), 1 some file could not be converted, 2 usage error."""
+Exit status: 0 done (nothing to convert is fine), 1 some file could not be converted, 2 usage error, 3 no
+error but the deadline (`--deadline-seconds`) left files unconverted."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ import argparse
 import os
 import sys
 import tempfile
+from typing import Any
 
 from webhook.io.files import STDIN, InputFileError, discover_all, read_text
+from webhook.model.budget import Deadline
 from webhook.model.text import one_line
 
 TARGETS = ("v1", "resource.k8s.io/v1")
 
 
-def add_parser(sub: argparse._SubParsersAction, input_args: object) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction, input_args: Any, seconds: Any) -> None:  # type: ignore[type-arg]
     c = sub.add_parser(
         "convert",
         help="rewrite resource.k8s.io v1beta1/v1beta2/v1alpha3 manifests as resource.k8s.io/v1",
@@ -46,7 +49,15 @@ def add_parser(sub: argparse._SubParsersAction, input_args: object) -> None:  # 
         help="`-o -`: write the (converted) files to stdout instead of changing them",
     )
     c.add_argument("--stdout", action="store_true", help="the same as `-o -`")
-    input_args(c)  # type: ignore[operator]
+    c.add_argument(
+        "--deadline-seconds",
+        type=seconds,
+        default=None,
+        metavar="S",
+        help="deadline of the whole run: files not done when it passes are left unchanged (exit 3); "
+        "default: none",
+    )
+    input_args(c)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
             f"-o {args.output!r}: only `-o -` (stdout) is supported; without it files change in place"
         )
     to_stdout = args.stdout or args.output == "-"
+    deadline = None if args.deadline_seconds is None else Deadline(args.started + args.deadline_seconds)
+    expired = deadline.expired if deadline is not None else None
     found = discover_all(args.paths)
     status = 0
     files_changed = objects = 0
@@ -68,13 +81,27 @@ def run(args: argparse.Namespace) -> int:
         _say(f"{skipped.path}:1: warning: {skipped.reason}")
     for path in found.files:
         source = "<stdin>" if path == STDIN else path
+        if expired is not None and expired():
+            _say(
+                f"{source}:1: warning: not converted: the deadline (--deadline-seconds) passed before this file"
+            )
+            status = status or 3
+            continue
         try:
             text = read_text(path, args.max_input_bytes)
         except InputFileError as e:
             _say(f"{source}:1: error: {e}")
             status = 1
             continue
-        result = convert_text(text, source)
+        result = convert_text(text, source, expired)
+        if result.cut:
+            _say(
+                f"{source}:{result.problems[0].line}: warning: not converted: the deadline passed in this file"
+            )
+            status = status or 3
+            if to_stdout or path == STDIN:
+                _emit(text)
+            continue
         for note in result.notes:
             _say(f"{source}:{note.line}: note: {note.message}")
         if result.problems:

@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_args(s)
     _add_input_args(s)
 
-    convert.add_parser(sub, _add_input_args)
+    convert.add_parser(sub, _add_input_args, _seconds)
 
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
     r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,7 @@ class FileConversion:
     converted: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)  # left as they are, on purpose
+    cut: bool = False  # the deadline passed before the file was done: nothing changed
 
 
 class _Unconvertible(Exception):
@@ -125,22 +127,25 @@ def _no_conversion(api_version: str, kind: str) -> str:
 # -- one file --------------------------------------------------------------------------------------
 
 
-def convert_text(text: str, source: str) -> FileConversion:
-    """Convert one file's text (`source` names it: `.json` files take the JSON path, as when reading)."""
+def convert_text(text: str, source: str, expired: Callable[[], bool] | None = None) -> FileConversion:
+    """Convert one file's text (`source` names it: `.json` files take the JSON path, as when reading).
+    `expired()` is asked between documents: once true, the file is given up (`cut`, nothing changed)."""
     start = len(text) - len(text.lstrip())
     if source.endswith(".json") or text.startswith("{", start):
         out = _convert_json(text)
         if out is not None:
             return out
-    return _convert_yaml(text)
+    return _convert_yaml(text, expired)
 
 
-def _convert_yaml(text: str) -> FileConversion:
+def _convert_yaml(text: str, expired: Callable[[], bool] | None) -> FileConversion:
     result = FileConversion()
     pieces = pieces_of(text)
     parts: list[str] = []
     changed = False
     for start, stop, line0 in pieces:
+        if expired is not None and expired():
+            return FileConversion(cut=True, problems=[Problem(line0 + 1, "the deadline passed here")])
         piece = text[start:stop]
         if not any(h in piece for h in _HINTS):
             parts.append(piece)
