@@ -199,10 +199,32 @@ def test_meaning_is_kept_where_yaml_versions_differ(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     from webhook.io.documents import parse
 
-    [doc] = list(parse(f.read_text(), str(f)))
+    text = f.read_text()
+    assert "        count: 010\n        adminAccess: no\n" in text  # moved, never rewritten
+    [doc] = list(parse(text, str(f)))
     assert doc.obj["spec"]["devices"]["requests"] == [
         {"name": "r", "exactly": {"deviceClassName": "gpu", "count": 8, "adminAccess": False}}
     ]
+
+
+def test_crlf_files_keep_their_line_ends(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    text = (
+        "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: c}\nspec: {}\n---\n"
+        "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata: {name: c, namespace: n}\nspec:\n"
+        "  devices:\n    requests:\n    - name: r  # x\n      deviceClassName: gpu\n"
+    )
+    f.write_bytes(text.replace("\n", "\r\n").encode())
+    p = draguard("convert", str(f))
+    assert p.returncode == 0, p.stderr
+    out = f.read_bytes().decode()
+    assert "\n" not in out.replace("\r\n", "")  # every line end is still CR LF
+    assert "namespace: n}" in out  # YAML 1.1's `n` (false to kubectl) left as written
+    assert out.replace("\r\n", "\n") == (
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {}\n---\n"
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: n}\nspec:\n"
+        "  devices:\n    requests:\n    - name: r  # x\n      exactly:\n        deviceClassName: gpu\n"
+    )
 
 
 def test_alpha_kinds_without_v1_are_left_with_a_note(tmp_path: Path) -> None:

@@ -154,4 +154,6 @@ def test_convert_then_validate_as_v1_equals_validating_the_beta_object(obj: dict
         prefix = "spec.spec" if obj["kind"] == "ResourceClaimTemplate" else "spec"
         undefaulted = tuple(f"{prefix}.devices.requests[{i}]." for i in undefaulted_requests(obj))
     extra = beta - v1  # only what v1beta1's narrower defaulting leaves for validation
-    assert all(rule == "claim.allocation-mode" and field.startswith(undefaulted) for rule, _, field in extra), extra
+    assert all(
+        rule == "claim.allocation-mode" and field.startswith(undefaulted) for rule, _, field in extra
+    ), extra

@@ -220,7 +220,8 @@ def _convert_piece(
 
 
 _API_VERSION_LINE = re.compile(
-    r"""^(apiVersion:[ \t]*)(["']?)resource\.k8s\.io/v1(?:beta\d+|alpha\d+)\2(?=[ \t]*(?:#[^\n]*)?$)""", re.M
+    r"""^(apiVersion:[ \t]*)(["']?)resource\.k8s\.io/v1(?:beta\d+|alpha\d+)\2(?=[ \t]*(?:#[^\n]*)?\r?$)""",
+    re.M,
 )
 
 
@@ -257,6 +258,9 @@ def _roundtrip(piece: str, planned: Any) -> str:
     end = _END_LINE.search(body)
     if end is not None:  # `...` and what follows it (comments) are kept as they are
         body, tail = body[: end.start()], body[end.start() :]
+    crlf = "\r\n" in body
+    if crlf:  # ruamel writes "\n": the piece's CR LF line ends are put back after
+        body = body.replace("\r\n", "\n")
     mapping, sequence, offset = guess_indent(body)
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
@@ -271,6 +275,8 @@ def _roundtrip(piece: str, planned: Any) -> str:
     text = out.getvalue()
     if not body.endswith("\n") and text.endswith("\n"):
         text = text[:-1]
+    if crlf:
+        text = text.replace("\n", "\r\n")
     return head + text + tail
 
 

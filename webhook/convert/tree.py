@@ -4,9 +4,8 @@ quoting and key order travel with them: the YAML half of `draguard convert` (see
 For each mapping, the planned keys are taken in the planned order from the node itself, from a `basic`
 mapping the plan dissolves (v1beta1 devices), or gathered into a new `exactly` mapping (v1beta1
 requests); keys the plan drops go, their comments kept before the next key. Moved subtrees have their
-full-line comments re-indented by the level they moved. A scalar the plan changes (apiVersion) keeps its
-quoting style. Anything else the plan differs in is written as planned (the caller checks the result
-reads back as the plan).
+full-line comments re-indented by the level they moved. The only scalar changed is `apiVersion` (in its
+quoting style); every other scalar is kept as written. The caller checks the result reads back as the plan.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from ruamel.yaml.tokens import CommentToken
 
 DISSOLVED = "basic"  # a v1beta1 device's mapping whose fields move up a level
 GATHERED = "exactly"  # a v1 request's mapping whose fields come from the level above
+API_VERSION = "apiVersion"  # the only scalar a conversion changes
 
 
 def apply(tree: Any, planned: Any, indent: int) -> Any:
@@ -27,6 +27,8 @@ def apply(tree: Any, planned: Any, indent: int) -> Any:
 
 
 def _reshape(node: Any, planned: Any, indent: int) -> Any:
+    """Collections are reshaped; scalars are kept as written (the plan moves values, never changes them:
+    a plain `n` or `010` must stay what kubectl's YAML 1.1 reads, whatever ruamel's YAML 1.2 thinks)."""
     if isinstance(node, CommentedMap) and isinstance(planned, dict):
         _reshape_map(node, planned, indent)
         return node
@@ -34,20 +36,14 @@ def _reshape(node: Any, planned: Any, indent: int) -> Any:
         for i, p in enumerate(planned):
             node[i] = _reshape(node[i], p, indent)
         return node
-    if _same(node, planned):
-        return node
-    if isinstance(node, str) and isinstance(planned, str) and type(node) is not str:
-        return type(node)(planned)  # quoted stays quoted
+    return node
+
+
+def _replace_scalar(node: Any, planned: Any) -> Any:
+    """A scalar the plan changes (apiVersion), in the quoting style it was written in."""
+    if isinstance(node, str) and isinstance(planned, str):
+        return type(node)(planned) if type(node) is not str else planned
     return planned
-
-
-def _same(node: Any, planned: Any) -> bool:
-    if isinstance(planned, bool) or isinstance(node, bool):
-        return type(planned) is type(node) and node == planned
-    try:
-        return bool(node == planned)
-    except Exception:  # noqa: BLE001 - exotic scalar types: not the same
-        return False
 
 
 def _reshape_map(node: CommentedMap, planned: dict[str, Any], indent: int) -> None:
@@ -58,7 +54,10 @@ def _reshape_map(node: CommentedMap, planned: dict[str, Any], indent: int) -> No
     used: set[Any] = set()
     for key, want in planned.items():
         if key in node and not (key == GATHERED and not isinstance(node[key], CommentedMap)):
-            entries.append((key, _reshape(node[key], want, indent), node.ca.items.get(key)))
+            value = node[key]
+            if key == API_VERSION and value != want:
+                value = _replace_scalar(value, want)
+            entries.append((key, _reshape(value, want, indent), node.ca.items.get(key)))
             used.add(key)
         elif key == GATHERED and isinstance(want, dict) and all(k in node for k in want):
             gathered = CommentedMap()
