@@ -556,6 +556,7 @@ def run_inventory_rules(
             continue
         try:
             for f in fn(inventory, ctx):
+                assert isinstance(f.index, int)  # a run's inventory is keyed by position
                 target = objects[f.index]
                 field_ = source_path(target.api_version, target.kind, str(f.field))  # a converted beta
                 message = source_message(target.api_version, target.kind, f.message)

@@ -1,7 +1,8 @@
 """`draguard` entry point: argument parsing, exit codes, output. Exit codes of `validate`:
 0 clean (warnings allowed), 1 any error, 2 usage error or unreadable input, 3 no error but the deadline
 (`--deadline-seconds`) passed before everything was checked; of `simulate`: 0 all feasible, 1 any
-infeasible (or invalid input), 3 any undecided (or not checked before the deadline), 2 usage.
+infeasible (or invalid input), 3 any undecided (or not checked before the deadline), 2 usage; of `serve`:
+gunicorn's (0 after a graceful stop), 2 usage; `serve` and `certs` live in webhook/cli/serve.py.
 
 The deadline of a run counts from the start of the process (its whole life: interpreter start-up,
 reading, validation, allocation), or from the call when `main(argv)` is called in-process."""
@@ -34,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _add_profile_args(p: argparse.ArgumentParser) -> None:
+def _add_profile_args(p: argparse.ArgumentParser, runtime_config: bool = True) -> None:
     p.add_argument(
         "--k8s-version",
         "--kubernetes-version",
@@ -49,6 +50,8 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         metavar="Name=true,...",
         help="feature gates of the target API server/scheduler, as for kube-apiserver",
     )
+    if not runtime_config:
+        return
     p.add_argument(
         "--runtime-config",
         action="append",
@@ -236,6 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_args(s)
 
     convert.add_parser(sub, _add_input_args, _seconds)
+    from webhook.cli.serve import add_certs_parser, add_serve_parser
+
+    # serve: the API server converts beta objects to v1 before calling the webhook (no --runtime-config)
+    add_serve_parser(sub, lambda p: _add_profile_args(p, runtime_config=False), _byte_size)
+    add_certs_parser(sub)
 
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
     r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")
@@ -293,8 +301,17 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return _simulate(args)
         if args.command == "convert":
             return convert.run(args)
+        if args.command == "serve":
+            from webhook.cli.serve import run_serve
+
+            return run_serve(args)
+        if args.command == "certs":
+            from webhook.cli.serve import run_certs
+
+            return run_certs(args)
         if args.command == "rules":
             from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+            from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
             from webhook.rules import catalog  # noqa: F401
 
             sys.stdout.write(rules_table(args.format))

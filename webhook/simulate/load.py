@@ -72,19 +72,21 @@ def _checked(
     text: str | list[Document | DocumentError], source: str, ctx: Context, policy: Policy | None
 ) -> tuple[FileResult, list[Loaded | None]]:
     """One file's text (or parsed documents) validated as by `validate` (within `ctx.deadline`), and
-    what the simulation takes from it: the objects as stored, Nodes (not validated) at the end."""
+    what the simulation takes from it: the objects as stored, Nodes and Namespaces (not validated) at
+    the end."""
     loaded: list[Loaded | None] = []
-    nodes: list[Loaded | None] = []
+    nodes: list[Loaded | None] = []  # and Namespaces (their labels: admin access in the webhook)
 
     def keep(doc: Document, result: ObjectResult | None, stored: dict[str, Any] | None) -> None:
         obj = doc.obj
         if result is None:
+            kind = obj.get("kind")
             if (
-                obj.get("kind") == "Node"
+                kind in ("Node", "Namespace")
                 and obj.get("apiVersion") == "v1"
                 and isinstance(obj.get("metadata"), dict)
             ):
-                nodes.append(Loaded(doc.source, doc.line, "Node", obj))
+                nodes.append(Loaded(doc.source, doc.line, str(kind), obj))
             return
         if stored is None or result.errors:
             loaded.append(None)
@@ -211,6 +213,9 @@ def _sort(report: Report, loaded: list[Loaded | None]) -> Inputs:
             out.nodes.append(item.obj)
             out.state.append(item.obj)
             continue
+        if item.kind == "Namespace":
+            out.state.append(item.obj)
+            continue
         if item.result is not None and item.result.errors:  # inventory (cross-object) errors came late
             if item.kind in NAMESPACED:
                 ns, name = key_of(item.obj)
@@ -247,3 +252,34 @@ def _why_result(result: ObjectResult) -> str:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     where = f"{first.field}: " if first.field else ""
     return f"{result.source}:{result.line}: {first.rule}: {where}{first.message}{more}"
+
+
+def document_objects(
+    doc: Document | DocumentError, ctx: Context, policy: Policy | None = None
+) -> tuple[list[dict[str, Any]], ObjectResult | None]:
+    """One parsed document as `load` takes it, without the cross-object (inventory) pass: the objects it
+    contributes (none, or the object defaulted, version-skew stripped and with its namespace set; a Node
+    or Namespace as it is) and its validation result (None when skipped; errors mean it contributes nothing). For a
+    caller that loads documents one at a time (the webhook's state directory)."""
+    result, loaded = _checked([doc], doc.source, ctx, policy)
+    out = []
+    for item in loaded:
+        if item is None:
+            continue
+        if item.kind in NAMESPACED:
+            item.obj.setdefault("metadata", {}).setdefault("namespace", namespace_of(item.obj))
+        out.append(item.obj)
+    return out, (result.objects[0] if result.objects else None)
+
+
+def stored_objects(
+    objs: Sequence[dict[str, Any]], ctx: Context, policy: Policy | None = None
+) -> list[dict[str, Any]]:
+    """In-memory objects as the webhook's state loader stores them (`document_objects` one by one,
+    copies): the valid ones defaulted and stripped, Nodes and Namespaces as they are; invalid ones left
+    out. For tests and benchmarks that build a `StateStore` the way `draguard serve` does."""
+    out: list[dict[str, Any]] = []
+    for n, obj in enumerate(objs):
+        got, _ = document_objects(Document("<input>", n + 1, copy.deepcopy(obj)), ctx, policy)
+        out.extend(got)
+    return out
