@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.context import Context
+from webhook.convert import source_message, source_path
+from webhook.convert.pipeline import check_versioned
+from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
+from webhook.convert.served import RuntimeConfig
 from webhook.defaults import apply_defaults
 from webhook.io.documents import (
     MAX_FILE_BYTES,
@@ -46,7 +50,7 @@ CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")}
 # Kinds whose registry strategy resets `status` on CREATE (PrepareForCreate): the API server stores the
 # object without the status a manifest carries; status is written through the /status subresource.
 STATUS_RESET_ON_CREATE = ("ResourceClaim", "DeviceTaintRule", "Pod")
-DEPRECATED_DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
+DRA_GROUP = "resource.k8s.io/"
 
 declare(
     "input.parse",
@@ -99,8 +103,8 @@ declare(
 )
 declare(
     "input.api-version",
-    summary="resource.k8s.io version that Kubernetes 1.37 does not serve "
-    "(error) or that draguard does not check (v1beta1/v1beta2, warning)",
+    summary="a resource.k8s.io version or kind the target API server does not serve: beta/alpha versions "
+    "unless enabled with --runtime-config (then converted to v1 and validated), unknown versions",
     field="apiVersion",
     tag="input",
 )
@@ -114,13 +118,6 @@ declare(
 
 def _violation(rule_id: str, field_: str, message: str, severity: Severity | None = None) -> Violation:
     return Violation(rule_id, severity or RULES[rule_id].severity, field_, message)
-
-
-def served_as(api_version: str, kind: str, version: str) -> bool:
-    """Whether Kubernetes `version` serves `kind` as `api_version` (DeviceTaintRule: v1 from 1.37)."""
-    if (api_version, kind) not in CHECKED:
-        return False
-    return served(kind, version)
 
 
 def _status_reset(obj: dict[str, Any], ctx: Context) -> bool:
@@ -257,25 +254,11 @@ def check_stored(
         return result, None, None
     if kind in skip:
         return None, None, None
-    if not served_as(api_version, kind, ctx.profile.version):
-        if (api_version, kind) in CHECKED:  # a v1 kind this version does not serve as v1 yet
-            result.violations.append(
-                _violation("input.api-version", "apiVersion", _not_served(api_version, kind, ctx))
-            )
-            result.violations = policy.apply(result.violations) if policy else result.violations
-            return result, None, None
-        if api_version.startswith("resource.k8s.io/"):
-            if api_version in DEPRECATED_DRA_VERSIONS:
-                msg = f"{api_version} is deprecated; draguard checks {RESOURCE_V1} only: convert this object to {RESOURCE_V1}"
-                result.violations.append(_violation("input.api-version", "apiVersion", msg, Severity.WARNING))
-            else:
-                msg = (
-                    f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {ctx.profile.version} '
-                    f"serves DRA objects as {RESOURCE_V1}"
-                )
-                result.violations.append(_violation("input.api-version", "apiVersion", msg))
-            result.violations = policy.apply(result.violations) if policy else result.violations
-            return result, None, None
+    if api_version.startswith(DRA_GROUP):  # any version: served? converted to v1? (webhook.convert)
+        versioned = check_versioned(doc, result, ctx, policy)
+        if versioned is not None:
+            return versioned
+    if (api_version, kind) not in CHECKED:
         return None, None, None
     stripped, violations = validate_object(obj, ctx, policy)
     result.violations.extend(violations)
@@ -283,15 +266,6 @@ def check_stored(
         result.violations = policy.apply(result.violations)  # the duplicate-key findings too
     record = extract_record(stripped, 0) if stripped is not None else None
     return result, record, stripped
-
-
-def _not_served(api_version: str, kind: str, ctx: Context) -> str:
-    version = ctx.profile.version
-    return (
-        f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {version} does not serve '
-        f"{kind} as {api_version} (resource.k8s.io/v1 DeviceTaintRule is new in 1.37; {version} has it only "
-        "as a beta or alpha API behind the DRADeviceTaintRules gate and --runtime-config)"
-    )
 
 
 def _str(v: Any) -> str | None:
@@ -416,9 +390,14 @@ class RunOptions:
     skip: frozenset[str] = frozenset()
     max_bytes: int = MAX_FILE_BYTES  # one file or stdin
     deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
+    runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
 
     def context(self) -> Context:
-        return Context(profile=load_profile(self.version, dict(self.gates)), deadline=self.deadline)
+        return Context(
+            profile=load_profile(self.version, dict(self.gates)),
+            deadline=self.deadline,
+            runtime_config=self.runtime_config,
+        )
 
 
 _worker: dict[str, Any] = {}
@@ -606,9 +585,11 @@ def run_inventory_rules(
             continue
         try:
             for f in fn(inventory, ctx):
-                v = Violation(rule.id, rule.severity, str(f.field), f.message)
                 assert isinstance(f.index, int)  # a run's inventory is keyed by position
                 target = objects[f.index]
+                field_ = source_path(target.api_version, target.kind, str(f.field))  # a converted beta
+                message = source_message(target.api_version, target.kind, f.message)
+                v = Violation(rule.id, rule.severity, field_, message)
                 target.violations.extend(policy.apply([v]) if policy else [v])
         except Exception as e:
             if objects:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhook.context import Context
+from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
+from webhook.convert.served import RuntimeConfig
 from webhook.engine import Budget
 from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
@@ -69,6 +71,7 @@ class SimulateOptions:
     stdin_text: str | None = None  # `-` was already read
     deadline_seconds: float = RUN_SECONDS  # the whole run (load, validation, allocations): see simulate()
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
+    runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -121,7 +124,10 @@ def simulate(
     deadline = Deadline.after(options.deadline_seconds).earliest(deadline)
     # the input is the cluster as stored: claims carry their allocations in status
     ctx = Context(
-        profile=load_profile(options.version, dict(options.gates)), deadline=deadline, as_stored=True
+        profile=load_profile(options.version, dict(options.gates)),
+        deadline=deadline,
+        as_stored=True,
+        runtime_config=options.runtime_config,
     )
     data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
     if data.report.not_checked:

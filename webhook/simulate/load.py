@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.context import Context
+from webhook.convert.served import RuntimeConfig
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     STDIN,
@@ -115,8 +116,14 @@ def _init(
     policy: Policy | None,
     max_bytes: int,
     deadline: Deadline | None,
+    runtime_config: RuntimeConfig,
 ) -> None:
-    _worker["ctx"] = Context(profile=load_profile(version, dict(gates)), deadline=deadline, as_stored=True)
+    _worker["ctx"] = Context(
+        profile=load_profile(version, dict(gates)),
+        deadline=deadline,
+        as_stored=True,
+        runtime_config=runtime_config,
+    )
     _worker["policy"] = policy
     _worker["max_bytes"] = max_bytes
 
@@ -186,7 +193,7 @@ def load(
                 jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
-                initargs=(ctx.profile.version, gates, policy, max_bytes, ctx.deadline),
+                initargs=(ctx.profile.version, gates, policy, max_bytes, ctx.deadline, ctx.runtime_config),
             ) as pool:
                 for n, (path, res) in enumerate(
                     zip(on_disk, pool.map(_load_file, on_disk, chunksize=1), strict=True)
