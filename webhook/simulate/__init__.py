@@ -1,10 +1,12 @@
-"""`draguard simulate`: load manifests, build the cluster state from the valid ones, and allocate the
-claims of each Pod in file order (each success is added to the state, as the scheduler binds Pods one
-after another); without Pods, all unallocated claims are allocated together for one anonymous Pod."""
+"""`draguard simulate`: load manifests, build the cluster state from the ones the API server would accept,
+and allocate the claims of each Pod in input order — bare Pods, and the Pods each workload's controller
+would create (webhook.simulate.workloads) — each success added to the state, as the scheduler binds Pods
+one after another; then the unallocated claims no Pod uses, together for one anonymous Pod."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,24 +16,30 @@ from webhook.context import Context
 from webhook.engine import Budget, ClaimResult, Outcome, allocate
 from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
-from webhook.model.path import Path
 from webhook.model.text import listing
-from webhook.model.violation import Severity, Violation
+from webhook.model.violation import Severity
+from webhook.model.workloads import WORKLOAD_KINDS, get_path, template_keys
 from webhook.policy import Policy
 from webhook.profile import DEFAULT_VERSION, load_profile
 from webhook.report import Report
-from webhook.rules.registry import RULES, declare
+from webhook.rules.registry import declare
 from webhook.simulate import extended as ext
+from webhook.simulate.findings import feasibility_findings, feasibility_violations
+from webhook.simulate.leftout import LeftOut
 from webhook.simulate.load import Inputs, Loaded, load
 from webhook.simulate.podclaims import (
     PodClaim,
     add_generated,
+    generated_name,
     index_generated,
     key_of,
     merge_node_selector,
     name_of,
     resolve_pod_claims,
 )
+from webhook.simulate.served import LeftOutNotes
+from webhook.simulate.subjects import Origin, Subject, claim_key, claim_subject
+from webhook.simulate.workloads import WorkloadReport, expand, run_workload
 from webhook.state import ClusterState
 
 declare(
@@ -39,7 +47,7 @@ declare(
     summary="`validate --feasibility`: the claim (or the Pod's claims) cannot be allocated on the cluster "
     "described by the input; the message is the allocator's explanation",
     field="spec.devices.requests[i]",
-    kinds=("ResourceClaim", "Pod"),
+    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",
 )
 declare(
@@ -47,7 +55,7 @@ declare(
     summary="`validate --feasibility`: the allocator's step/time budget ran out before it could decide",
     field="spec.devices.requests[i]",
     severity=Severity.WARNING,
-    kinds=("ResourceClaim", "Pod"),
+    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",
 )
 
@@ -56,7 +64,7 @@ declare(
     summary="the allocation engine failed on this Pod or claim (a draguard bug, or a resource limit such "
     "as MemoryError): no answer for it; the other Pods are still simulated",
     field="",
-    kinds=("ResourceClaim", "Pod"),
+    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",
 )
 
@@ -80,21 +88,6 @@ class SimulateOptions:
 
 
 @dataclass
-class Subject:
-    """An input object a feasibility finding is reported on, and where in it each request lives."""
-
-    source: str
-    line: int
-    kind: str
-    namespace: str | None
-    name: str | None
-    claim: str = ""  # "ns/name" of the claim as the engine names it ("" for the Pod itself)
-    requests: dict[str, str] = field(default_factory=dict)  # request name → field path
-    path: str = ""  # where to report when no request is named
-    message: str = ""  # what is wrong at `path` itself (else the Pod's reason)
-
-
-@dataclass
 class PodSimulation:
     pod: str | None  # "ns/name"; None for the anonymous Pod of claims without Pods
     feasible: bool | None
@@ -105,6 +98,7 @@ class PodSimulation:
     error: str | None = None
     subjects: list[Subject] = field(default_factory=list)
     internal: str | None = None  # draguard failed on this Pod (feasible is None: no answer)
+    workload: WorkloadReport | None = None  # the workload whose controller creates this Pod
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +129,7 @@ class PodSimulation:
             "reason": self.reason,
             "explanation": self.explanation,
             "internalError": self.internal,
+            "workload": self.workload.ref() if self.workload is not None else None,
         }
 
 
@@ -142,20 +137,33 @@ class PodSimulation:
 class SimulationReport:
     pods: list[PodSimulation]
     validation: Report
+    workloads: list[WorkloadReport] = field(default_factory=list)  # in input order
+    left_out: list[LeftOut] = field(default_factory=list)  # objects the simulation did not use, and why
 
     @property
     def exit_code(self) -> int:
-        """1 if anything is infeasible (or left out for validation errors, or draguard failed on it),
-        else 3 if anything is undecided or was not checked before the deadline, else 0."""
-        if any(p.feasible is False or p.internal for p in self.pods) or self.validation.errors:
+        """1 if anything is infeasible (or left out of the simulation, or draguard failed on it), else 3
+        if anything is undecided or was not checked before the deadline, else 0. Errors that leave
+        nothing out (cross-object findings the scheduler handles itself) change no answer, nor this."""
+        if any(p.feasible is False or p.internal for p in self.pods) or self.left_out:
             return EXIT_INFEASIBLE
         if any(p.feasible is None for p in self.pods) or self.validation.not_checked:
             return EXIT_UNDECIDED
         return EXIT_FEASIBLE
 
+    def kept_with_errors(self) -> list[Any]:
+        """Objects with errors that were simulated all the same (their errors do not change allocation)."""
+        out = {id(lo.result) for lo in self.left_out if lo.result is not None}
+        return [o for o in self.validation.objects if o.errors and id(o) not in out]
+
     def to_dict(self) -> dict[str, Any]:
-        invalid = [o.to_dict() for o in self.validation.objects if o.errors]
-        out = {"pods": [p.to_dict() for p in self.pods], "invalid": invalid}
+        invalid = [lo.result.to_dict() for lo in self.left_out if lo.result is not None]
+        out: dict[str, Any] = {
+            "pods": [p.to_dict() for p in self.pods],
+            "workloads": [w.to_dict() for w in self.workloads],
+            "invalid": invalid,
+            "errors": [o.to_dict() for o in self.kept_with_errors()],
+        }
         if self.validation.not_checked:
             out["notChecked"] = [o.to_dict() for o in not_checked(self.validation)]
         return out
@@ -172,7 +180,8 @@ def simulate(
     deadline: Deadline | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SimulationReport:
-    """Simulate scheduling of the input's Pods (or its unallocated claims) against its cluster state.
+    """Simulate scheduling of the input's Pods — bare ones and those its workloads' controllers create —
+    and of its unallocated claims no Pod uses, against its cluster state.
 
     `inputs` are paths (files, directories, `-`), already parsed objects, or one request body (bytes).
     The whole call — reading, validation, building the state, every Pod — ends by
@@ -187,63 +196,87 @@ def simulate(
     data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
     if data.report.not_checked:
         when = f"while the input was loaded and validated ({data.report.not_checked} not checked)"
-        return SimulationReport(_too_late(data, when), data.report)
+        return _too_late(data, when)
     try:
         state = ClusterState.from_objects(data.state, ctx.profile, deadline)
     except OutOfBudget:
-        return SimulationReport(_too_late(data, "while the cluster state was built"), data.report)
+        return _too_late(data, "while the cluster state was built")
     run = _Run(data, state, ctx, options.budget or Budget(), deadline)
-    if data.pods:
-        sims = [run.guarded(p) for p in data.pods]
-    elif data.pending:
-        sims = [run.guarded(None)]
-    else:
-        sims = []
-    return SimulationReport(sims, data.report)
+    sims: list[PodSimulation] = []
+    workloads: list[WorkloadReport] = []
+    for item in data.work:
+        if item.kind == "Pod":
+            sims.append(run.guarded(item.obj, _pod_origin(item)))
+            continue
+        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, _slice_nodes(data)))
+        report.start = len(sims)
+        origin = _workload_origin(item, report)
+        run_workload(
+            report, functools.partial(run.guarded, origin=origin, workload=report), lambda: run.commits
+        )
+        sims.extend(report.sims)
+        workloads.append(report)
+    unused = run.unused_claims()
+    if unused:
+        sims.append(run.guarded_claims(unused, after_pods=bool(data.work)))
+    return SimulationReport(sims, data.report, workloads, data.left_out)
 
 
-def _too_late(data: Inputs, when: str) -> list[PodSimulation]:
+def _slice_nodes(data: Inputs) -> list[str]:
+    """The node names node-local ResourceSlices use (the nodes of a cluster without Node objects)."""
+    out = {
+        str(o["spec"]["nodeName"])
+        for o in data.state
+        if o.get("kind") == "ResourceSlice"
+        and isinstance(o.get("spec"), dict)
+        and isinstance(o["spec"].get("nodeName"), str)
+        and o["spec"]["nodeName"]
+    }
+    return sorted(out)
+
+
+def _pod_origin(item: Loaded) -> Origin:
+    ns, name = key_of(item.obj)
+    return Origin(item.source, item.line, "Pod", ns, name)
+
+
+def _workload_origin(item: Loaded, report: WorkloadReport) -> Origin:
+    e = report.expansion
+    return Origin(item.source, item.line, e.kind, e.namespace, e.name, e.prefix)
+
+
+def _too_late(data: Inputs, when: str) -> SimulationReport:
     reason = f"undecided: the deadline of the run passed {when}"
-    if data.pods:
-        return [PodSimulation(_label(p), None, reason=reason, subjects=[_pod_subject(p)]) for p in data.pods]
+    sims: list[PodSimulation] = []
+    workloads: list[WorkloadReport] = []
+    for item in data.work:
+        if item.kind == "Pod":
+            sims.append(
+                PodSimulation(_label(item.obj), None, reason=reason, subjects=[_pod_origin(item).subject()])
+            )
+            continue
+        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, _slice_nodes(data)))
+        report.start = len(sims)
+        if report.expansion.count:
+            origin = _workload_origin(item, report)
+            first = report.expansion.pod(0)
+            sim = PodSimulation(
+                _label(first), None, reason=reason, subjects=[origin.subject()], workload=report
+            )
+            report.sims.append(sim)
+            report.same_as_last = report.expansion.count - 1
+            report.rest_reason = f"{report.same_as_last} more Pod(s): undecided as well"
+            sims.append(sim)
+        workloads.append(report)
     if data.pending:
-        return [PodSimulation(None, None, reason=reason, subjects=[_claim_subject(i) for i in data.pending])]
-    return []
+        subjects = [claim_subject(i.source, i.line, i.obj) for i in data.pending]
+        sims.append(PodSimulation(None, None, reason=reason, subjects=subjects))
+    return SimulationReport(sims, data.report, workloads, data.left_out)
 
 
-def _label(item: Loaded) -> str:
-    ns, name = key_of(item.obj)
+def _label(pod: dict[str, Any]) -> str:
+    ns, name = key_of(pod)
     return f"{ns}/{name}"
-
-
-def _pod_subject(item: Loaded) -> Subject:
-    ns, name = key_of(item.obj)
-    return Subject(item.source, item.line, "Pod", ns, name)
-
-
-def _claim_key(claim: dict[str, Any]) -> str:
-    ns, name = key_of(claim)
-    return f"{ns}/{name}"
-
-
-def _request_paths(claim: dict[str, Any]) -> dict[str, str]:
-    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
-    base = Path("spec").child("devices").child("requests")
-    return {r.get("name", ""): str(base.index(i)) for i, r in enumerate(requests) if isinstance(r, dict)}
-
-
-def _claim_subject(item: Loaded) -> Subject:
-    ns, name = key_of(item.obj)
-    return Subject(
-        item.source,
-        item.line,
-        "ResourceClaim",
-        ns,
-        name,
-        f"{ns}/{name}",
-        _request_paths(item.obj),
-        "spec.devices.requests",
-    )
 
 
 @dataclass
@@ -269,51 +302,89 @@ class _Run:
         self.pins: list[dict[str, Any]] = []  # node selectors of the current Pod's allocated claims
         self.templates = self._objs(data.templates)
         self.mapping = ext.class_mapping(data.classes) if ctx.enabled("DRAExtendedResource") else {}
+        self.referenced = _named_claims(data)  # input claims some Pod uses (more found as Pods are tried)
+        self.committed: list[dict[str, Any]] = []  # claims allocated by this run, in order
+        self.notes = LeftOutNotes(data, ctx, budget, deadline)
 
-    def guarded(self, item: Loaded | None) -> PodSimulation:
-        """One Pod (None: the pending claims together), undecided once the run's deadline has passed;
-        a failure of draguard on it is reported on it, and the run goes on with the next one."""
-        subjects = (
-            [_pod_subject(item)] if item is not None else [_claim_subject(i) for i in self.data.pending]
-        )
-        label = _label(item) if item is not None else None
+    @property
+    def commits(self) -> int:
+        """How many allocations this run has added to the state."""
+        return len(self.committed)
+
+    def guarded(
+        self, pod: dict[str, Any], origin: Origin, workload: WorkloadReport | None = None
+    ) -> PodSimulation:
+        """One Pod, undecided once the run's deadline has passed; a failure of draguard on it is
+        reported on it, and the run goes on with the next one."""
+        label = _label(pod)
+        subjects = [origin.subject()]
         if self.deadline.expired():
             reason = "undecided: the deadline of the run passed before this Pod was tried"
-            return PodSimulation(label, None, reason=reason, subjects=subjects)
-        try:
-            return self.pod(item) if item is not None else self.anonymous()
-        except OutOfBudget:
-            reason = "undecided: the deadline of the run passed while this Pod was prepared"
-            return PodSimulation(label, None, reason=reason, subjects=subjects)
-        except Exception as e:  # noqa: BLE001 - one object's failure must not lose the others' answers
-            detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            return _internal(label, detail, subjects)
+            sim = PodSimulation(label, None, reason=reason, subjects=subjects)
+        else:
+            try:
+                sim = self.pod(pod, origin)
+            except OutOfBudget:
+                reason = "undecided: the deadline of the run passed while this Pod was prepared"
+                sim = PodSimulation(label, None, reason=reason, subjects=subjects)
+            except Exception as e:  # noqa: BLE001 - one object's failure must not lose the others' answers
+                detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                sim = _internal(label, detail, subjects)
+        sim.workload = workload
+        return sim
 
-    def anonymous(self) -> PodSimulation:
+    def unused_claims(self) -> list[Loaded]:
+        """The input's unallocated claims that no Pod of the input uses (nor allocated meanwhile)."""
+        return [
+            item
+            for item in self.data.pending
+            if key_of(item.obj) not in self.referenced
+            and not ((self.claims.get(key_of(item.obj)) or {}).get("status") or {}).get("allocation")
+        ]
+
+    def guarded_claims(self, items: list[Loaded], after_pods: bool) -> PodSimulation:
+        """Claims no Pod uses, allocated together for one anonymous Pod (after the Pods, if any)."""
+        subjects = [claim_subject(i.source, i.line, i.obj) for i in items]
+        if self.deadline.expired():
+            reason = "undecided: the deadline of the run passed before these claims were tried"
+            return PodSimulation(None, None, reason=reason, subjects=subjects)
+        try:
+            sim = self.anonymous([i.obj for i in items], after_pods)
+        except OutOfBudget:
+            reason = "undecided: the deadline of the run passed while these claims were prepared"
+            return PodSimulation(None, None, reason=reason, subjects=subjects)
+        except Exception as e:  # noqa: BLE001 - as for a Pod
+            detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            return _internal(None, detail, subjects)
+        sim.subjects = subjects
+        return sim
+
+    def anonymous(self, claims: list[dict[str, Any]], after_pods: bool) -> PodSimulation:
         self.pins = []
-        claims = [item.obj for item in self.data.pending]
+        placed = self.commits
         sim, outcome = self._attempt(None, None, claims)
         if outcome is not None and outcome.feasible:
             self._commit(None, claims, outcome)
-        sim.subjects = [_claim_subject(item) for item in self.data.pending]
+            return sim
+        if sim.feasible is False:
+            sim.reason += self.notes.note(None, claims, [], self.committed)
+            if after_pods and placed:
+                sim.reason = self.notes.before_pods(claims, sim.reason)
         return sim
 
-    def pod(self, item: Loaded) -> PodSimulation:
-        pod = item.obj
-        ns, name = key_of(pod)
-        label = f"{ns}/{name}"
-        pod_subject = Subject(item.source, item.line, "Pod", ns, name)
+    def pod(self, pod: dict[str, Any], origin: Origin) -> PodSimulation:
+        label = _label(pod)
         resolved = resolve_pod_claims(pod, self.claims, self.templates, self.data.invalid, self.generated)
+        for pc in resolved:
+            if pc.claim is not None and not pc.generated:
+                self.referenced.add(key_of(pc.claim))
         problems = [pc for pc in resolved if pc.problem]
         if problems:  # each entry's finding names its own problem; the reason lists a few
-            at = [
-                Subject(item.source, item.line, "Pod", ns, name, path=str(pc.path), message=pc.problem)
-                for pc in problems
-            ]
+            at = [origin.subject(path=str(pc.path), message=pc.problem) for pc in problems]
             reason = listing([pc.problem for pc in problems], "; ")
             return PodSimulation(label, False, reason=reason, subjects=at)
         pending: list[dict[str, Any]] = []
-        subjects: list[Subject] = [pod_subject]
+        subjects: list[Subject] = [origin.subject()]
         seen: set[tuple[str, str]] = set()
         pins: dict[str, dict[str, Any]] = {}  # node selectors of allocated claims, each must match
         for pc in resolved:
@@ -330,12 +401,13 @@ class _Run:
                     pins.setdefault(json.dumps(sel, sort_keys=True, default=str), sel)
                 continue
             pending.append(claim)
-            subjects.append(self._pod_claim_subject(item, pc, claim))
+            subjects.append(self._pod_claim_subject(origin, pc, claim))
         self.pins = list(pins.values())
-        plans = self._plans(item, pod)
+        plans = self._plans(origin, pod)
         if isinstance(plans, PodSimulation):
+            plans.reason += self.notes.note(pod, pending, [], self.committed)
             return plans
-        tried: list[tuple[PodSimulation, int]] = []
+        tried: list[tuple[PodSimulation, int, _Plan, list[dict[str, Any]]]] = []
         for plan in plans:
             claims = pending + ([plan.extra] if plan.extra is not None else [])
             sim, outcome = self._attempt(label, plan.pod, claims)
@@ -343,9 +415,12 @@ class _Run:
             if outcome is not None and outcome.feasible:
                 self._commit(plan.pod, claims, outcome)
                 return sim
-            tried.append((sim, plan.weight))
-        undecided = [sim for sim, _ in tried if sim.feasible is None]
-        return undecided[0] if undecided else max(tried, key=lambda t: t[1])[0]
+            tried.append((sim, plan.weight, plan, claims))
+        undecided = [t for t in tried if t[0].feasible is None]
+        sim, _, plan, claims = undecided[0] if undecided else max(tried, key=lambda t: t[1])
+        if sim.feasible is False:
+            sim.reason += self.notes.note(plan.pod, claims, self.pins, self.committed)
+        return sim
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -353,24 +428,21 @@ class _Run:
     def _objs(items: dict[tuple[str, str], Loaded]) -> dict[tuple[str, str], dict[str, Any]]:
         return {k: v.obj for k, v in items.items()}
 
-    def _pod_claim_subject(self, item: Loaded, pc: PodClaim, claim: dict[str, Any]) -> Subject:
-        key = key_of(claim)
-        loaded = self.data.claims.get(key)
+    def _pod_claim_subject(self, origin: Origin, pc: PodClaim, claim: dict[str, Any]) -> Subject:
+        loaded = self.data.claims.get(key_of(claim))
         if loaded is not None and not pc.generated:
-            return _claim_subject(loaded)
-        ns, pod_name = key_of(item.obj)
-        paths = {r: str(pc.path) for r in _request_paths(claim)}
-        return Subject(item.source, item.line, "Pod", ns, pod_name, _claim_key(claim), paths, str(pc.path))
+            return claim_subject(loaded.source, loaded.line, loaded.obj)
+        paths = {r: str(pc.path) for r in request_names(claim)}
+        return origin.subject(claim_key(claim), paths, str(pc.path))
 
-    def _plans(self, item: Loaded, pod: dict[str, Any]) -> list[_Plan] | PodSimulation:
+    def _plans(self, origin: Origin, pod: dict[str, Any]) -> list[_Plan] | PodSimulation:
         """How the Pod is tried: as is, or — with extended resources backed by DRA — once per group of
         nodes that serve the same resources through DRA (Filter builds the special claim per node),
         each restricted to its nodes; or the final answer when no node can provide a resource."""
         if not self.mapping or not ext.needs_special_claim(pod, self.mapping):
             return [_Plan(pod)]
-        ns, name = key_of(pod)
-        label = f"{ns}/{name}"
-        pod_subject = Subject(item.source, item.line, "Pod", ns, name)
+        ns, _ = key_of(pod)
+        label = _label(pod)
         existing = ext.find_extended_claim(pod, [c for k, c in self.claims.items() if k[0] == ns])
         if existing is not None:
             allocation = (existing.get("status") or {}).get("allocation")
@@ -380,13 +452,13 @@ class _Run:
                 return PodSimulation(
                     label,
                     False,
-                    reason=f"extended resource claim {_claim_key(existing)} from an earlier scheduling attempt "
+                    reason=f"extended resource claim {claim_key(existing)} from an earlier scheduling attempt "
                     "already has requests: the scheduler deletes it and retries (cannot schedule now)",
-                    subjects=[pod_subject],
+                    subjects=[origin.subject()],
                 )
         wanted = ext.requested_resources(pod)
         if not self.data.nodes:
-            return [self._plan(item, pod, ext.node_variant(wanted, self.mapping, None).dra, existing, None)]
+            return [self._plan(origin, pod, ext.node_variant(wanted, self.mapping, None).dra, existing, None)]
         groups: dict[frozenset[str], list[str]] = {}
         unfit: list[str] = []
         for n, node in enumerate(sorted(self.data.nodes, key=name_of)):
@@ -403,16 +475,17 @@ class _Run:
                 False,
                 reason="no node can provide the Pod's extended resources: neither in the node's allocatable "
                 "nor served by a DeviceClass on " + listing(unfit),
-                subjects=[pod_subject],
+                subjects=[origin.subject()],
             )
         restrict = len(groups) > 1 or bool(unfit)
         return [
-            self._plan(item, pod, dra, existing, nodes if restrict else None) for dra, nodes in groups.items()
+            self._plan(origin, pod, dra, existing, nodes if restrict else None)
+            for dra, nodes in groups.items()
         ]
 
     def _plan(
         self,
-        item: Loaded,
+        origin: Origin,
         pod: dict[str, Any],
         dra: frozenset[str],
         existing: dict[str, Any] | None,
@@ -424,7 +497,7 @@ class _Run:
             pod = merge_node_selector(pod, {"nodeSelectorTerms": [only]})
         if not dra:
             return _Plan(pod, weight=weight)
-        ns, name = key_of(pod)
+        ns, _ = key_of(pod)
         claim_name = name_of(existing) if existing is not None else self._special_name(pod)
         sc = ext.special_claim(pod, ns, claim_name, dra, self.mapping, existing)
         _, n_init = ext.all_containers(pod)
@@ -437,13 +510,10 @@ class _Run:
                 .key(m.resource)
             )
             paths.setdefault(m.request, str(p))
-        subject = Subject(item.source, item.line, "Pod", ns, name, _claim_key(sc.claim), paths, "")
-        return _Plan(pod, sc.claim, subject, weight)
+        return _Plan(pod, sc.claim, origin.subject(claim_key(sc.claim), paths), weight)
 
     @staticmethod
     def _special_name(pod: dict[str, Any]) -> str:
-        from webhook.simulate.podclaims import generated_name
-
         ns, name = key_of(pod)
         return generated_name(f"{name}-extended-resources-", f"{ns}/{name}/<extended-resources>")
 
@@ -464,7 +534,7 @@ class _Run:
 
     def _commit(self, pod: dict[str, Any] | None, claims: list[dict[str, Any]], outcome: Outcome) -> None:
         """Store the allocation (and the Pod's reservation) in the state before the next Pod."""
-        by_key = {_claim_key(c): c for c in claims}
+        by_key = {claim_key(c): c for c in claims}
         for i, result in enumerate(outcome.claims):
             claim = by_key.get(f"{result.namespace}/{result.name}") or (
                 claims[i] if i < len(claims) else None
@@ -483,6 +553,41 @@ class _Run:
             self.state.apply(stored)
             self.claims[key_of(stored)] = stored
             add_generated(self.generated, stored)
+            self.committed.append(stored)
+
+
+def _named_claims(data: Inputs) -> set[tuple[str, str]]:
+    """Claims the input's Pods and Pod templates name (`resourceClaimName`, a Pod's
+    `status.resourceClaimStatuses`), and claims a Pod of the input controls (its generated ones)."""
+    out: set[tuple[str, str]] = set()
+    pods: set[tuple[str, str]] = set()
+    for item in data.work:
+        obj = item.obj
+        keys = template_keys(obj.get("apiVersion"), item.kind) if item.kind != "Pod" else ()
+        if keys is None:
+            continue
+        ns = key_of(obj)[0]
+        if item.kind == "Pod":
+            pods.add(key_of(obj))
+            for st in (obj.get("status") or {}).get("resourceClaimStatuses") or []:
+                if isinstance(st, dict) and isinstance(st.get("resourceClaimName"), str):
+                    out.add((ns, st["resourceClaimName"]))
+        spec = get_path(obj, (*keys, "spec")) if keys else obj.get("spec")
+        entries = spec.get("resourceClaims") if isinstance(spec, dict) else None
+        for rc in entries if isinstance(entries, list) else []:
+            if isinstance(rc, dict) and isinstance(rc.get("resourceClaimName"), str):
+                out.add((ns, rc["resourceClaimName"]))
+    for key, item in data.claims.items():
+        for ref in (item.obj.get("metadata") or {}).get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("kind") == "Pod" and ref.get("controller"):
+                if (key[0], ref.get("name")) in pods:
+                    out.add(key)
+    return out
+
+
+def request_names(claim: dict[str, Any]) -> list[str]:
+    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
+    return [r.get("name", "") for r in requests if isinstance(r, dict)]
 
 
 def _internal(label: str | None, detail: str, subjects: list[Subject]) -> PodSimulation:
@@ -506,57 +611,13 @@ def _from_outcome(label: str | None, outcome: Outcome) -> PodSimulation:
     )
 
 
-def _falls_short(entry: dict[str, Any]) -> bool:
-    """An explanation entry whose last stage leaves fewer devices than the request needs."""
-    stages, needs = entry.get("stages"), entry.get("needs")
-    if not isinstance(stages, list) or not stages or not isinstance(needs, int):
-        return False
-    last = stages[-1]
-    return isinstance(last, (list, tuple)) and len(last) == 2 and isinstance(last[1], int) and last[1] < needs
-
-
-def feasibility_violations(sim: PodSimulation) -> list[tuple[Subject, Violation]]:
-    """`validate --feasibility`: infeasible answers as errors, undecided ones as warnings, on the
-    claim request (or Pod entry) that the explanation names. Linear in the subjects and the
-    explanation: each finding carries its own problem or the Pod's (bounded) reason."""
-    if sim.feasible:
-        return []
-    if sim.internal:
-        rule = RULES["internal.engine-crash"]
-        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
-        return [(s, Violation(rule.id, rule.severity, s.path, sim.reason)) for s in targets]
-    rule = RULES["feasibility.infeasible" if sim.feasible is False else "feasibility.undecided"]
-    message = sim.reason or sim.error or "the claims cannot be allocated"
-    if sim.feasible is None and not message.startswith("undecided"):
-        message = f"undecided (allocator budget exhausted): {message}"
-    entries = [e for e in sim.explanation if isinstance(e.get("claim"), str) and e.get("claim")]
-    short = [e for e in entries if _falls_short(e)]
-    named = [(str(e["claim"]), str(e.get("request") or "").split("/", 1)[0]) for e in short or entries]
-    by_claim: dict[str, list[Subject]] = {}
-    for s in sim.subjects:
-        if s.claim:
-            by_claim.setdefault(s.claim, []).append(s)
-    out: list[tuple[Subject, Violation]] = []
-    seen: set[tuple[int, str]] = set()
-    for claim, request in named:
-        for s in by_claim.get(claim, ()):
-            where = s.requests.get(request, s.path)
-            if (id(s), where) not in seen:
-                seen.add((id(s), where))
-                out.append((s, Violation(rule.id, rule.severity, where, s.message or message)))
-    if not out:
-        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
-        for s in targets:
-            out.append((s, Violation(rule.id, rule.severity, s.path, s.message or message)))
-    return out
-
-
 __all__ = [
     "PodSimulation",
     "not_checked",
     "SimulateOptions",
     "SimulationReport",
     "Subject",
+    "feasibility_findings",
     "feasibility_violations",
     "simulate",
 ]

@@ -1,0 +1,146 @@
+"""Why an infeasible Pod (or group of claims) might have fitted: objects left out of the simulation that
+would have served it — a DeviceClass its claims or extended resources name, ResourceSlices whose devices
+an allocation with them included uses — and, for claims tried after the input's Pods, whether they fit
+on the cluster as it was before those Pods were placed. Each such note names the object, its file:line
+and the rule that kept it out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webhook.context import Context
+from webhook.engine import Budget, allocate
+from webhook.model.budget import Deadline, OutOfBudget
+from webhook.model.text import listing
+from webhook.simulate import extended as ext
+from webhook.simulate.leftout import LeftOut
+from webhook.simulate.load import Inputs
+from webhook.state import ClusterState
+
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def class_names(claims: list[dict[str, Any]]) -> set[str]:
+    """The DeviceClass names the claims' requests and subrequests use."""
+    out: set[str] = set()
+    for claim in claims:
+        for r in _list(_dict(_dict(claim.get("spec")).get("devices")).get("requests")):
+            r = _dict(r)
+            for sub in [_dict(r.get("exactly")), *map(_dict, _list(r.get("firstAvailable")))]:
+                name = sub.get("deviceClassName")
+                if isinstance(name, str) and name:
+                    out.add(name)
+    return out
+
+
+def _slice_pool(obj: dict[str, Any]) -> tuple[str, str]:
+    spec = _dict(obj.get("spec"))
+    return str(spec.get("driver") or ""), str(_dict(spec.get("pool")).get("name") or "")
+
+
+class LeftOutNotes:
+    """Notes for infeasible answers of one run about the objects it left out (see the module docstring).
+    The states it tries alternatives on are built once, when first needed."""
+
+    def __init__(self, data: Inputs, ctx: Context, budget: Budget, deadline: Deadline) -> None:
+        self.data, self.ctx, self.budget, self.deadline = data, ctx, budget, deadline
+        self.classes = {lo.name: lo for lo in data.left_out if lo.kind == "DeviceClass"}
+        self.slices = [lo for lo in data.left_out if lo.kind == "ResourceSlice"]
+        self._trial: ClusterState | None = None
+        self._applied = 0
+        self._before: ClusterState | None = None
+
+    def note(
+        self,
+        pod: dict[str, Any] | None,
+        claims: list[dict[str, Any]],
+        pins: list[dict[str, Any]],
+        committed: list[dict[str, Any]],
+    ) -> str:
+        """`; left out of the simulation: ...` for an infeasible answer, or "" when nothing left out
+        could have changed it."""
+        if not self.classes and not self.slices:
+            return ""
+        found: list[str] = []
+        for name in sorted(class_names(claims)):
+            lo = self.classes.get(name)
+            if lo is not None:
+                found.append(f"{lo.label()}, which its claims use ({lo.why})")
+        if pod is not None and self.classes:
+            wanted = ext.requested_resources(pod)
+            for lo in self.classes.values():
+                ern = _dict(_dict(lo.obj).get("spec")).get("extendedResourceName") if lo.obj else None
+                serves = {IMPLICIT_PREFIX + lo.name} | ({ern} if isinstance(ern, str) else set())
+                if wanted & serves:
+                    found.append(f"{lo.label()}, which serves its extended resource ({lo.why})")
+        if self.slices:
+            found.extend(self._slices(pod, claims, pins, committed))
+        if not found:
+            return ""
+        return "; left out of the simulation, and it could have served this: " + listing(found, "; ")
+
+    def _slices(
+        self,
+        pod: dict[str, Any] | None,
+        claims: list[dict[str, Any]],
+        pins: list[dict[str, Any]],
+        committed: list[dict[str, Any]],
+    ) -> list[str]:
+        decoded = [lo for lo in self.slices if lo.obj is not None]
+        helped: list[LeftOut] = []
+        if decoded and claims:
+            trial = self._trial_state(committed)
+            if trial is not None:
+                outcome = allocate(
+                    trial, claims, pod=pod, budget=self.budget, deadline=self.deadline, node_selectors=pins
+                )
+                if outcome.feasible:
+                    used = {(r.driver, r.pool) for c in outcome.claims for r in c.results}
+                    helped = [lo for lo in decoded if lo.obj is not None and _slice_pool(lo.obj) in used]
+        if helped:
+            return [f"{lo.label()}: with it the Pod fits ({lo.why})" for lo in helped]
+        unknown = [lo for lo in self.slices if lo.obj is None]
+        return [
+            f"{lo.label()}, whose devices are unknown: it could not be decoded ({lo.why})" for lo in unknown
+        ]
+
+    def _trial_state(self, committed: list[dict[str, Any]]) -> ClusterState | None:
+        """The run's state with the decodable left-out slices added (and this run's allocations)."""
+        if self._trial is None:
+            extra = [lo.obj for lo in self.slices if lo.obj is not None]
+            try:
+                self._trial = ClusterState.from_objects(
+                    self.data.state + extra, self.ctx.profile, self.deadline
+                )
+            except OutOfBudget:
+                return None
+        for claim in committed[self._applied :]:
+            self._trial.apply(claim)
+        self._applied = len(committed)
+        return self._trial
+
+    def before_pods(self, claims: list[dict[str, Any]], reason: str) -> str:
+        """The reason for claims no Pod uses that failed after the input's Pods were placed, saying
+        whether they fit on the cluster as the input describes it (before those Pods)."""
+        if self._before is None:
+            try:
+                self._before = ClusterState.from_objects(self.data.state, self.ctx.profile, self.deadline)
+            except OutOfBudget:
+                return reason
+        outcome = allocate(self._before, claims, budget=self.budget, deadline=self.deadline)
+        if outcome.feasible:
+            return (
+                "infeasible once the input's Pods are placed (they take the devices; on the cluster without "
+                f"them these claims fit): {reason}"
+            )
+        if outcome.feasible is False:
+            return f"infeasible, even on the cluster before the input's Pods are placed: {reason}"
+        return reason
