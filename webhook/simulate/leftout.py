@@ -66,6 +66,7 @@ class LeftOut:
     why: str
     obj: dict[str, Any] | None  # as stored when it could be decoded (else None)
     result: ObjectResult | None
+    raw: dict[str, Any] | None = None  # the document as written, when it could not be decoded
 
     def label(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""

@@ -255,8 +255,8 @@ def _leave_out(out: Inputs, item: Loaded, reasons: list[Violation], duplicate: b
         text = why(item.source, item.line, reasons)
     else:  # an undecodable object always has its decoding error; this is the safe side
         text = f"{item.source}:{item.line}: the API server cannot decode it"
-    obj = item.obj if item.decoded else None
-    out.left_out.append(LeftOut(item.kind, ns, name, item.source, item.line, text, obj, item.result))
+    obj, raw = (item.obj, None) if item.decoded else (None, item.obj)
+    out.left_out.append(LeftOut(item.kind, ns, name, item.source, item.line, text, obj, item.result, raw))
     out.invalid.setdefault((f"{item.kind}/{ns or ''}", name), text)
 
 

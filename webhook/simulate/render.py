@@ -1,5 +1,5 @@
 """Text rendering of a simulation: validation errors of objects left out (and of objects simulated in
-spite of errors that do not change allocation), objects the deadline left unchecked, then one block per
+spite of errors that do not change what can be allocated), objects the deadline left unchecked, then one block per
 bare Pod or workload (its Pods indented), in input order, and the claims no Pod uses. Every line is passed
 through `one_line`: names and messages from the input cannot print lines of their own."""
 
@@ -114,8 +114,9 @@ def render_text(report: SimulationReport) -> str:
         lines.extend(_error_lines(o))
     if kept:
         lines.append(
-            f"{len(kept)} object(s) have errors that do not change allocation (the API server accepts them; "
-            "the scheduler handles what they describe): simulated as they are"
+            f"{len(kept)} object(s) with errors were simulated all the same: their errors do not change "
+            "what can be allocated (the API server accepts them and the scheduler handles what they describe, "
+            "or they are the first of several definitions of a name)"
         )
         lines.append("")
     unchecked = not_checked(report.validation)

@@ -6,6 +6,7 @@ and the rule that kept it out."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from webhook.context import Context
@@ -18,6 +19,7 @@ from webhook.simulate.load import Inputs
 from webhook.state import ClusterState
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+DRIVER_LITERAL = re.compile(r"device\.driver\s*==\s*[\"']|[\"']\s*==\s*device\.driver")
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -39,6 +41,22 @@ def class_names(claims: list[dict[str, Any]]) -> set[str]:
                 if isinstance(name, str) and name:
                     out.add(name)
     return out
+
+
+def _cel(selector: Any) -> str:
+    expr = _dict(_dict(selector).get("cel")).get("expression")
+    return expr if isinstance(expr, str) else ""
+
+
+def _may_match(raw: dict[str, Any] | None, selectors: list[str]) -> bool:
+    """Whether a slice that could not be decoded may hold devices for these selectors: its driver is
+    named in one of them, or none of them compares `device.driver` with a name (nothing rules it out)."""
+    driver = _dict(_dict(raw).get("spec")).get("driver")
+    if not isinstance(driver, str) or not driver:
+        return True
+    if any(f'"{driver}"' in t or f"'{driver}'" in t for t in selectors):
+        return True
+    return not any(DRIVER_LITERAL.search(t) for t in selectors)
 
 
 def _slice_pool(obj: dict[str, Any]) -> tuple[str, str]:
@@ -107,10 +125,24 @@ class LeftOutNotes:
                     helped = [lo for lo in decoded if lo.obj is not None and _slice_pool(lo.obj) in used]
         if helped:
             return [f"{lo.label()}: with it the Pod fits ({lo.why})" for lo in helped]
-        unknown = [lo for lo in self.slices if lo.obj is None]
+        texts = self._selectors(claims)
+        unknown = [lo for lo in self.slices if lo.obj is None and _may_match(lo.raw, texts)]
         return [
             f"{lo.label()}, whose devices are unknown: it could not be decoded ({lo.why})" for lo in unknown
         ]
+
+    def _selectors(self, claims: list[dict[str, Any]]) -> list[str]:
+        """The CEL expressions that choose devices for `claims`: their classes' and their requests'."""
+        wanted = class_names(claims)
+        classes = [c for c in self.data.classes if _dict(c.get("metadata")).get("name") in wanted]
+        classes += [lo.obj for lo in self.classes.values() if lo.obj is not None and lo.name in wanted]
+        out = [_cel(sel) for c in classes for sel in _list(_dict(c.get("spec")).get("selectors"))]
+        for claim in claims:
+            for r in _list(_dict(_dict(claim.get("spec")).get("devices")).get("requests")):
+                r = _dict(r)
+                for sub in [_dict(r.get("exactly")), *map(_dict, _list(r.get("firstAvailable")))]:
+                    out.extend(_cel(sel) for sel in _list(sub.get("selectors")))
+        return [t for t in out if t]
 
     def _trial_state(self, committed: list[dict[str, Any]]) -> ClusterState | None:
         """The run's state with the decodable left-out slices added (and this run's allocations)."""
