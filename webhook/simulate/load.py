@@ -24,7 +24,7 @@ from webhook.io.documents import (
 )
 from webhook.model.budget import Deadline
 from webhook.model.violation import Violation
-from webhook.model.workloads import WORKLOAD_KINDS
+from webhook.model.workloads import WORKLOAD_KINDS, uses_dra
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
@@ -77,7 +77,7 @@ class Inputs:
     pending: list[Loaded] = field(default_factory=list)  # valid claims without status.allocation
     templates: dict[tuple[str, str], Loaded] = field(default_factory=dict)
     pods: list[Loaded] = field(default_factory=list)
-    work: list[Loaded] = field(default_factory=list)  # Pods and workloads, in input order
+    work: list[Loaded] = field(default_factory=list)  # Pods and workloads that use DRA, in input order
     invalid: dict[tuple[str, str], str] = field(default_factory=dict)  # ("Kind/ns", name) → why left out
     left_out: list[LeftOut] = field(default_factory=list)  # in input order
     generated_seen: dict[str, int] = field(default_factory=dict)  # generateName objects named so far
@@ -300,6 +300,7 @@ def _take(out: Inputs, item: Loaded) -> None:
         out.templates[key_of(obj)] = item
     elif item.kind == "Pod":
         out.pods.append(item)
-        out.work.append(item)
+        if uses_dra(obj):  # a Pod without claims or extended resources has nothing to allocate
+            out.work.append(item)
     elif item.kind in WORKLOAD_KINDS:
         out.work.append(item)
