@@ -95,19 +95,6 @@ def _type_error(path: str, expected: str, value: Any) -> Violation:
     )
 
 
-def _shape(obj: dict[str, Any], keys: tuple[str, ...]) -> list[Violation]:
-    """Every object on the way to the template must be an object (else the API server cannot decode it)."""
-    node: Any = obj
-    for n, k in enumerate(keys):
-        value = node.get(k)
-        if value is None:
-            return []
-        if not isinstance(value, dict):
-            return [_type_error(".".join(keys[: n + 1]), "object", value)]
-        node = value
-    return []
-
-
 def _int32(spec: dict[str, Any], name: str, path: str) -> Iterator[Violation]:
     value = spec.get(name)
     if value is None:
@@ -217,9 +204,6 @@ def check_workload(
     for rule_id, f in _run(obj, OWN_RULES, ctx, policy):
         violations.append(_v(rule_id, str(f.field), f.message))
     violations.extend(count_violations(obj))
-    shape = _shape(obj, keys)
-    if shape:
-        return None, _finish(violations + shape, policy)
     pod = pod_view(get_path(obj, keys))
     structural, fatal, saw_null = check_nulls(pod, "Pod")
     violations.extend(_moved(v, prefix) for v in structural)
