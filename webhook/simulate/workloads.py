@@ -216,11 +216,11 @@ class WorkloadReport:
 
     def counts(self) -> dict[str, int]:
         out = {"feasible": 0, "infeasible": 0, "undecided": 0}
-        verdicts = [s.feasible for s in self.sims]
-        if self.sims and self.same_as_last:
-            verdicts += [self.sims[-1].feasible] * self.same_as_last
-        for v in verdicts:
-            out["feasible" if v is True else "infeasible" if v is False else "undecided"] += 1
+        for i, sim in enumerate(self.sims):
+            n = 1 + (self.same_as_last if i == len(self.sims) - 1 else 0)  # the rest share the last answer
+            out[
+                "feasible" if sim.feasible is True else "infeasible" if sim.feasible is False else "undecided"
+            ] += n
         return out
 
     def label(self) -> str:
