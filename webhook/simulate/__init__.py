@@ -403,6 +403,9 @@ class _Run:
             pending.append(claim)
             subjects.append(self._pod_claim_subject(origin, pc, claim))
         self.pins = list(pins.values())
+        unserved = self.notes.unserved(pod, self.mapping, self.data.nodes)
+        if unserved is not None:
+            return PodSimulation(label, False, reason=unserved, subjects=[origin.subject()])
         plans = self._plans(origin, pod)
         if isinstance(plans, PodSimulation):
             plans.reason += self.notes.note(pod, pending, [], self.committed)

@@ -43,6 +43,13 @@ def class_names(claims: list[dict[str, Any]]) -> set[str]:
     return out
 
 
+def _serves(lo: LeftOut) -> set[str]:
+    """The extended resource names a left-out DeviceClass would serve (its implicit one, and its
+    `extendedResourceName` when it could be decoded)."""
+    ern = _dict(_dict(lo.obj).get("spec")).get("extendedResourceName") if lo.obj else None
+    return {IMPLICIT_PREFIX + lo.name} | ({ern} if isinstance(ern, str) else set())
+
+
 def _cel(selector: Any) -> str:
     expr = _dict(_dict(selector).get("cel")).get("expression")
     return expr if isinstance(expr, str) else ""
@@ -76,6 +83,29 @@ class LeftOutNotes:
         self._applied = 0
         self._before: ClusterState | None = None
 
+    def unserved(
+        self, pod: dict[str, Any], mapping: dict[str, str], nodes: list[dict[str, Any]]
+    ) -> str | None:
+        """Why the Pod cannot be scheduled when it requests an extended resource that no DeviceClass of
+        the simulation serves, only a left-out one would, and no Node's allocatable provides (device
+        plugins); None otherwise."""
+        if not self.classes:
+            return None
+        for resource in sorted(ext.requested_resources(pod) - set(mapping)):
+            lo = next((c for c in self.classes.values() if resource in _serves(c)), None)
+            if lo is None:
+                continue
+            if nodes and not all(
+                resource in ext.node_variant({resource}, {resource: lo.name}, n).dra for n in nodes
+            ):
+                continue  # some node's device plugin provides it
+            return (
+                f"extended resource {resource}: no DeviceClass of the simulation serves it and no node's "
+                f"allocatable has it; left out of the simulation, and it could have served this: {lo.label()}, "
+                f"which serves its extended resource ({lo.why})"
+            )
+        return None
+
     def note(
         self,
         pod: dict[str, Any] | None,
@@ -95,9 +125,7 @@ class LeftOutNotes:
         if pod is not None and self.classes:
             wanted = ext.requested_resources(pod)
             for lo in self.classes.values():
-                ern = _dict(_dict(lo.obj).get("spec")).get("extendedResourceName") if lo.obj else None
-                serves = {IMPLICIT_PREFIX + lo.name} | ({ern} if isinstance(ern, str) else set())
-                if wanted & serves:
+                if wanted & _serves(lo):
                     found.append(f"{lo.label()}, which serves its extended resource ({lo.why})")
         if self.slices:
             found.extend(self._slices(pod, claims, pins, committed))
