@@ -225,7 +225,28 @@ def test_names_defined_twice_are_reported_and_never_merged(
         f"the first, at {b}:1, is simulated and this one is left out" in messages[("ResourceClaim", "c.yaml")]
     )
     assert f"(also at {a}:1)" in messages[("Node", "c.yaml")]
+    assert sorted((o["kind"], o["name"], o["source"]) for o in out["invalid"]) == [
+        ("Node", "node-a", c),
+        ("ResourceClaim", "shared", c),
+    ]
     assert code == 1
+
+
+def test_a_document_that_cannot_be_read_is_left_out_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        tmp_path,
+        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("s", "node-a", 1),
+        b=pod("p"),
+        c="kind: [unclosed\n",
+    )
+    code, out = simulate(capsys, str(tmp_path))
+    assert out["pods"][0]["feasible"] is True
+    assert [(o["source"], [v["rule"] for v in o["violations"]]) for o in out["invalid"]] == [
+        (str(tmp_path / "c.yaml"), ["input.parse"])
+    ]
+    assert code == 1  # what it held is not in the simulation
 
 
 def test_objects_named_by_generate_name_are_never_merged(

@@ -225,9 +225,13 @@ def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) ->
             defs.append(Definition(item.source, item.line, key, item.result))
             positions.append(n)
     later = {positions[i] for i in report_duplicates(defs, report, policy)}
+    for d, n in zip(defs, positions, strict=True):
+        items[n].result = d.result  # a duplicate Node got a result of its own
     for n, item in enumerate(items):
         if item.kind == "Node":
-            if n not in later:
+            if n in later:
+                _leave_out(out, item, [], True)
+            else:
                 out.nodes.append(item.obj)
                 out.state.append(item.obj)
             continue
@@ -238,7 +242,28 @@ def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) ->
             _leave_out(out, item, reasons, n in later)
             continue
         _take(out, item)
+    _unread(out, {id(item.result) for item in items})
+    position = {id(result): i for i, result in enumerate(report.objects)}
+    out.left_out.sort(key=lambda lo: position.get(id(lo.result), len(position)))  # input order
     return out
+
+
+def _unread(out: Inputs, seen: set[int]) -> None:
+    """Documents that never became objects (a parse error, a file too large, draguard failing on a file)
+    are left out as well: what they would have held is not in the simulation."""
+    for result in out.report.objects:
+        if id(result) in seen:
+            continue
+        reasons = rejection(result)
+        if not reasons:
+            continue
+        kind = result.kind or ""
+        ns = (result.namespace or "default") if kind and kind not in CLUSTER_SCOPED else None
+        name = result.name or ""
+        text = why(result.source, result.line, reasons)
+        out.left_out.append(LeftOut(kind or "?", ns, name, result.source, result.line, text, None, result))
+        if kind and name:
+            out.invalid.setdefault((f"{kind}/{ns or ''}", name), text)
 
 
 def _leave_out(out: Inputs, item: Loaded, reasons: list[Violation], duplicate: bool) -> None:
