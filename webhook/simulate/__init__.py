@@ -18,7 +18,7 @@ from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
 from webhook.model.text import listing
 from webhook.model.violation import Severity
-from webhook.model.workloads import WORKLOAD_KINDS, get_path, template_keys
+from webhook.model.workloads import WORKLOAD_KINDS
 from webhook.policy import Policy
 from webhook.profile import DEFAULT_VERSION, load_profile
 from webhook.report import Report
@@ -30,6 +30,7 @@ from webhook.simulate.load import Inputs, Loaded, load
 from webhook.simulate.podclaims import (
     PodClaim,
     add_generated,
+    claims_named,
     generated_name,
     index_generated,
     key_of,
@@ -39,7 +40,7 @@ from webhook.simulate.podclaims import (
 )
 from webhook.simulate.served import LeftOutNotes
 from webhook.simulate.subjects import Origin, Subject, claim_key, claim_subject
-from webhook.simulate.workloads import WorkloadReport, expand, run_workload
+from webhook.simulate.workloads import WorkloadReport, expand, run_workload, slice_nodes
 from webhook.state import ClusterState
 
 declare(
@@ -204,11 +205,12 @@ def simulate(
     run = _Run(data, state, ctx, options.budget or Budget(), deadline)
     sims: list[PodSimulation] = []
     workloads: list[WorkloadReport] = []
+    nodes = slice_nodes(data.state)
     for item in data.work:
         if item.kind == "Pod":
             sims.append(run.guarded(item.obj, _pod_origin(item)))
             continue
-        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, _slice_nodes(data)))
+        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, nodes))
         report.start = len(sims)
         origin = _workload_origin(item, report)
         run_workload(
@@ -220,19 +222,6 @@ def simulate(
     if unused:
         sims.append(run.guarded_claims(unused, after_pods=bool(data.work)))
     return SimulationReport(sims, data.report, workloads, data.left_out)
-
-
-def _slice_nodes(data: Inputs) -> list[str]:
-    """The node names node-local ResourceSlices use (the nodes of a cluster without Node objects)."""
-    out = {
-        str(o["spec"]["nodeName"])
-        for o in data.state
-        if o.get("kind") == "ResourceSlice"
-        and isinstance(o.get("spec"), dict)
-        and isinstance(o["spec"].get("nodeName"), str)
-        and o["spec"]["nodeName"]
-    }
-    return sorted(out)
 
 
 def _pod_origin(item: Loaded) -> Origin:
@@ -249,13 +238,14 @@ def _too_late(data: Inputs, when: str) -> SimulationReport:
     reason = f"undecided: the deadline of the run passed {when}"
     sims: list[PodSimulation] = []
     workloads: list[WorkloadReport] = []
+    nodes = slice_nodes(data.state)
     for item in data.work:
         if item.kind == "Pod":
             sims.append(
                 PodSimulation(_label(item.obj), None, reason=reason, subjects=[_pod_origin(item).subject()])
             )
             continue
-        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, _slice_nodes(data)))
+        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, nodes))
         report.start = len(sims)
         if report.expansion.count:
             origin = _workload_origin(item, report)
@@ -302,7 +292,9 @@ class _Run:
         self.pins: list[dict[str, Any]] = []  # node selectors of the current Pod's allocated claims
         self.templates = self._objs(data.templates)
         self.mapping = ext.class_mapping(data.classes) if ctx.enabled("DRAExtendedResource") else {}
-        self.referenced = _named_claims(data)  # input claims some Pod uses (more found as Pods are tried)
+        self.referenced = claims_named(
+            data.work, data.claims
+        )  # input claims some Pod uses (more found as Pods are tried)
         self.committed: list[dict[str, Any]] = []  # claims allocated by this run, in order
         self.notes = LeftOutNotes(data, ctx, budget, deadline)
 
@@ -557,35 +549,6 @@ class _Run:
             self.claims[key_of(stored)] = stored
             add_generated(self.generated, stored)
             self.committed.append(stored)
-
-
-def _named_claims(data: Inputs) -> set[tuple[str, str]]:
-    """Claims the input's Pods and Pod templates name (`resourceClaimName`, a Pod's
-    `status.resourceClaimStatuses`), and claims a Pod of the input controls (its generated ones)."""
-    out: set[tuple[str, str]] = set()
-    pods: set[tuple[str, str]] = set()
-    for item in data.work:
-        obj = item.obj
-        keys = template_keys(obj.get("apiVersion"), item.kind) if item.kind != "Pod" else ()
-        if keys is None:
-            continue
-        ns = key_of(obj)[0]
-        if item.kind == "Pod":
-            pods.add(key_of(obj))
-            for st in (obj.get("status") or {}).get("resourceClaimStatuses") or []:
-                if isinstance(st, dict) and isinstance(st.get("resourceClaimName"), str):
-                    out.add((ns, st["resourceClaimName"]))
-        spec = get_path(obj, (*keys, "spec")) if keys else obj.get("spec")
-        entries = spec.get("resourceClaims") if isinstance(spec, dict) else None
-        for rc in entries if isinstance(entries, list) else []:
-            if isinstance(rc, dict) and isinstance(rc.get("resourceClaimName"), str):
-                out.add((ns, rc["resourceClaimName"]))
-    for key, item in data.claims.items():
-        for ref in (item.obj.get("metadata") or {}).get("ownerReferences") or []:
-            if isinstance(ref, dict) and ref.get("kind") == "Pod" and ref.get("controller"):
-                if (key[0], ref.get("name")) in pods:
-                    out.add(key)
-    return out
 
 
 def request_names(claim: dict[str, Any]) -> list[str]:

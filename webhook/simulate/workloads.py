@@ -48,6 +48,18 @@ def _count(v: Any, default: int) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else default
 
 
+def slice_nodes(objs: list[dict[str, Any]]) -> list[str]:
+    """The node names node-local ResourceSlices use (the nodes of a cluster without Node objects)."""
+    out = set()
+    for o in objs:
+        spec = o.get("spec")
+        if o.get("kind") == "ResourceSlice" and isinstance(spec, dict):
+            name = spec.get("nodeName")
+            if isinstance(name, str) and name:
+                out.add(name)
+    return sorted(out)
+
+
 def _digest(*parts: str) -> bytes:
     return hashlib.sha256("\x00".join(parts).encode()).digest()
 
