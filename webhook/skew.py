@@ -10,6 +10,7 @@ them. Fields whose gate is on, and everything not guarded, are never touched.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -456,6 +457,7 @@ FEATURES: dict[str, tuple[Feature, ...]] = {
 # -- the stripping itself -------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)  # bounded: version strings come from profiles and the feature table
 def _version(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in v.split(".")[:2])
 

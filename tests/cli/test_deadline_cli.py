@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cliproc import draguard
 from tests.hostile.inputs_budget import SLOW_TRUE
 from tests.hostile.k8s import claim, many_devices, pod, request, small_cluster, write
 from webhook.context import Context
@@ -37,16 +38,6 @@ spec:
         deviceClassName: gpu
         selectors: [{cel: {expression: "device.driver == 1"}}]
 """
-
-
-def draguard(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_deadline_check_raises_an_out_of_budget_once_passed() -> None:

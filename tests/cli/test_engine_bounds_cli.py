@@ -5,13 +5,12 @@ answers; decode errors for numbers the API server rejects."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cliproc import draguard
 from tests.hostile import inputs_engine as hostile
 from webhook.cel.runtime import SelectorEvaluator
 from webhook.cli.main import main
@@ -19,16 +18,6 @@ from webhook.simulate import SimulateOptions, feasibility_violations, simulate
 from webhook.validate import usable_workers
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def draguard(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.mark.parametrize(

@@ -5,26 +5,16 @@ exit codes of a real subprocess)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cliproc import draguard
+
 ROOT = Path(__file__).resolve().parents[2]
 MIN_1 = -(2**63) - 1
 V1 = "resource.k8s.io/v1"
-
-
-def draguard(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def objects(value: int) -> list[dict[str, Any]]:

@@ -5,26 +5,15 @@ stay linear in the input (issue 6 §5; a Pod with 5,000 missing claims took 13 s
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.cliproc import draguard
 from tests.hostile.k8s import claim, node, pod, request, small_cluster, write
 from webhook.model.text import listing
 from webhook.simulate import feasibility_violations, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def draguard(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_listing_names_a_few_and_counts_the_rest() -> None:

@@ -185,6 +185,15 @@ class _Checker:
             return ("." + cand if loc is not None else cand), g
         return None
 
+    def _bind_qualified(self, eid: int, resolved: tuple[str, Type]) -> None:
+        """Record a select chain resolved as one qualified identifier (a namespaced name or enum)."""
+        name, tt = resolved
+        self.types[eid] = tt
+        self.refs[eid] = (name,)
+        self.idents[eid] = name
+        if tt.params and t.has_params(tt):
+            self.params_seen = True
+
     def resolve_qualified(self, qualifiers: list[str]) -> tuple[str, Type] | None:
         if len(qualifiers) == 1:
             return self.resolve_simple(qualifiers[0])
@@ -280,12 +289,7 @@ class _Checker:
         if not e.test_only and (name[1:] if name.startswith(".") else name) in self.env.prefixes:
             r = self.resolve_qualified([name, e.field])
             if r is not None:
-                tt = r[1]
-                self.types[e.id] = tt
-                self.refs[e.id] = (r[0],)
-                self.idents[e.id] = r[0]
-                if tt.params and t.has_params(tt):
-                    self.params_seen = True
+                self._bind_qualified(e.id, r)
                 return
         self.check_ident(op)
         result = self.field_result(e.id, op, e.field, False)
@@ -337,12 +341,7 @@ class _Checker:
                 quals.append(cur.name)  # type: ignore[attr-defined]
                 r = self.resolve_qualified(quals[::-1])
                 if r is not None:
-                    tt = r[1]
-                    self.types[e.id] = tt
-                    self.refs[e.id] = (r[0],)
-                    self.idents[e.id] = r[0]
-                    if tt.params and t.has_params(tt):
-                        self.params_seen = True
+                    self._bind_qualified(e.id, r)
                     return
         result = yield from self.select_field(e.id, e.operand, e.field, False)
         if e.test_only:
