@@ -4,19 +4,16 @@ controllers read are checked as the API server does; workloads that use no DRA a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.cliproc import draguard
 from webhook.context import Context
 from webhook.model.workloads import uses_dra
 from webhook.validate import RunOptions, check_files, check_text
-
-ROOT = Path(__file__).resolve().parents[1]
 
 # A Pod spec with one of every mistake the Pod claim rules catch, in init, regular and ephemeral containers.
 BAD_SPEC: dict[str, Any] = {
@@ -244,12 +241,7 @@ def test_pod_unknown_claim_covers_templates(tmp_path: Path) -> None:
         "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu"}}]}}},
     }
     (tmp_path / "all.yaml").write_text(yaml.safe_dump_all([template, workload("CronJob", spec)]))
-    p = subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", "validate", "-o", "json", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    p = draguard("validate", "-o", "json", str(tmp_path))
     out = json.loads(p.stdout)
     found = [(o["kind"], v["rule"], v["field"]) for o in out["objects"] for v in o["violations"]]
     assert found == [
