@@ -354,3 +354,33 @@ def test_huge_replica_counts_stop_once_the_cluster_stops_changing(
         2**31 - 1 - 6,
     )
     assert code == 1
+
+
+def test_a_claim_every_daemon_pod_shares_is_reported_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "shared", "namespace": "team"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 5}}]
+            }
+        },
+    }
+    daemon = workload("DaemonSet")
+    daemon["spec"]["template"]["spec"] = {
+        "tolerations": [{"operator": "Exists"}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}],
+        "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
+    }
+    (tmp_path / "work.yaml").write_text(yaml.safe_dump_all([shared, daemon]))
+    code, out = run(capsys, "simulate", str(CHART / "cluster"), str(tmp_path))
+    assert code == 1 and [p["feasible"] for p in out["pods"]] == [False, False, False]  # one per node
+    code, out = run(capsys, "validate", "--feasibility", str(CHART / "cluster"), str(tmp_path))
+    found = [
+        (o["kind"], o["name"], v["field"], v["message"]) for o in out["objects"] for v in o["violations"]
+    ]
+    assert code == 1 and [f[:3] for f in found] == [("ResourceClaim", "shared", "spec.devices.requests[0]")]
+    assert found[0][3].startswith("3 of 3 Pod(s) of DaemonSet team/web (team/web-")

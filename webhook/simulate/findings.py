@@ -59,13 +59,14 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
 
 def feasibility_findings(report: Any) -> list[tuple[Subject, Violation]]:
     """Every finding of a SimulationReport: those of bare Pods and claims as they are; those of a
-    workload's Pods merged per (object, rule, field), with how many of its Pods they concern."""
+    workload's Pods — on the workload, or on a claim its Pods share — merged per (object, rule, field),
+    with how many of its Pods they concern."""
     out: list[tuple[Subject, Violation]] = []
     merged: dict[tuple[Any, ...], tuple[int, Any, list[str]]] = {}  # key -> (position in out, workload, pods)
     for sim in report.pods:
         workload = getattr(sim, "workload", None)
         for subject, v in feasibility_violations(sim):
-            if workload is None or subject.kind == "ResourceClaim":
+            if workload is None:
                 out.append((subject, v))
                 continue
             key = (
