@@ -252,3 +252,19 @@ def test_pod_unknown_claim_covers_templates(tmp_path: Path) -> None:
         )
     ]
     assert p.returncode == 0  # a warning
+
+
+def test_a_failing_rule_is_reported_on_the_workload(monkeypatch: pytest.MonkeyPatch) -> None:
+    from webhook.rules.registry import OBJECT_RULES
+
+    def boom(obj: Any, ctx: Any) -> Any:
+        raise ValueError("boom")
+
+    rules = [(r, boom if r.id == "pod.container-claims" else fn) for r, fn in OBJECT_RULES["Pod"]]
+    monkeypatch.setitem(OBJECT_RULES, "Pod", rules)
+    spec = {"resourceClaims": [{"name": "a"}], "containers": [{"name": "c", "image": "x"}]}
+    got = findings(workload("Deployment", spec))
+    assert got == [
+        ("internal.rule-crash", "spec.template"),
+        ("pod.resource-claims", "spec.template.spec.resourceClaims[0]"),
+    ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.defaults import apply_defaults
+from webhook.model.budget import DeadlinePassed
 from webhook.model.jsontext import json_head
 from webhook.model.violation import Finding, Violation
 from webhook.model.workloads import get_path, pod_view, prefixed, template_prefix, with_template
@@ -180,8 +181,18 @@ def _rules(ids: tuple[str, ...], policy: Policy | None) -> list[Any]:
 def _run(
     obj: dict[str, Any], ids: tuple[str, ...], ctx: Context, policy: Policy | None
 ) -> Iterator[tuple[str, Finding]]:
+    """The findings of the Pod rules `ids` on `obj`; a rule that fails is an `internal.rule-crash`
+    finding (as in the pipeline), never a lost object."""
     for rule, fn in _rules(ids, policy):
-        for f in fn(obj, ctx):
+        try:
+            found = list(fn(obj, ctx))
+        except DeadlinePassed:
+            raise  # not a rule failure: the object is reported as not checked
+        except Exception as e:  # noqa: BLE001 - a rule bug must never become a traceback
+            found = [Finding("", f"rule {rule.id} failed: {type(e).__name__}: {e}")]
+            yield "internal.rule-crash", found[0]
+            continue
+        for f in found:
             yield rule.id, f
 
 
