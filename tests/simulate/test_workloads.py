@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.cliproc import draguard
 from webhook.cli.main import main
 from webhook.simulate import daemonset as ds
 from webhook.simulate.workloads import expand, indexed_prefix, template_hash
@@ -384,3 +385,60 @@ def test_a_claim_every_daemon_pod_shares_is_reported_once(
     ]
     assert code == 1 and [f[:3] for f in found] == [("ResourceClaim", "shared", "spec.devices.requests[0]")]
     assert found[0][3].startswith("3 of 3 Pod(s) of DaemonSet team/web (team/web-")
+
+
+def test_replicas_that_keep_fitting_are_bounded_by_the_deadline(tmp_path: Path) -> None:
+    # every Pod takes 1 of 10^15 shares of one device: each one fits and changes the cluster, so nothing
+    # ends the workload but the run's deadline; what it leaves is undecided, never an unbounded run
+    device = {
+        "name": "eth0",
+        "allowMultipleAllocations": True,
+        "capacity": {
+            "bandwidth": {"value": "1P", "requestPolicy": {"default": "1", "validRange": {"min": "1"}}}
+        },
+    }
+    objs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}},
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.nvidia.com"},
+            "spec": {"selectors": [{"cel": {"expression": "true"}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "s"},
+            "spec": {
+                "driver": "nic.example.com",
+                "nodeName": "node-1",
+                "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+                "devices": [device],
+            },
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "team"},
+            "spec": {
+                "spec": {
+                    "devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}
+                }
+            },
+        },
+        workload("Deployment", replicas=2**31 - 1),
+    ]
+    (tmp_path / "all.yaml").write_text(yaml.safe_dump_all(objs))
+    p = draguard(
+        "simulate",
+        "-o",
+        "json",
+        "--deadline-seconds",
+        "3",
+        "--feature-gates",
+        "DRAConsumableCapacity=true",
+        str(tmp_path),
+    )
+    assert p.returncode == 3, p.stderr
+    (w,) = json.loads(p.stdout)["workloads"]
+    assert w["feasible"] >= 1 and w["undecided"] == 2**31 - 1 - w["feasible"] and w["infeasible"] == 0
