@@ -565,6 +565,7 @@ def run_inventory_rules(
         try:
             for f in fn(inventory, ctx):
                 v = Violation(rule.id, rule.severity, str(f.field), f.message)
+                assert isinstance(f.index, int)  # a run's inventory is keyed by position
                 target = objects[f.index]
                 target.violations.extend(policy.apply([v]) if policy else [v])
         except Exception as e:

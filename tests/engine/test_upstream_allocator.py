@@ -27,9 +27,9 @@ import yaml
 from webhook.engine import Budget, Outcome, allocate
 from webhook.engine.capacity import _round, _violates
 from webhook.model.quantity import parse_quantity
+from webhook.model.records import parse_slice
 from webhook.profile import load_profile
 from webhook.state import ClusterState
-from webhook.state.records import parse_slice
 
 CASES_FILE = Path(__file__).with_name("upstream_allocator_cases.yaml")
 # The allocator features of upstream's Features struct that v1.37 lets us switch.

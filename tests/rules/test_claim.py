@@ -284,8 +284,15 @@ def test_too_many_requests_stops_other_request_checks() -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_admin_access_needs_namespace_label(kind: str) -> None:
-    obj = make(kind, req("requests: [{name: r, exactly: {deviceClassName: c, adminAccess: true}}]"))
-    path = KINDS[kind] + ".requests[0].exactly.adminAccess"
+    body = (
+        "requests: [{name: a, exactly: {deviceClassName: c}}, "
+        "{name: r, exactly: {deviceClassName: c, adminAccess: true}}, "
+        "{name: s, exactly: {deviceClassName: c, adminAccess: true}}]"
+    )
+    obj = make(kind, req(body))
+    # upstream's AuthorizedForAdmin (pkg/registry/resource): the first such request only, at
+    # spec.devices.requests[i].adminAccess — without `exactly`, and for a template too (not spec.spec)
+    path = "spec.devices.requests[1].adminAccess"
     assert run(claim.check_admin_access, obj, Context()) == []  # offline: namespace unknown
     found = run(claim.check_admin_access, obj, Context(namespace_labels={"team": "a"}))
     assert [p for p, _ in found] == [path] and found[0][1].startswith("Forbidden: admin access")

@@ -93,14 +93,12 @@ def test_extended_resource_name_clash_newest_wins() -> None:
 
 def test_extended_resource_name_tie_goes_to_smaller_name_and_unknown_time() -> None:
     same = [
-        ClassRec(0, "zeta", "e.com/x", "2026-01-01T00:00:00Z"),
-        ClassRec(1, "alpha", "e.com/x", "2026-01-01T00:00:00Z"),
+        ClassRec("zeta", "e.com/x", "2026-01-01T00:00:00Z"),
+        ClassRec("alpha", "e.com/x", "2026-01-01T00:00:00Z"),
     ]
     assert classes.winner(same).name == "alpha"  # type: ignore[union-attr]
     assert (
-        classes.winner(
-            [ClassRec(0, "a", "e.com/x", None), ClassRec(1, "b", "e.com/x", "2026-01-01T00:00:00Z")]
-        )
+        classes.winner([ClassRec("a", "e.com/x", None), ClassRec("b", "e.com/x", "2026-01-01T00:00:00Z")])
         is None
     )
     text = CLASSES.replace('creationTimestamp: "2026-01-02T00:00:00Z"', "labels: {}")

@@ -88,15 +88,27 @@ def test_valid_complete_pool_has_no_findings() -> None:
 def test_records_are_compact_and_picklable() -> None:
     rec = extract_record(yaml.safe_load(DEVICES), 7)
     assert isinstance(rec, SliceRec)
-    assert (rec.driver, rec.pool, rec.generation, rec.slice_count, rec.node) == (
+    assert not rec.detail  # validate's records: pool facts only, no per-device detail for the allocator
+    assert (rec.driver, rec.pool, rec.generation, rec.slice_count, rec.placement) == (
         "gpu.example.com",
         "node-1",
         2,
         2,
         "node-1",
     )
-    assert rec.devices[1].consumes[0].counters == (("memory", "8Gi"), ("sms", "100"))
-    assert pickle.loads(pickle.dumps(rec)) == rec
+    use = rec.devices[1].consumes[0]
+    assert use.texts == (("memory", "8Gi"), ("sms", "100"))  # as written, for messages
+    assert use.counters == (("memory", 8 * 2**30 * 10**9), ("sms", 100 * 10**9))  # exact, in nano-units
+    back = pickle.loads(pickle.dumps(rec))
+    assert [(d.name, d.id, d.consumes) for d in back.devices] == [
+        (d.name, d.id, d.consumes) for d in rec.devices
+    ]
+    assert (back.name, back.pool_id, back.counter_sets, back.set_texts) == (
+        rec.name,
+        rec.pool_id,
+        rec.counter_sets,
+        rec.set_texts,
+    )
     assert extract_record({"kind": "ConfigMap"}, 0) is None
 
 
@@ -229,5 +241,5 @@ def test_multi_document_yaml_and_malformed_slices() -> None:
         COUNTERS + "---\n" + DEVICES + "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nspec: {}\n"
     )
     inv = inventory(text)
-    assert inv.records[2] is None  # no driver/pool: nothing to check across slices
+    assert inv.record(2) is None  # no driver/pool: nothing to check across slices
     assert everything(inv) == {}

@@ -91,7 +91,11 @@ def test_incremental_updates_bump_version_and_refresh_caches() -> None:
 def test_device_keys_change_with_the_slice() -> None:
     st = state(slice_("a", "n1", ["x"]))
     k1 = st.slices["a"].devices[0].key
-    st.apply(slice_("a", "n1", ["x"]))
+    st.apply(slice_("a", "n1", ["x"]))  # the same content again: nothing changes, caches stay valid
+    assert st.slices["a"].devices[0].key == k1
+    changed = slice_("a", "n1", ["x"])
+    changed["spec"]["devices"][0]["attributes"] = {"model": {"string": "b"}}
+    st.apply(changed)
     assert st.slices["a"].devices[0].key != k1
 
 
@@ -119,7 +123,9 @@ status:
         "bw": 2**30 * 10**9
     }
     st.delete("ResourceClaim", "ns", "c")
-    assert not a.exclusive and not a.capacity and not a.shared
+    after = st.allocated  # a new version: the one read before is immutable and still holds the claim
+    assert not after.exclusive and not after.capacity and not after.shared
+    assert ("d.example.com", "p", "x") in a.exclusive
 
 
 def test_taint_rules_and_nodes() -> None:

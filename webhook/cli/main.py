@@ -1,7 +1,8 @@
 """`draguard` entry point: argument parsing, exit codes, output. Exit codes of `validate`:
 0 clean (warnings allowed), 1 any error, 2 usage error or unreadable input, 3 no error but the deadline
 (`--deadline-seconds`) passed before everything was checked; of `simulate`: 0 all feasible, 1 any
-infeasible (or invalid input), 3 any undecided (or not checked before the deadline), 2 usage.
+infeasible (or invalid input), 3 any undecided (or not checked before the deadline), 2 usage; of `serve`:
+gunicorn's (0 after a graceful stop), 2 usage; `serve` and `certs` live in webhook/cli/serve.py.
 
 The deadline of a run counts from the start of the process (its whole life: interpreter start-up,
 reading, validation, allocation), or from the call when `main(argv)` is called in-process."""
@@ -218,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_args(s)
     _add_input_args(s)
 
+    from webhook.cli.serve import add_certs_parser, add_serve_parser
+
+    add_serve_parser(sub, _add_profile_args, _byte_size)
+    add_certs_parser(sub)
+
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
     r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")
     return parser
@@ -272,8 +278,17 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return _strip(args)
         if args.command == "simulate":
             return _simulate(args)
+        if args.command == "serve":
+            from webhook.cli.serve import run_serve
+
+            return run_serve(args)
+        if args.command == "certs":
+            from webhook.cli.serve import run_certs
+
+            return run_certs(args)
         if args.command == "rules":
             from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+            from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
             from webhook.rules import catalog  # noqa: F401
 
             sys.stdout.write(rules_table(args.format))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
 from webhook.cli.formats import rules_table
 from webhook.rules import catalog  # noqa: F401
 

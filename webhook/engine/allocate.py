@@ -1,7 +1,8 @@
 """allocate(): the claims of one Pod over the candidate nodes, first feasible node wins.
 
-Per call: claims are prepared once (classes, selectors, gates); per node the gathered pools and the
-per-slice selector results come from the ClusterState caches. Nodes whose candidate counts cannot cover
+Per call: claims are prepared once (classes, selectors, gates); per node the gathered pools come from
+the state version (built when it was published), per-slice selector results and per-node candidate
+counts from caches shared by all versions (webhook.state.shared). Nodes whose candidate counts cannot cover
 some request are pruned without searching; the rest are searched most promising first (ties by name).
 The step/time budget is shared by all nodes and by every selector evaluated for the call; a deadline
 (of the whole run, or of one admission request) can stop it earlier. When either runs out the answer is
@@ -12,10 +13,11 @@ its own (EXPLAIN_GRACE of the budget, within the deadline) and is cut short when
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from webhook.engine.eligibility import alt_key, blocker, key_bytes
+from webhook.engine.emptycluster import AdjustedView
 from webhook.engine.explain import explain
 from webhook.engine.outcome import Budget, Deadline, Outcome
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, prepare
@@ -24,9 +26,9 @@ from webhook.engine.search import NodeSearch
 from webhook.engine.selectors import selectable
 from webhook.model.bignum import TooLarge
 from webhook.model.budget import Meter, OutOfBudget
-from webhook.state.cluster import ClusterState
 from webhook.state.nodes import NodeInfo, pod_allows, selector_matches
 from webhook.state.pools import Pool
+from webhook.state.view import StateView
 
 EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation may spend afterwards
 
@@ -34,15 +36,15 @@ EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation 
 @dataclass(eq=False, slots=True)
 class NodePlan:
     node: NodeInfo
-    state: ClusterState
+    state: StateView
     meter: Meter
     promise: float = 0.0
     feasible_bound: bool = True
     failure: str = ""
-    _pools: list[Pool] | None = None
+    _pools: Sequence[Pool] | None = None
 
     @property
-    def pools(self) -> list[Pool]:
+    def pools(self) -> Sequence[Pool]:
         if self._pools is None:
             self._pools = self.state.pools_for(self.node, self.meter)
         return self._pools
@@ -53,17 +55,20 @@ class _Nodes:
     per node (a warm call on 1,000 nodes then allocates a handful of containers, not thousands, which
     keeps the garbage collector's young generations quiet)."""
 
-    __slots__ = ("state", "meter", "nodes", "promise", "feasible", "failure")
+    __slots__ = ("state", "meter", "nodes", "canonical", "promise", "feasible", "failure")
 
-    def __init__(self, state: ClusterState, nodes: list[NodeInfo], meter: Meter) -> None:
+    def __init__(
+        self, state: StateView, nodes: list[NodeInfo], meter: Meter, canonical: bool = False
+    ) -> None:
         self.state = state
         self.meter = meter
         self.nodes = nodes
+        self.canonical = canonical  # every node is one of state.candidate_nodes()
         self.promise = [0.0] * len(nodes)
         self.feasible = bytearray(b"\x01") * len(nodes)
         self.failure: dict[int, str] = {}
 
-    def pools(self, i: int) -> list[Pool]:
+    def pools(self, i: int) -> Sequence[Pool]:
         return self.state.pools_for(self.nodes[i], self.meter)
 
     def plan(self, i: int) -> NodePlan:
@@ -97,21 +102,39 @@ class _PlanView(Sequence[NodePlan]):
 
 
 def _counts(
-    state: ClusterState, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
+    state: StateView, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
 ) -> dict[str | None, int]:
     """Per node (of `idx`): devices that could serve `alt` on their own (an upper bound), counted up to
-    `limit`. Kept per state version, so repeated requests of the same shape cost one lookup per node."""
-    memo = state.memo()
+    `limit`. Kept per version (repeated requests of the same shape cost one lookup per node) and across
+    versions per node with the node's pools stamp and the taint rules' version: after a change, only
+    the nodes it touched are counted again."""
     key = ("counts", alt_key(alt), limit)
+    memo = state.memo()
     counts: dict[str | None, int] | None = memo.get(key)
     if counts is None:
         counts = {}
-        memo.put(key, counts, key_bytes(key) + 100 * len(idx))  # a dict entry per node, at most
+        memo.put(key, counts, key_bytes(key) + 100 * len(cands.nodes))  # a dict entry per node, at most
+    cache = state.count_cache
+    known: dict[str | None, tuple[int, int, int]] | None = cache.get(key)
+    if known is None:
+        known = {}
+        cache.put(key, known, key_bytes(key) + 120 * len(cands.nodes))
+    rules = state.rules.version
     nodes = cands.nodes
+    pools_of = state.node_pools.get if cands.canonical else None
     for i in idx:
         node = nodes[i]
         name = node.name
         if name in counts:
+            continue
+        if pools_of is not None:
+            entry = pools_of(name)
+            stamp = entry[0] if entry is not None else None
+        else:
+            stamp = state.node_stamp(node)
+        hit = known.get(name)
+        if hit is not None and hit[0] == stamp and hit[1] == rules:
+            counts[name] = hit[2]
             continue
         meter.tick()
         n = 0
@@ -120,13 +143,13 @@ def _counts(
                 n += 1
                 if n >= limit:
                     break
-        counts[name] = n
+        counts[name] = n  # single dictionary operations of finished values (readers share both)
+        if stamp is not None:
+            known[name] = (stamp, rules, n)
     return counts
 
 
-def _bound(
-    state: ClusterState, claims: list[PreparedClaim], cands: _Nodes, f: Features, meter: Meter
-) -> None:
+def _bound(state: StateView, claims: list[PreparedClaim], cands: _Nodes, f: Features, meter: Meter) -> None:
     """Prune nodes where some request has too few candidates; score the rest (0..1, higher = roomier)."""
     parts = 0
     nodes, feasible, promise = cands.nodes, cands.feasible, cands.promise
@@ -162,12 +185,13 @@ def _bound(
 
 
 def _nodes(
-    state: ClusterState,
+    state: StateView,
     pod: dict[str, Any] | None,
     node: str | None,
     node_selectors: Sequence[dict[str, Any]],
     meter: Meter,
-) -> list[NodeInfo]:
+) -> tuple[list[NodeInfo], bool]:
+    """The nodes to try, and whether they are all candidate nodes of the state (not a pinned name)."""
     if node is None and pod is not None:
         node = (pod.get("spec") or {}).get("nodeName") or None
     nodes = [state.node(node)] if node else state.candidate_nodes()
@@ -180,7 +204,7 @@ def _nodes(
             ):
                 allowed.append(n)
         nodes = allowed
-    return nodes
+    return nodes, not node
 
 
 def _skips_operations(plan_results: Any) -> bool:
@@ -188,7 +212,7 @@ def _skips_operations(plan_results: Any) -> bool:
 
 
 def allocate(
-    state: ClusterState,
+    state: StateView | Any,
     claims: list[dict[str, Any]],
     *,
     pod: dict[str, Any] | None = None,
@@ -196,17 +220,31 @@ def allocate(
     budget: Budget | None = None,
     deadline: Deadline | None = None,
     node_selectors: Sequence[dict[str, Any]] = (),
+    ignore_allocations: bool = False,
+    ignore_taints: bool = False,
 ) -> Outcome:
-    """Allocate `claims` together for one Pod; see the module docstring. `budget` bounds this call,
+    """Allocate `claims` together for one Pod on `state` (a `Snapshot.state`, or a ClusterState: its
+    current version); see the module docstring. `budget` bounds this call,
     `deadline` (e.g. of an admission request or a whole run) bounds it too: whichever ends first.
     `node_selectors` (e.g. of the Pod's claims that are already allocated) must all match a node.
+
+    `ignore_allocations` decides on the same cluster with nothing allocated (a read-only view: the state
+    is not changed), `ignore_taints` with device taints ignored (NoSchedule/NoExecute are the only
+    effects allocation heeds): together they tell *busy* (would fit once devices are free) from
+    *unsatisfiable* (never fits on this cluster) for admission-time feasibility.
 
     Never raises for what its input holds: a failure of draguard itself (MemoryError, RecursionError, a
     bug) is an Outcome with `internal` set and `feasible` None, never an answer."""
     budget = budget or Budget()
     meter = Meter(budget, deadline)
     try:
-        return _allocate(state, claims, pod, node, node_selectors, budget, deadline, meter)
+        view: StateView = state.view  # a ClusterState's current version, or the view itself
+        if ignore_allocations or ignore_taints:
+            view = cast(
+                StateView,
+                AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints),
+            )
+        return _allocate(view, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints)
     except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
         return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
     except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
@@ -230,7 +268,7 @@ def _undecided(meter: Meter, where: str, reason: str, explanation: list[dict[str
 
 
 def _allocate(
-    state: ClusterState,
+    state: StateView,
     claims: list[dict[str, Any]],
     pod: dict[str, Any] | None,
     node: str | None,
@@ -238,8 +276,11 @@ def _allocate(
     budget: Budget,
     deadline: Deadline | None,
     meter: Meter,
+    ignore_taints: bool = False,
 ) -> Outcome:
     f = Features.of(state)
+    if ignore_taints:
+        f = replace(f, taints=False)
     try:
         prepared = prepare(state, claims, f, meter.tick)
     except EngineError as e:
@@ -247,7 +288,7 @@ def _allocate(
     except OutOfBudget:
         return _undecided(meter, "while the claims were prepared", "", [])
     try:
-        nodes = _nodes(state, pod, node, node_selectors, meter)
+        nodes, canonical = _nodes(state, pod, node, node_selectors, meter)
     except OutOfBudget:
         return _undecided(meter, "while the candidate nodes were listed", "", [])
     if not nodes:
@@ -255,7 +296,7 @@ def _allocate(
             False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []
         )
     has_all = any(a.all_mode for pc in prepared for r in pc.requests for a in r.alts)
-    cands = _Nodes(state, nodes, meter)
+    cands = _Nodes(state, nodes, meter, canonical)
     try:
         if has_all:
             for i, n in enumerate(nodes):

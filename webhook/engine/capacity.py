@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from webhook.model.bignum import Nano
 from webhook.model.quantity import Quantity
-from webhook.state.records import Capacity, DeviceRec, nano
+from webhook.model.records import Capacity, DeviceRec, nano
 
 
 def _round(requested: Quantity | None, cap: Capacity) -> Quantity:

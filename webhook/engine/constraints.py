@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.engine.requests import ConstraintSpec
-from webhook.state.records import DeviceRec
+from webhook.model.records import DeviceRec
 
 _SCALARS = ("int", "bool", "string", "version")
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}

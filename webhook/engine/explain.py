@@ -30,8 +30,8 @@ from webhook.model.bignum import Big, Nano
 from webhook.model.budget import Meter
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.text import listing
-from webhook.state.cluster import ClusterState
 from webhook.state.pools import Pool
+from webhook.state.view import StateView
 
 if TYPE_CHECKING:
     from webhook.engine.allocate import NodePlan
@@ -46,7 +46,7 @@ _LABELS = {
 
 
 def _funnel(
-    state: ClusterState,
+    state: StateView,
     alt: Alt,
     plans: Sequence[NodePlan],
     names: tuple[str | None, ...],
@@ -58,6 +58,34 @@ def _funnel(
     hit = memo.get(key)
     if hit is not None:
         return [list(r) for r in hit]
+    if state.inventory.shared_slices:
+        in_class_n, left, why, effects, sets = _funnel_counts(state, alt, plans, f, meter)
+    else:
+        in_class_n, left, why, effects, sets = _funnel_by_node(state, alt, plans, f, meter)
+    rows: list[list[Any]] = [[f"devices in class {alt.class_name}", in_class_n]]
+    if alt.selectors:
+        rows.append(["match the selector" + ("s" if len(alt.selectors) > 1 else ""), left])
+    for b in (IN_USE, GATED, TAINTED, CAPACITY, COUNTERS, GROUPS):
+        if not why[b]:
+            continue
+        left -= why[b]
+        if b == TAINTED:
+            label = "not tainted " + "/".join(sorted(effects))
+        elif b == COUNTERS:
+            label = "free counters in " + ", ".join(n for n, _ in sets.most_common(3))
+        else:
+            label = _LABELS[b]
+        rows.append([label, left])
+    rows.append(["left", left])
+    memo.put(key, [tuple(r) for r in rows], key_bytes(key) + 200 * len(rows))
+    return rows
+
+
+Tally = tuple[int, int, Counter[str], Counter[str], Counter[str]]  # in class, selected, why, effects, sets
+
+
+def _funnel_counts(state: StateView, alt: Alt, plans: Iterable[NodePlan], f: Features, meter: Meter) -> Tally:
+    """The funnel's counts over `plans`, each device counted once however many nodes see it."""
     in_class: set[tuple[str, int, int]] = set()
     for plan in plans:
         for _p, d, _e in selectable(state, alt, plan.pools, plan.node, f, meter, (alt.class_selectors, ())):
@@ -81,24 +109,42 @@ def _funnel(
                 ] += 1
             elif b == COUNTERS:
                 sets[counter_block(p, d) or "?"] += 1
-    rows: list[list[Any]] = [[f"devices in class {alt.class_name}", len(in_class)]]
-    left = len(seen)
-    if alt.selectors:
-        rows.append(["match the selector" + ("s" if len(alt.selectors) > 1 else ""), left])
-    for b in (IN_USE, GATED, TAINTED, CAPACITY, COUNTERS, GROUPS):
-        if not why[b]:
-            continue
-        left -= why[b]
-        if b == TAINTED:
-            label = "not tainted " + "/".join(sorted(effects))
-        elif b == COUNTERS:
-            label = "free counters in " + ", ".join(n for n, _ in sets.most_common(3))
+    return len(in_class), len(seen), why, effects, sets
+
+
+def _funnel_by_node(
+    state: StateView, alt: Alt, plans: Sequence[NodePlan], f: Features, meter: Meter
+) -> Tally:
+    """`_funnel_counts` for a state without node-independent slices (every device is on one node):
+    summed per node, each node's part remembered across versions with its pools stamp, so after a
+    change only the nodes it touched are counted again."""
+    cache = state.count_cache
+    ckey = ("funnel-node", alt_key(alt), alt.class_name)
+    known: dict[str | None, tuple[int, int, Tally]] | None = cache.get(ckey)
+    if known is None:
+        known = {}
+        cache.put(ckey, known, key_bytes(ckey) + 400 * len(plans))
+    rules = state.rules.version
+    in_class_n = selected = 0
+    why: Counter[str] = Counter()
+    effects: Counter[str] = Counter()
+    sets: Counter[str] = Counter()
+    for plan in plans:
+        meter.tick()
+        stamp = state.node_stamp(plan.node)
+        entry = known.get(plan.node.name)
+        if entry is not None and entry[0] == stamp and entry[1] == rules:
+            part = entry[2]
         else:
-            label = _LABELS[b]
-        rows.append([label, left])
-    rows.append(["left", left])
-    memo.put(key, [tuple(r) for r in rows], key_bytes(key) + 200 * len(rows))
-    return rows
+            part = _funnel_counts(state, alt, (plan,), f, meter)
+            if stamp is not None:
+                known[plan.node.name] = (stamp, rules, part)  # one dictionary operation of a finished value
+        in_class_n += part[0]
+        selected += part[1]
+        why.update(part[2])
+        effects.update(part[3])
+        sets.update(part[4])
+    return in_class_n, selected, why, effects, sets
 
 
 def _sentence(alt: Alt, rows: list[list[Any]]) -> str:
@@ -136,7 +182,7 @@ def _nano(n: Nano) -> str:
     return parse_quantity(f"{n}n").canonical()
 
 
-def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
+def _counter_contention(state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
     """When every candidate of a request draws on one counter set, whether that set can hold `count`
     of them at all (the smallest consumptions summed): a proof of why counters block the request."""
     need = alt.count
@@ -166,7 +212,7 @@ def _counter_contention(state: ClusterState, alt: Alt, plan: NodePlan, f: Featur
 
 
 def explain(
-    state: ClusterState,
+    state: StateView,
     claims: list[PreparedClaim],
     plans: Sequence[NodePlan],
     searched: list[NodePlan],
@@ -174,7 +220,7 @@ def explain(
     meter: Meter,
     names: tuple[str | None, ...] | None = None,
     best: NodePlan | None = None,
-    pools: Callable[[], Iterable[list[Pool]]] | None = None,
+    pools: Callable[[], Iterable[Sequence[Pool]]] | None = None,
     pruned: int | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome.

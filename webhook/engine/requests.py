@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.model.quantity import Quantity
-from webhook.state.cluster import ClusterState
-from webhook.state.records import qty
+from webhook.model.records import qty
+from webhook.state.view import StateView
 
 MAX_RESULTS = 32  # AllocationResultsMaxSize
 
@@ -31,7 +31,7 @@ class Features:
     node_operations: bool
 
     @classmethod
-    def of(cls, state: ClusterState) -> Features:
+    def of(cls, state: StateView) -> Features:
         on = state.enabled
         return cls(
             prioritized_list=on("DRAPrioritizedList"),
@@ -114,7 +114,7 @@ def _selectors(v: Any) -> tuple[str, ...]:
 
 
 def _alt(
-    state: ClusterState,
+    state: StateView,
     f: Features,
     label: str,
     idx: tuple[int, int, int],
@@ -173,7 +173,7 @@ def _alt(
 
 
 def prepare(
-    state: ClusterState, claims: list[dict[str, Any]], f: Features, tick: Callable[[], None] | None = None
+    state: StateView, claims: list[dict[str, Any]], f: Features, tick: Callable[[], None] | None = None
 ) -> list[PreparedClaim]:
     """Check every claim as upstream does before searching; raise `EngineError` on upstream errors.
     `tick` is called per claim (a budget's clock)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +23,9 @@ from webhook.engine.selectors import Candidate, candidates
 from webhook.model.bignum import Nano
 from webhook.model.budget import Meter, OutOfBudget
 from webhook.model.quantity import Quantity
-from webhook.state.cluster import ClusterState
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import GroupState, Pool, add_group, group_admits
+from webhook.state.view import StateView
 
 FAIL, OK, EXCEEDED = 0, 1, 2
 
@@ -59,10 +59,10 @@ class NodeSearch:
 
     def __init__(
         self,
-        state: ClusterState,
+        state: StateView,
         claims: list[PreparedClaim],
         node: NodeInfo,
-        pools: list[Pool],
+        pools: Sequence[Pool],
         features: Features,
         steps: Meter,
     ) -> None:

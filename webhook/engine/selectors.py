@@ -1,4 +1,4 @@
-"""Selector results per slice (class selectors AND request selectors), cached in the ClusterState.
+"""Selector results per slice (class selectors AND request selectors), cached in the StateView.
 
 Results are computed for a whole slice at once and kept until the slice changes. A CEL runtime error is
 recorded on its device and raised only when the search reaches that device, which is when upstream
@@ -13,17 +13,17 @@ it, one step per evaluation the evaluator ran (its `evaluations` counter), or pe
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from webhook.cel.runtime import CelRuntimeError
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim
 from webhook.model.budget import Meter
-from webhook.state.cluster import ClusterState
+from webhook.model.records import DeviceRec, SliceRec
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool, device_on_node
-from webhook.state.records import DeviceRec, SliceRec
+from webhook.state.view import StateView
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ class _Charger:
             self.meter.tick()
 
 
-def precompile(state: ClusterState, expressions: Iterable[str], meter: Meter) -> None:
+def precompile(state: StateView, expressions: Iterable[str], meter: Meter) -> None:
     """Compile expressions the evaluator has not seen yet, charging the meter. A compile error is not
     raised here: it is reported when a device is evaluated, as upstream does."""
     ev = state.evaluator
@@ -137,7 +137,7 @@ def _eval(
 
 
 def slice_match(
-    state: ClusterState, signature: tuple[tuple[str, ...], tuple[str, ...]], s: SliceRec, meter: Meter
+    state: StateView, signature: tuple[tuple[str, ...], tuple[str, ...]], s: SliceRec, meter: Meter
 ) -> SliceMatch:
     key: tuple[Hashable, int] = (signature, s.serial)
     hit = state.match_cache.get(key)
@@ -147,6 +147,20 @@ def slice_match(
     precompile(state, class_sels, meter)
     precompile(state, req_sels, meter)
     ev = state.evaluator
+    lock = getattr(ev, "lock", None)
+    if lock is None:
+        m = _match(ev, class_sels, req_sels, s, meter)
+    else:  # an evaluator shared by threads (webhook.state.shared): one slice's evaluations at a time
+        with lock:
+            m = _match(ev.inner, class_sels, req_sels, s, meter)
+    size = 120 + 8 * len(m.devices) + sum(len(e) + 60 for sels in signature for e in sels)
+    state.remember_match(key, m, size + 200 * len(m.errors))
+    return m
+
+
+def _match(
+    ev: Any, class_sels: tuple[str, ...], req_sels: tuple[str, ...], s: SliceRec, meter: Meter
+) -> SliceMatch:
     charger = _Charger(ev, meter)
     devices = []
     errors = {}
@@ -159,16 +173,13 @@ def slice_match(
         if isinstance(r, SelectorError):
             errors[d.index] = r
         devices.append(d)
-    m = SliceMatch(devices, errors)
-    size = 120 + 8 * len(devices) + sum(len(e) + 60 for sels in signature for e in sels)
-    state.remember_match(key, m, size + 200 * len(errors))
-    return m
+    return SliceMatch(devices, errors)
 
 
 def selectable(
-    state: ClusterState,
+    state: StateView,
     alt: Alt,
-    pools: list[Pool],
+    pools: Sequence[Pool],
     node: NodeInfo,
     f: Features,
     meter: Meter,
@@ -196,6 +207,6 @@ def selectable(
 
 
 def candidates(
-    state: ClusterState, alt: Alt, pools: list[Pool], node: NodeInfo, f: Features, meter: Meter
+    state: StateView, alt: Alt, pools: Sequence[Pool], node: NodeInfo, f: Features, meter: Meter
 ) -> list[Candidate]:
     return [Candidate(d, p, e) for p, d, e in selectable(state, alt, pools, node, f, meter)]

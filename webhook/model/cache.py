@@ -163,9 +163,11 @@ class ClearingCache(Generic[K, V]):
     """A dictionary bounded by the callers' byte estimates that empties itself when full: lookups are
     plain `dict.get` (no lock, no reordering: for hot paths that look up thousands of entries per
     request), insertion clears everything once `max_bytes` would be exceeded. Suited to caches whose
-    working set normally fits (then nothing is ever evicted) but whose keys an attacker controls."""
+    working set normally fits (then nothing is ever evicted) but whose keys an attacker controls.
+    Safe under concurrent use: `put` and `clear` hold a lock around their bookkeeping; a `get` racing a
+    clearing `put` sees either the old or the new dictionary."""
 
-    __slots__ = ("max_bytes", "_data", "_bytes", "clears")
+    __slots__ = ("max_bytes", "_data", "_bytes", "clears", "_lock")
 
     def __init__(self, max_bytes: int) -> None:
         if max_bytes <= 0:
@@ -174,6 +176,7 @@ class ClearingCache(Generic[K, V]):
         self._data: dict[K, V] = {}
         self._bytes = 0
         self.clears = 0  # how often it emptied itself (for tests and benchmarks)
+        self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
         return self._data.get(key)
@@ -182,16 +185,18 @@ class ClearingCache(Generic[K, V]):
         nbytes += _ENTRY_OVERHEAD
         if nbytes > self.max_bytes // 4:
             return
-        if self._bytes + nbytes > self.max_bytes:
-            self._data = {}
-            self._bytes = 0
-            self.clears += 1
-        self._data[key] = value
-        self._bytes += nbytes
+        with self._lock:
+            if self._bytes + nbytes > self.max_bytes:
+                self._data = {}
+                self._bytes = 0
+                self.clears += 1
+            self._data[key] = value
+            self._bytes += nbytes
 
     def clear(self) -> None:
-        self._data = {}
-        self._bytes = 0
+        with self._lock:
+            self._data = {}
+            self._bytes = 0
 
     @property
     def nbytes(self) -> int:

@@ -466,21 +466,27 @@ def check_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
 
 @_rule(
     "claim.admin-access",
-    'adminAccess: true needs the namespace label resource.kubernetes.io/admin-access: "true" (webhook only)',
-    "spec.devices.requests[i].exactly.adminAccess",
+    'adminAccess: true needs the namespace label resource.kubernetes.io/admin-access: "true" (webhook only, '
+    "when the state holds the Namespace)",
+    "spec.devices.requests[i].adminAccess",
 )
 def check_admin_access(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+    """As upstream's AuthorizedForAdmin (claims and templates alike): the first exact request with
+    `adminAccess: true`, reported at `spec.devices.requests[i].adminAccess` (upstream's path, without
+    `exactly`, also for a template), once; only when the namespace's labels are known."""
     labels = getattr(ctx, "namespace_labels", None)
     active = _active(obj, ctx)
     if labels is None or active is None or labels.get(ADMIN_LABEL) == "true":
         return
-    for req, rp, _, is_sub in requests_of(*active):
-        if not is_sub and req.get("adminAccess") is True:
+    for i, r in enumerate(_list(active[0].get("requests"))):
+        exact = r.get("exactly") if isinstance(r, dict) else None
+        if isinstance(exact, dict) and exact.get("adminAccess") is True:
             yield Finding(
-                rp.child("adminAccess"),
+                Path("spec").child("devices").child("requests").index(i).child("adminAccess"),
                 "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
                 "label on the containing namespace",
             )
+            return
 
 
 def _constraint_attrs(devices: dict[str, Any]) -> dict[str, set[str]]:

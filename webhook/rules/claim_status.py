@@ -282,6 +282,7 @@ def admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                     f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
                 ),
             )
+            return  # upstream (AuthorizedForAdminStatus) reports the first result only
 
 
 @object_rule(

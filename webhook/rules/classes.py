@@ -2,17 +2,22 @@
 resource names, claims naming a DeviceClass the input lacks, Pods naming claims the input lacks.
 
 Reference rules apply a closed world only to kinds the input contains: without any DeviceClass in the
-input, class references are not checked (the classes are assumed to be in the cluster)."""
+input, class references are not checked (the classes are assumed to be in the cluster).
+
+The rules are queries on the cross-object index (webhook.rules.inventory); `class_findings`,
+`claim_findings` and `pod_findings` check one object as if it replaced its older version (an admission
+request), looking up only the names it uses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
 from webhook.model.path import Path
+from webhook.model.records import ClaimRec, ClassRec, PodRec
 from webhook.model.violation import Severity
-from webhook.rules.inventory import ClaimRec, ClassRec, Inventory, PodRec
+from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import InventoryFinding, inventory_rule
 
 MAX_LISTED = 5
@@ -41,6 +46,36 @@ def winner(classes: list[ClassRec]) -> ClassRec | None:
     return min((c for c, t in stamped if t == newest), key=lambda c: c.name)
 
 
+def _clash(members: list[tuple[Key, ClassRec]], where: str = "the input") -> Iterator[InventoryFinding]:
+    """The findings on classes sharing one extendedResourceName (none unless two names share it)."""
+    if len({rec.name for _, rec in members}) < 2:
+        return
+    ern = members[0][1].extended_resource_name
+    best = winner([rec for _, rec in members])
+    for key, rec in members:
+        others = sorted({r.name for _, r in members if r.name != rec.name})
+        if best is None:
+            outcome = (
+                "which one serves it depends on creation time (the newest creationTimestamp wins, ties go "
+                f"to the lexicographically smaller name) and {where} does not say"
+            )
+        elif best.name == rec.name:
+            outcome = "this class wins (newest creationTimestamp, then the smaller name)"
+        else:
+            outcome = (
+                f'DeviceClass "{best.name}" wins (newest creationTimestamp, then the smaller name), so '
+                "Pods requesting this resource never get devices of this class"
+            )
+        yield InventoryFinding(
+            key,
+            Path("spec").child("extendedResourceName"),
+            (
+                f'extendedResourceName "{ern}" is also declared by DeviceClass {_names(others)}: {outcome}; '
+                "give each class its own name"
+            ),
+        )
+
+
 @inventory_rule(
     "class.extended-resource-name-clash",
     kinds=("DeviceClass",),
@@ -50,34 +85,37 @@ def winner(classes: list[ClassRec]) -> ClassRec | None:
     severity=Severity.WARNING,
 )
 def extended_resource_name_clash(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    groups: dict[str, list[tuple[int, ClassRec]]] = {}
-    for pos, rec in inventory.of_kind("DeviceClass"):
-        if rec.extended_resource_name:
-            groups.setdefault(rec.extended_resource_name, []).append((pos, rec))
-    for ern, members in groups.items():
-        if len({rec.name for _, rec in members}) < 2:
-            continue
-        best = winner([rec for _, rec in members])
-        for pos, rec in members:
-            others = sorted({r.name for _, r in members if r.name != rec.name})
-            if best is None:
-                outcome = (
-                    "which one serves it depends on creation time (the newest creationTimestamp wins, ties go "
-                    "to the lexicographically smaller name) and the input does not say"
-                )
-            elif best.name == rec.name:
-                outcome = "this class wins (newest creationTimestamp, then the smaller name)"
-            else:
-                outcome = (
-                    f'DeviceClass "{best.name}" wins (newest creationTimestamp, then the smaller name), so '
-                    "Pods requesting this resource never get devices of this class"
-                )
+    groups = [inventory.classes_with_ern(ern) for ern in inventory.erns_in_use()]
+    groups.sort(key=lambda members: members[0][0])  # type: ignore[arg-type,return-value]
+    for members in groups:
+        yield from _clash(members, inventory.where)
+
+
+def class_findings(
+    inventory: Inventory, key: Key, rec: ClassRec, replaces: Iterable[Key] = ()
+) -> list[InventoryFinding]:
+    """The clash of one DeviceClass stored under `key` (replacing `replaces`) with the others."""
+    if not rec.extended_resource_name:
+        return []
+    drop = {key, *replaces}
+    members = [(k, r) for k, r in inventory.classes_with_ern(rec.extended_resource_name) if k not in drop]
+    members.append((key, rec))
+    return [f for f in _clash(members, inventory.where) if f.index == key]
+
+
+def _unknown_classes(inventory: Inventory, key: Key, rec: ClaimRec) -> Iterator[InventoryFinding]:
+    if not any(inventory.classes):
+        return  # no DeviceClass at all: the classes are assumed to be elsewhere
+    classes = inventory.classes
+    for path, cls in rec.class_refs:
+        if cls not in classes:
+            known = inventory.class_names()  # sorted once per version, only for a message
             yield InventoryFinding(
-                pos,
-                Path("spec").child("extendedResourceName"),
+                key,
+                path,
                 (
-                    f'extendedResourceName "{ern}" is also declared by DeviceClass {_names(others)}: {outcome}; '
-                    "give each class its own name"
+                    f'DeviceClass "{cls}" is not in {inventory.where} (it has {_names(known)}); the claim cannot '
+                    "be allocated until that class exists"
                 ),
             )
 
@@ -91,30 +129,45 @@ def extended_resource_name_clash(inventory: Inventory, ctx: Any) -> Iterator[Inv
     severity=Severity.WARNING,
 )
 def unknown_device_class(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    known = sorted({rec.name for _, rec in inventory.of_kind("DeviceClass") if rec.name})
-    if not known:
+    if not inventory.has_kind("DeviceClass"):
         return
-    names = set(known)
     for kind in ("ResourceClaim", "ResourceClaimTemplate"):
-        for pos, rec in inventory.of_kind(kind):
-            for path, cls in rec.class_refs:
-                if cls not in names:
-                    yield InventoryFinding(
-                        pos,
-                        path,
-                        (
-                            f'DeviceClass "{cls}" is not in the input (it has {_names(known)}); the claim cannot '
-                            "be allocated until that class exists"
-                        ),
-                    )
+        for key, rec in inventory.of_kind(kind):
+            yield from _unknown_classes(inventory, key, rec)
 
 
-def _claims_by_name(inventory: Inventory, kind: str) -> dict[str, list[str | None]]:
-    out: dict[str, list[str | None]] = {}
-    for _, rec in inventory.of_kind(kind):
-        assert isinstance(rec, ClaimRec)
-        out.setdefault(rec.name, []).append(rec.namespace)
-    return out
+def claim_findings(inventory: Inventory, key: Key, rec: ClaimRec) -> list[InventoryFinding]:
+    """The unknown DeviceClasses of one claim or template (its own key does not matter: no class is
+    a claim)."""
+    return list(_unknown_classes(inventory, key, rec))
+
+
+_KINDS = {"claim": "ResourceClaim", "template": "ResourceClaimTemplate"}
+
+
+def _unknown_claims(
+    inventory: Inventory, key: Key, pod: PodRec, replaces: Iterable[Key] = ()
+) -> Iterator[InventoryFinding]:
+    for path, what, name in pod.claim_refs:
+        kind = _KINDS[what]
+        if not inventory.has_kind(kind):
+            continue  # no object of this kind in the input: nothing to compare against
+        namespaces = inventory.claim_namespaces(kind, name)
+        # a missing namespace on either side means "whatever namespace it is applied to"
+        if any(ns is None or pod.namespace is None or ns == pod.namespace for ns in namespaces):
+            continue
+        where = f'namespace "{pod.namespace}"' if pod.namespace else inventory.where
+        also = (
+            f" (found in namespace {_names(sorted({ns for ns in namespaces if ns}))})" if namespaces else ""
+        )
+        yield InventoryFinding(
+            key,
+            path,
+            (
+                f'{kind} "{name}" is not in {where}{also}; the Pod cannot start until it exists '
+                "(Pods can only use claims of their own namespace)"
+            ),
+        )
 
 
 @inventory_rule(
@@ -126,31 +179,10 @@ def _claims_by_name(inventory: Inventory, kind: str) -> dict[str, list[str | Non
     severity=Severity.WARNING,
 )
 def unknown_claim(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    lookup = {
-        "claim": ("ResourceClaim", _claims_by_name(inventory, "ResourceClaim")),
-        "template": ("ResourceClaimTemplate", _claims_by_name(inventory, "ResourceClaimTemplate")),
-    }
-    for pos, pod in inventory.of_kind("Pod"):
-        assert isinstance(pod, PodRec)
-        for path, what, name in pod.claim_refs:
-            kind, index = lookup[what]
-            if not index:
-                continue  # no object of this kind in the input: nothing to compare against
-            namespaces = index.get(name, [])
-            # a missing namespace on either side means "whatever namespace it is applied to"
-            if any(ns is None or pod.namespace is None or ns == pod.namespace for ns in namespaces):
-                continue
-            where = f'namespace "{pod.namespace}"' if pod.namespace else "the input"
-            also = (
-                f" (found in namespace {_names(sorted({ns for ns in namespaces if ns}))})"
-                if namespaces
-                else ""
-            )
-            yield InventoryFinding(
-                pos,
-                path,
-                (
-                    f'{kind} "{name}" is not in {where}{also}; the Pod cannot start until it exists '
-                    "(Pods can only use claims of their own namespace)"
-                ),
-            )
+    for key, pod in inventory.of_kind("Pod"):
+        yield from _unknown_claims(inventory, key, pod)
+
+
+def pod_findings(inventory: Inventory, key: Key, rec: PodRec) -> list[InventoryFinding]:
+    """The unknown claims and templates of one Pod."""
+    return list(_unknown_claims(inventory, key, rec))

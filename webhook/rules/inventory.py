@@ -1,211 +1,260 @@
-"""Compact per-object records for the cross-object (inventory) rules, and the `Inventory` holding them.
+"""The cross-object index: records (webhook.model.records) by object key, and the secondary indexes the
+cross-object rules and the allocation engine query — slices by pool, by node and node-independent,
+DeviceClasses by name and by extended resource name, claims and templates by name.
 
-`extract_record` runs per object (in worker processes): it keeps only what the cross-object rules need,
-as small picklable values. `Inventory(records)` is built once per run from the records in input order;
-a record's position in that list is the index an `InventoryFinding` names (None entries are objects
-without a record).
+An `Inventory` is immutable: `evolve()` gives a builder whose `put`/`remove` change only the entries an
+object touches (persistent maps with structural sharing, `immutables.Map`), and `finish()` gives the next
+version. Keys are whatever identifies an object in its source: the position in the input for a
+`draguard validate` run (`Inventory(records)`; two documents with the same name are two objects), or
+(kind, namespace, name) in a cluster state (webhook.state.store; an object replaces its older version).
+
+Queries cost work in proportion to the pool or the names they touch. `memo()` holds results derived
+from one version (filled with single dictionary operations of pure values: safe from any thread).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from immutables import Map
+
+from webhook.model.records import ClaimRec, ClassRec, PodRec, PoolID, Record, SliceRec, parse_record
 
 T = TypeVar("T")
+Key = Hashable
+
+__all__ = ["Inventory", "InventoryBuilder", "Key", "extract_record"]
 
 
-class Consumption(NamedTuple):
-    """One `consumesCounters[j]` entry of a device: the set, its counters (quantity strings), groups.
-
-    Device and consumption records are tuples: a slice holds many, and they cross the process
-    boundary (tuples pickle several times faster than slotted dataclasses)."""
-
-    counter_set: str
-    counters: tuple[tuple[str, str], ...]
-    groups: tuple[str, ...]
-
-
-class DeviceRec(NamedTuple):
-    name: str
-    consumes: tuple[Consumption, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SliceRec:
-    index: int
-    name: str
-    driver: str
-    pool: str
-    generation: int
-    slice_count: int
-    node: str  # nodeName, "allNodes", "nodeSelector", "perDevice" or ""
-    counter_sets: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # (set name, ((counter, qty), ...))
-    devices: tuple[DeviceRec, ...]
-    kind: str = "ResourceSlice"
-
-
-@dataclass(frozen=True, slots=True)
-class ClassRec:
-    index: int
-    name: str
-    extended_resource_name: str | None
-    created: str | None  # metadata.creationTimestamp (RFC 3339) when present
-    kind: str = "DeviceClass"
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimRec:
-    """A ResourceClaim or ResourceClaimTemplate: the DeviceClass names it uses, with their paths."""
-
-    index: int
-    kind: str
-    namespace: str | None
-    name: str
-    class_refs: tuple[tuple[str, str], ...]  # (path, deviceClassName)
-
-
-@dataclass(frozen=True, slots=True)
-class PodRec:
-    index: int
-    namespace: str | None
-    name: str
-    claim_refs: tuple[tuple[str, str, str], ...]  # (path, "claim" | "template", name)
-    kind: str = "Pod"
-
-
-Record = SliceRec | ClassRec | ClaimRec | PodRec
-
-
-def _s(v: Any) -> str:
-    return v if isinstance(v, str) else ""
-
-
-def _int(v: Any, default: int = 0) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) else default
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _qty(v: Any) -> str:
-    """A counter's `value` as a string (YAML may give int/float)."""
-    value = _dict(v).get("value")
-    if isinstance(value, bool) or value is None:
-        return ""
-    return str(value)
-
-
-def _counters(m: Any) -> tuple[tuple[str, str], ...]:
-    return tuple((str(k), _qty(v)) for k, v in _dict(m).items())
-
-
-def _slice_record(obj: dict[str, Any], index: int) -> SliceRec | None:
-    spec = _dict(obj.get("spec"))
-    pool = _dict(spec.get("pool"))
-    driver, pool_name = _s(spec.get("driver")), _s(pool.get("name"))
-    if not driver or not pool_name:
+def extract_record(obj: Any, index: int = 0) -> Record | None:
+    """The record `draguard validate` keeps per object (`index`: its position, kept by the caller):
+    pool facts without the allocator's per-device detail; None for kinds no cross-object rule uses and
+    for slices without a driver or pool name (nothing to check across slices)."""
+    rec = parse_record(obj, 0, None, detail=False)
+    if isinstance(rec, SliceRec) and (not rec.driver or not rec.pool):
         return None
-    if isinstance(spec.get("nodeName"), str):
-        node = spec["nodeName"]
-    else:
-        node = next((k for k in ("allNodes", "nodeSelector", "perDeviceNodeSelection") if spec.get(k)), "")
-    sets = tuple(
-        (_s(cs.get("name")), _counters(cs.get("counters")))
-        for cs in map(_dict, _list(spec.get("sharedCounters")))
-    )
-    devices = []
-    seen: dict[Any, Any] = {}  # equal consumption lists of the slice's devices: one shared tuple
-    for d in map(_dict, _list(spec.get("devices"))):
-        consumes = tuple(
-            Consumption(
-                _s(c.get("counterSet")),
-                _counters(c.get("counters")),
-                tuple(g for g in _list(c.get("compatibilityGroups")) if isinstance(g, str)),
-            )
-            for c in map(_dict, _list(d.get("consumesCounters")))
-        )
-        devices.append(DeviceRec(_s(d.get("name")), seen.setdefault(consumes, consumes)))
-    return SliceRec(
-        index,
-        _s(_dict(obj.get("metadata")).get("name")),
-        driver,
-        pool_name,
-        _int(pool.get("generation")),
-        _int(pool.get("resourceSliceCount"), 1),
-        node,
-        sets,
-        tuple(devices),
+    return rec
+
+
+_EMPTY: Map[Any, Any] = Map()
+
+
+def _kind(rec: Record) -> str:
+    return (
+        "ResourceSlice"
+        if isinstance(rec, SliceRec)
+        else ("DeviceClass" if isinstance(rec, ClassRec) else rec.kind)
     )
 
 
-def _class_refs(spec: Any, prefix: str) -> tuple[tuple[str, str], ...]:
-    refs: list[tuple[str, str]] = []
-    for i, r in enumerate(_list(_dict(_dict(spec).get("devices")).get("requests"))):
-        r = _dict(r)
-        base = f"{prefix}.devices.requests[{i}]"
-        name = _s(_dict(r.get("exactly")).get("deviceClassName"))
-        if name:
-            refs.append((f"{base}.exactly.deviceClassName", name))
-        for j, sub in enumerate(_list(r.get("firstAvailable"))):
-            name = _s(_dict(sub).get("deviceClassName"))
-            if name:
-                refs.append((f"{base}.firstAvailable[{j}].deviceClassName", name))
-    return tuple(refs)
-
-
-def extract_record(obj: dict[str, Any], index: int) -> Record | None:
-    """The compact record of one (defaulted, stripped) object; None for kinds no inventory rule uses."""
-    if not isinstance(obj, dict):
-        return None
-    kind = obj.get("kind")
-    meta = _dict(obj.get("metadata"))
-    ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) and meta.get("namespace") else None
-    name = _s(meta.get("name"))
-    if kind == "ResourceSlice":
-        return _slice_record(obj, index)
-    if kind == "DeviceClass":
-        ern = _dict(obj.get("spec")).get("extendedResourceName")
-        created = meta.get("creationTimestamp")
-        return ClassRec(index, name, ern if isinstance(ern, str) else None, str(created) if created else None)
-    if kind == "ResourceClaim":
-        return ClaimRec(index, kind, ns, name, _class_refs(obj.get("spec"), "spec"))
-    if kind == "ResourceClaimTemplate":
-        return ClaimRec(index, kind, ns, name, _class_refs(_dict(obj.get("spec")).get("spec"), "spec.spec"))
-    if kind == "Pod":
-        refs: list[tuple[str, str, str]] = []
-        for i, rc in enumerate(_list(_dict(obj.get("spec")).get("resourceClaims"))):
-            rc = _dict(rc)
-            for key, what in (("resourceClaimName", "claim"), ("resourceClaimTemplateName", "template")):
-                if _s(rc.get(key)):
-                    refs.append((f"spec.resourceClaims[{i}].{key}", what, rc[key]))
-        return PodRec(index, ns, name, tuple(refs))
-    return None
-
-
-@dataclass
 class Inventory:
-    """The records of one run, in input order (None = object without a record)."""
+    """One version of the index (see the module docstring). `where` names the source in messages
+    ("the input", "the cluster state")."""
 
-    records: list[Any]
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    __slots__ = (
+        "where",
+        "records",
+        "pools",
+        "node_slices",
+        "shared_slices",
+        "classes",
+        "erns",
+        "claim_names",
+        "counts",
+        "_memo",
+    )
 
-    def of_kind(self, kind: str) -> Iterator[tuple[int, Any]]:
-        """(index, record) of every record of `kind`; index is the position in the run."""
-        for i, r in enumerate(self.records):
-            if r is not None and getattr(r, "kind", None) == kind:
-                yield i, r
+    def __init__(self, records: Iterable[Record | None] = (), where: str = "the input") -> None:
+        self.where = where
+        self.records: Map[Key, Record] = _EMPTY
+        self.pools: Map[PoolID, Map[Key, SliceRec]] = _EMPTY
+        self.node_slices: Map[str, Map[Key, SliceRec]] = _EMPTY
+        self.shared_slices: Map[Key, SliceRec] = _EMPTY
+        self.classes: Map[str, Map[Key, ClassRec]] = _EMPTY
+        self.erns: Map[str, Map[Key, ClassRec]] = _EMPTY
+        self.claim_names: Map[tuple[str, str], Map[Key, str | None]] = _EMPTY
+        self.counts: Map[str, int] = _EMPTY
+        self._memo: dict[Hashable, Any] = {}
+        if records:
+            b = self.evolve()
+            for i, rec in enumerate(records):
+                if rec is not None:
+                    b.put(i, rec)
+            b.finish(self)
+
+    def evolve(self) -> InventoryBuilder:
+        """A builder of the next version (this one is not changed)."""
+        return InventoryBuilder(self)
+
+    # --- queries ---------------------------------------------------------------------------------
+    def record(self, key: Key) -> Record | None:
+        return self.records.get(key)
+
+    def count(self, kind: str) -> int:
+        return self.counts.get(kind, 0)
 
     def has_kind(self, kind: str) -> bool:
-        return any(True for _ in self.of_kind(kind))
+        return self.counts.get(kind, 0) > 0
 
-    def memo(self, key: str, compute: Callable[[Inventory], T]) -> T:
-        """Compute a derived view once per inventory (shared by several rules)."""
-        if key not in self._memo:
-            self._memo[key] = compute(self)
-        return self._memo[key]  # type: ignore[no-any-return]
+    def of_kind(self, kind: str) -> Iterator[tuple[Key, Any]]:
+        """(key, record) of every record of `kind`, in key order (the input's order in a validate run)."""
+        if not self.has_kind(kind):
+            return iter(())
+        found = [(k, r) for k, r in self.records.items() if _kind(r) == kind]
+        found.sort(key=lambda kr: kr[0])  # type: ignore[arg-type,return-value]
+        return iter(found)
+
+    def pool_members(self, pool: PoolID) -> list[tuple[Key, SliceRec]]:
+        """The slices of one (driver, pool) in key order."""
+        members = self.pools.get(pool)
+        if members is None:
+            return []
+        return sorted(members.items(), key=lambda kr: kr[0])  # type: ignore[arg-type,return-value]
+
+    def pool_ids(self) -> list[PoolID]:
+        """Every pool, in the order of its first slice's key (computed once per version)."""
+        return self.memo("pool-ids", _pool_order)
+
+    def class_names(self) -> list[str]:
+        """The names of every DeviceClass, sorted (computed once per version)."""
+        return self.memo("class-names", lambda inv: sorted(n for n in inv.classes if n))
+
+    def classes_with_ern(self, ern: str) -> list[tuple[Key, ClassRec]]:
+        members = self.erns.get(ern)
+        return sorted(members.items(), key=lambda kr: kr[0]) if members else []  # type: ignore[arg-type,return-value]
+
+    def erns_in_use(self) -> list[str]:
+        return sorted(self.erns)
+
+    def class_named(self, name: str) -> ClassRec | None:
+        """The DeviceClass of that name (the first by key if the input has several)."""
+        members = self.classes.get(name)
+        if not members:
+            return None
+        if len(members) == 1:
+            return next(iter(members.values()))
+        return min(members.items(), key=lambda kr: kr[0])[1]  # type: ignore[arg-type,return-value]
+
+    def claim_namespaces(self, kind: str, name: str) -> list[str | None]:
+        """Namespaces of the ResourceClaims (or ResourceClaimTemplates) named `name`, in key order."""
+        members = self.claim_names.get((kind, name))
+        if not members:
+            return []
+        return [ns for _, ns in sorted(members.items(), key=lambda kr: kr[0])]  # type: ignore[arg-type,return-value]
+
+    def memo(self, key: Hashable, compute: Callable[[Inventory], T]) -> T:
+        """A result derived from this version, computed once (concurrent first calls may both compute
+        it; the value is pure, so either is right)."""
+        hit = self._memo.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = compute(self)
+            self._memo[key] = hit
+        return hit  # type: ignore[no-any-return]
+
+
+_MISSING = object()
+
+
+def _pool_order(inv: Inventory) -> list[PoolID]:
+    first: list[tuple[Any, PoolID]] = []
+    for pid, members in inv.pools.items():
+        first.append((min(members.keys()), pid))  # type: ignore[type-var]
+    first.sort(key=lambda fp: fp[0])
+    return [pid for _, pid in first]
+
+
+def _add(m: Any, outer: Hashable, key: Key, value: Any) -> Any:
+    inner = m.get(outer)
+    m[outer] = (inner if inner is not None else _EMPTY).set(key, value)
+    return m
+
+
+def _drop(m: Any, outer: Hashable, key: Key) -> None:
+    inner = m.get(outer)
+    if inner is None or key not in inner:
+        return
+    inner = inner.delete(key)
+    if inner:
+        m[outer] = inner
+    else:
+        del m[outer]
+
+
+class InventoryBuilder:
+    """Changes to one Inventory version; `finish()` makes the next version (work ∝ the changes)."""
+
+    def __init__(self, base: Inventory) -> None:
+        self.where = base.where
+        self.records = base.records.mutate()
+        self.pools = base.pools.mutate()
+        self.node_slices = base.node_slices.mutate()
+        self.shared_slices = base.shared_slices.mutate()
+        self.classes = base.classes.mutate()
+        self.erns = base.erns.mutate()
+        self.claim_names = base.claim_names.mutate()
+        self.counts = base.counts.mutate()
+
+    def get(self, key: Key) -> Record | None:
+        return self.records.get(key)  # type: ignore[no-any-return]
+
+    def put(self, key: Key, rec: Record) -> Record | None:
+        """Add or replace the object `key`; returns the record it replaced."""
+        old = self.remove(key)
+        self.records[key] = rec
+        kind = _kind(rec)
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if isinstance(rec, SliceRec):
+            _add(self.pools, rec.pool_id, key, rec)
+            if rec.node_name:
+                _add(self.node_slices, rec.node_name, key, rec)
+            else:
+                self.shared_slices[key] = rec
+        elif isinstance(rec, ClassRec):
+            _add(self.classes, rec.name, key, rec)
+            if rec.extended_resource_name:
+                _add(self.erns, rec.extended_resource_name, key, rec)
+        elif isinstance(rec, ClaimRec):
+            _add(self.claim_names, (rec.kind, rec.name), key, rec.namespace)
+        return old
+
+    def remove(self, key: Key) -> Record | None:
+        """Remove the object `key` (if present); returns its record."""
+        rec = self.records.get(key)
+        if rec is None:
+            return None
+        del self.records[key]
+        kind = _kind(rec)
+        left = self.counts.get(kind, 1) - 1
+        if left > 0:
+            self.counts[kind] = left
+        else:
+            del self.counts[kind]
+        if isinstance(rec, SliceRec):
+            _drop(self.pools, rec.pool_id, key)
+            if rec.node_name:
+                _drop(self.node_slices, rec.node_name, key)
+            elif key in self.shared_slices:
+                del self.shared_slices[key]
+        elif isinstance(rec, ClassRec):
+            _drop(self.classes, rec.name, key)
+            if rec.extended_resource_name:
+                _drop(self.erns, rec.extended_resource_name, key)
+        elif isinstance(rec, ClaimRec):
+            _drop(self.claim_names, (rec.kind, rec.name), key)
+        elif isinstance(rec, PodRec):
+            pass
+        return rec  # type: ignore[no-any-return]
+
+    def finish(self, into: Inventory | None = None) -> Inventory:
+        """The next version (or fill `into`, a new empty Inventory, with it)."""
+        inv = into if into is not None else Inventory(where=self.where)
+        inv.records = self.records.finish()
+        inv.pools = self.pools.finish()
+        inv.node_slices = self.node_slices.finish()
+        inv.shared_slices = self.shared_slices.finish()
+        inv.classes = self.classes.finish()
+        inv.erns = self.erns.finish()
+        inv.claim_names = self.claim_names.finish()
+        inv.counts = self.counts.finish()
+        return inv

@@ -5,21 +5,26 @@ the slices of the highest `pool.generation` count; the pool is complete when the
 `resourceSliceCount`. The API server checks none of this (it validates one slice at a time); the
 allocator skips incomplete pools and marks a pool invalid for duplicate device or counter-set names
 and for `consumesCounters` references that do not resolve inside the pool.
+
+The rules are queries on the cross-object index (webhook.rules.inventory): `pool_findings` checks one
+pool of an inventory (once per version), `slice_findings` one slice as if it replaced its older version
+(an admission request): work in proportion to the pool, never to the cluster.
 """
 
 from __future__ import annotations
 
 from collections import Counter as Tally
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.model.cache import short_input_cache
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
+from webhook.model.records import PoolID, SliceRec
 from webhook.model.text import listing
 from webhook.model.violation import Severity
-from webhook.rules.inventory import Inventory, SliceRec
+from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import InventoryFinding, inventory_rule
 
 KINDS = ("ResourceSlice",)
@@ -27,10 +32,13 @@ KINDS = ("ResourceSlice",)
 
 @dataclass
 class PoolView:
-    """The slices of one (driver, pool) in the input, split by generation."""
+    """The slices of one (driver, pool), split by generation. Positions are indexes into `keys` (the
+    members' order: the input's order in a validate run; an object under admission comes last)."""
 
     driver: str
     pool: str
+    where: str = "the input"
+    keys: list[Any] = field(default_factory=list)  # position -> object key
     generation: int = 0  # highest generation seen
     current: list[tuple[int, SliceRec]] = field(default_factory=list)  # slices at that generation
     older: list[tuple[int, SliceRec]] = field(default_factory=list)
@@ -58,10 +66,11 @@ class PoolView:
         return self.present >= self.expected
 
 
-def _build(inventory: Inventory) -> list[PoolView]:
-    pools: dict[tuple[str, str], PoolView] = {}
-    for pos, rec in inventory.of_kind("ResourceSlice"):
-        view = pools.setdefault((rec.driver, rec.pool), PoolView(rec.driver, rec.pool, rec.generation))
+def view_of(members: list[tuple[Any, SliceRec]], where: str = "the input") -> PoolView:
+    """The view of one pool's slices, in the given order."""
+    first = members[0][1]
+    view = PoolView(first.driver, first.pool, where, [k for k, _ in members], first.generation)
+    for pos, (_, rec) in enumerate(members):
         if rec.generation > view.generation:
             view.older.extend(view.current)
             view.current = []
@@ -70,20 +79,14 @@ def _build(inventory: Inventory) -> list[PoolView]:
             view.current.append((pos, rec))
         else:
             view.older.append((pos, rec))
-    for view in pools.values():
-        view.older.sort(key=lambda item: item[0])
-        for pos, rec in view.current:
-            for j, (name, counters) in enumerate(rec.counter_sets):
-                view.sets.setdefault(name, (pos, j, dict(counters)))
-        for pos, rec in view.older:
-            for name, _ in rec.counter_sets:
-                view.older_sets.setdefault(name, (pos, rec))
-    return list(pools.values())
-
-
-def pools(inventory: Inventory) -> list[PoolView]:
-    """Every pool of the input (computed once per inventory)."""
-    return inventory.memo("pools", _build)
+    view.older.sort(key=lambda item: item[0])
+    for pos, rec in view.current:
+        for j, (name, texts) in enumerate(zip((n for n, _ in rec.counter_sets), rec.set_texts, strict=True)):
+            view.sets.setdefault(name, (pos, j, dict(texts)))
+    for pos, rec in view.older:
+        for name, _ in rec.counter_sets:
+            view.older_sets.setdefault(name, (pos, rec))
+    return view
 
 
 def _consumption_path(i: int, j: int) -> Path:
@@ -101,33 +104,32 @@ class _Ref:
     message: str
 
 
-def _analyse_refs(inventory: Inventory) -> tuple[list[_Ref], list[_Ref], list[_Ref]]:
+def _analyse_refs(view: PoolView) -> tuple[list[_Ref], list[_Ref], list[_Ref]]:
     """(errors, unchecked, exceeding) over every consumesCounters reference of the current slices."""
     errors: list[_Ref] = []
     unchecked: list[_Ref] = []
     exceeding: list[_Ref] = []
-    for view in pools(inventory):
-        for pos, rec in view.current:
-            for i, device in enumerate(rec.devices):
-                for j, use in enumerate(device.consumes):
-                    found = view.sets.get(use.counter_set)
-                    if found is None:
-                        _missing_set(view, pos, _consumption_path(i, j), use.counter_set, errors, unchecked)
-                        continue
-                    defined = found[2]
-                    if all(c in defined and not _exceeds(q, defined[c]) for c, q in use.counters):
-                        continue  # the usual case: nothing to report, no paths built
-                    _check_counters(
-                        view,
-                        pos,
-                        _consumption_path(i, j),
-                        device.name,
-                        use.counter_set,
-                        use.counters,
-                        found,
-                        errors,
-                        exceeding,
-                    )
+    for pos, rec in view.current:
+        for i, device in enumerate(rec.devices):
+            for j, use in enumerate(device.consumes):
+                found = view.sets.get(use.counter_set)
+                if found is None:
+                    _missing_set(view, pos, _consumption_path(i, j), use.counter_set, errors, unchecked)
+                    continue
+                defined = found[2]
+                if all(c in defined and not _exceeds(q, defined[c]) for c, q in use.texts):
+                    continue  # the usual case: nothing to report, no paths built
+                _check_counters(
+                    view,
+                    pos,
+                    _consumption_path(i, j),
+                    device.name,
+                    use.counter_set,
+                    use.texts,
+                    found,
+                    errors,
+                    exceeding,
+                )
     return errors, unchecked, exceeding
 
 
@@ -160,9 +162,9 @@ def _missing_set(
                 pos,
                 path,
                 (
-                    f'counter set "{name}" is not in the slices of {view.label} in the input: the input holds '
+                    f'counter set "{name}" is not in the slices of {view.label} in {view.where}: {view.where} holds '
                     f"{view.present} of {view.expected} slices at generation {view.generation}, so this reference "
-                    "could not be checked (it may be published by a slice that is not in the input)"
+                    f"could not be checked (it may be published by a slice that is not in {view.where})"
                 ),
             )
         )
@@ -217,167 +219,216 @@ def _check_counters(
             )
 
 
-def _refs(inventory: Inventory) -> tuple[list[_Ref], list[_Ref], list[_Ref]]:
-    return inventory.memo("pool-refs", _analyse_refs)
+Found = tuple[int, Path, str]  # (position in the view, field, message)
 
 
-@inventory_rule(
+def _completeness(view: PoolView) -> Iterator[Found]:
+    present, expected = view.present, view.expected
+    if present == expected:
+        return
+    pos = view.current[0][0]
+    path = Path("spec").child("pool").child("resourceSliceCount")
+    if present < expected:
+        msg = (
+            f"{view.label}: {view.where} holds {present} of {expected} slices at generation {view.generation}; "
+            "the scheduler allocates only from complete pools, so the other slices must exist in the cluster"
+        )
+    else:
+        msg = (
+            f"{view.label} has {present} slices at generation {view.generation} but resourceSliceCount is "
+            f"{expected}: the scheduler treats the pool as incomplete and never allocates from it; publish "
+            "exactly resourceSliceCount slices per generation"
+        )
+    yield pos, path, msg
+
+
+def _generation(view: PoolView) -> Iterator[Found]:
+    newest = view.current[0][1]
+    for pos, rec in view.older:
+        yield (
+            pos,
+            Path("spec").child("pool").child("generation"),
+            (
+                f"generation {rec.generation} is older than generation {view.generation} of slice "
+                f"{_slice_name(newest)} in {view.label}: the scheduler ignores this slice (drivers replace "
+                "all slices of a pool when they bump the generation)"
+            ),
+        )
+    counts = Tally(rec.slice_count for _, rec in view.current)
+    if len(counts) < 2:
+        return
+    usual = max(counts, key=lambda c: (counts[c], -[r.slice_count for _, r in view.current].index(c)))
+    example = next(rec for _, rec in view.current if rec.slice_count == usual)
+    for pos, rec in view.current:
+        if rec.slice_count != usual:
+            yield (
+                pos,
+                Path("spec").child("pool").child("resourceSliceCount"),
+                (
+                    f"resourceSliceCount {rec.slice_count} differs from {usual} in slice {_slice_name(example)} "
+                    f"of the same generation {view.generation} of {view.label}: all slices of a generation "
+                    "must agree, or the scheduler may treat the pool as incomplete"
+                ),
+            )
+
+
+def _duplicate_device(view: PoolView) -> Iterator[Found]:
+    seen: dict[str, SliceRec] = {}
+    for pos, rec in view.current:
+        names_here = set()
+        for i, device in enumerate(rec.devices):
+            if not device.name or device.name in names_here:
+                continue  # duplicates inside one slice are the API server's (single-object) error
+            names_here.add(device.name)
+            first = seen.setdefault(device.name, rec)
+            if first is not rec and (not rec.name or first.name != rec.name):
+                yield (
+                    pos,
+                    Path("spec").child("devices").index(i).child("name"),
+                    (
+                        f'Duplicate value: "{device.name}": slice {_slice_name(first)} of {view.label} at '
+                        f"generation {view.generation} already has a device of this name; the scheduler "
+                        "marks the whole pool invalid"
+                    ),
+                )
+
+
+def _duplicate_counter_set(view: PoolView) -> Iterator[Found]:
+    by_pos = dict(view.current)
+    for pos, rec in view.current:
+        for j, (name, _) in enumerate(rec.counter_sets):
+            first_pos = view.sets.get(name, (pos, j, {}))[0]
+            if not name or first_pos == pos:
+                continue
+            first = by_pos[first_pos]
+            if rec.name and first.name == rec.name:
+                continue  # the same slice twice in the input, not two slices
+            yield (
+                pos,
+                Path("spec").child("sharedCounters").index(j).child("name"),
+                (
+                    f'Duplicate value: "{name}": slice {_slice_name(first)} of {view.label} at generation '
+                    f"{view.generation} already publishes a counter set of this name; the scheduler marks the "
+                    "whole pool invalid"
+                ),
+            )
+
+
+REF_RULES = ("pool.counter-set-ref", "pool.unchecked", "pool.counter-exceeds-set")
+# the other rules' check of one pool
+CHECKS: dict[str, Callable[[PoolView], Iterator[Found]]] = {
+    "pool.completeness": _completeness,
+    "pool.generation": _generation,
+    "pool.duplicate-device": _duplicate_device,
+    "pool.duplicate-counter-set": _duplicate_counter_set,
+}
+
+
+def _all_findings(view: PoolView) -> dict[str, list[InventoryFinding]]:
+    """Every pool rule's findings on one pool, by rule id, naming objects by their keys."""
+    refs = _analyse_refs(view)
+    found: dict[str, Iterable[Found]] = {
+        rule_id: [(r.pos, r.path, r.message) for r in refs[i]] for i, rule_id in enumerate(REF_RULES)
+    }
+    found.update((rule_id, check(view)) for rule_id, check in CHECKS.items())
+    out: dict[str, list[InventoryFinding]] = {}
+    for rule_id, items in found.items():
+        got = [InventoryFinding(view.keys[pos], path, msg) for pos, path, msg in items]
+        if got:
+            out[rule_id] = got
+    return out
+
+
+def pool_findings(inventory: Inventory, pool: PoolID) -> dict[str, list[InventoryFinding]]:
+    """Every pool rule's findings for one pool of the inventory, by rule id (once per version)."""
+
+    def compute(inv: Inventory) -> dict[str, list[InventoryFinding]]:
+        members = inv.pool_members(pool)
+        return _all_findings(view_of(members, inv.where)) if members else {}
+
+    return inventory.memo(("pool", pool), compute)
+
+
+def slice_findings(
+    inventory: Inventory, key: Key, rec: SliceRec, replaces: Iterable[Key] = ()
+) -> dict[str, list[InventoryFinding]]:
+    """The pool rules' findings on one slice `rec` as if it were stored under `key`, replacing the objects
+    `replaces` (and `key`): its pool's other slices come first, it comes last. Work ∝ its pool."""
+    drop = {key, *replaces}
+    members = [(k, r) for k, r in inventory.pool_members(rec.pool_id) if k not in drop]
+    members.append((key, rec))
+    found = _all_findings(view_of(members, inventory.where))
+    out = {}
+    for rule_id, items in found.items():
+        mine = [f for f in items if f.index == key]
+        if mine:
+            out[rule_id] = mine
+    return out
+
+
+def _registered(rule_id: str) -> Callable[[Inventory, Any], Iterator[InventoryFinding]]:
+    def run(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+        for pool in inventory.pool_ids():
+            yield from pool_findings(inventory, pool).get(rule_id, ())
+
+    return run
+
+
+counter_set_ref = inventory_rule(
     "pool.counter-set-ref",
     kinds=KINDS,
     summary="consumesCounters names a counter set or counter that no slice of the same pool (driver + pool, "
     "highest generation) publishes: the scheduler treats the pool as invalid",
     field="spec.devices[i].consumesCounters[j].counterSet | spec.devices[i].consumesCounters[j].counters[name]",
     severity=Severity.ERROR,
-)
-def counter_set_ref(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    for r in _refs(inventory)[0]:
-        yield InventoryFinding(r.pos, r.path, r.message)
+)(_registered("pool.counter-set-ref"))
 
-
-@inventory_rule(
+unchecked = inventory_rule(
     "pool.unchecked",
     kinds=KINDS,
     summary="a counter-set reference could not be checked because the input holds only part of the pool",
     field="spec.devices[i].consumesCounters[j].counterSet",
     severity=Severity.INFO,
-)
-def unchecked(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    for r in _refs(inventory)[1]:
-        yield InventoryFinding(r.pos, r.path, r.message)
+)(_registered("pool.unchecked"))
 
-
-@inventory_rule(
+counter_exceeds_set = inventory_rule(
     "pool.counter-exceeds-set",
     kinds=KINDS,
     summary="a single device consumes more of a counter than its counter set holds: it can never be allocated",
     field="spec.devices[i].consumesCounters[j].counters[name]",
     severity=Severity.WARNING,
-)
-def counter_exceeds_set(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    for r in _refs(inventory)[2]:
-        yield InventoryFinding(r.pos, r.path, r.message)
+)(_registered("pool.counter-exceeds-set"))
 
-
-@inventory_rule(
+completeness = inventory_rule(
     "pool.completeness",
     kinds=KINDS,
     summary="the slices of a pool's highest generation in the input do not number resourceSliceCount "
     "(fewer: the rest must exist in the cluster; more: the pool can never be complete)",
     field="spec.pool.resourceSliceCount",
     severity=Severity.WARNING,
-)
-def completeness(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    for view in pools(inventory):
-        present, expected = view.present, view.expected
-        if present == expected:
-            continue
-        pos = view.current[0][0]
-        path = Path("spec").child("pool").child("resourceSliceCount")
-        if present < expected:
-            msg = (
-                f"{view.label}: the input holds {present} of {expected} slices at generation {view.generation}; "
-                "the scheduler allocates only from complete pools, so the other slices must exist in the cluster"
-            )
-        else:
-            msg = (
-                f"{view.label} has {present} slices at generation {view.generation} but resourceSliceCount is "
-                f"{expected}: the scheduler treats the pool as incomplete and never allocates from it; publish "
-                "exactly resourceSliceCount slices per generation"
-            )
-        yield InventoryFinding(pos, path, msg)
+)(_registered("pool.completeness"))
 
-
-@inventory_rule(
+generation = inventory_rule(
     "pool.generation",
     kinds=KINDS,
     summary="slice of an older pool generation (ignored by the scheduler), or slices of one generation "
     "that disagree on resourceSliceCount",
     field="spec.pool.generation | spec.pool.resourceSliceCount",
     severity=Severity.WARNING,
-)
-def generation(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    for view in pools(inventory):
-        newest = view.current[0][1]
-        for pos, rec in view.older:
-            yield InventoryFinding(
-                pos,
-                Path("spec").child("pool").child("generation"),
-                (
-                    f"generation {rec.generation} is older than generation {view.generation} of slice "
-                    f"{_slice_name(newest)} in {view.label}: the scheduler ignores this slice (drivers replace "
-                    "all slices of a pool when they bump the generation)"
-                ),
-            )
-        counts = Tally(rec.slice_count for _, rec in view.current)
-        if len(counts) < 2:
-            continue
-        usual = max(counts, key=lambda c: (counts[c], -[r.slice_count for _, r in view.current].index(c)))
-        example = next(rec for _, rec in view.current if rec.slice_count == usual)
-        for pos, rec in view.current:
-            if rec.slice_count != usual:
-                yield InventoryFinding(
-                    pos,
-                    Path("spec").child("pool").child("resourceSliceCount"),
-                    (
-                        f"resourceSliceCount {rec.slice_count} differs from {usual} in slice {_slice_name(example)} "
-                        f"of the same generation {view.generation} of {view.label}: all slices of a generation "
-                        "must agree, or the scheduler may treat the pool as incomplete"
-                    ),
-                )
+)(_registered("pool.generation"))
 
-
-@inventory_rule(
+duplicate_device = inventory_rule(
     "pool.duplicate-device",
     kinds=KINDS,
     summary="the same device name in two slices of one pool generation: the scheduler marks the pool invalid",
     field="spec.devices[i].name",
     severity=Severity.ERROR,
-)
-def duplicate_device(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    for view in pools(inventory):
-        seen: dict[str, SliceRec] = {}
-        for pos, rec in view.current:
-            names_here = set()
-            for i, device in enumerate(rec.devices):
-                if not device.name or device.name in names_here:
-                    continue  # duplicates inside one slice are the API server's (single-object) error
-                names_here.add(device.name)
-                first = seen.setdefault(device.name, rec)
-                if first is not rec and (not rec.name or first.name != rec.name):
-                    yield InventoryFinding(
-                        pos,
-                        Path("spec").child("devices").index(i).child("name"),
-                        (
-                            f'Duplicate value: "{device.name}": slice {_slice_name(first)} of {view.label} at '
-                            f"generation {view.generation} already has a device of this name; the scheduler "
-                            "marks the whole pool invalid"
-                        ),
-                    )
+)(_registered("pool.duplicate-device"))
 
-
-@inventory_rule(
+duplicate_counter_set = inventory_rule(
     "pool.duplicate-counter-set",
     kinds=KINDS,
     summary="the same counter-set name in two slices of one pool generation: the scheduler marks the pool invalid",
     field="spec.sharedCounters[j].name",
     severity=Severity.ERROR,
-)
-def duplicate_counter_set(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
-    for view in pools(inventory):
-        for pos, rec in view.current:
-            for j, (name, _) in enumerate(rec.counter_sets):
-                first_pos = view.sets.get(name, (pos, j, {}))[0]
-                if not name or first_pos == pos:
-                    continue
-                first = inventory.records[first_pos]
-                if rec.name and first.name == rec.name:
-                    continue  # the same slice twice in the input, not two slices
-                yield InventoryFinding(
-                    pos,
-                    Path("spec").child("sharedCounters").index(j).child("name"),
-                    (
-                        f'Duplicate value: "{name}": slice {_slice_name(first)} of {view.label} at generation '
-                        f"{view.generation} already publishes a counter set of this name; the scheduler marks the "
-                        "whole pool invalid"
-                    ),
-                )
+)(_registered("pool.duplicate-counter-set"))

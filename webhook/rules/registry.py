@@ -7,7 +7,7 @@ The README's rule table is generated from this registry (`draguard rules --forma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ ObjectRuleFn = Callable[[dict[str, Any], Any], Iterable[Finding]]
 class InventoryFinding:
     """A cross-object finding: which object (index into the inventory), where, what."""
 
-    index: int
+    index: Hashable  # the object's key in the inventory (its position in a validate run)
     field: Path | str
     message: str
 

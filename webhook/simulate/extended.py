@@ -4,6 +4,7 @@ scheduler's special per-Pod ResourceClaim with its `container-<i>-request-<j>` r
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -42,7 +43,7 @@ def _created(cls: dict[str, Any]) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-def class_mapping(classes: list[dict[str, Any]]) -> dict[str, str]:
+def class_mapping(classes: Iterable[dict[str, Any]]) -> dict[str, str]:
     """Extended resource name → DeviceClass name. Every class serves its implicit name; an explicit
     `extendedResourceName` declared by several classes goes to the newest `creationTimestamp`, ties
     (and classes without a timestamp, which count as oldest) to the smaller name."""

@@ -16,7 +16,7 @@ from webhook.rules.registry import RULES, declare
 
 DUPLICATE = "input.duplicate-object"
 REJECTING_TAGS = ("api", "schema", "input", "skew")
-CLUSTER_SCOPED = ("ResourceSlice", "DeviceClass", "DeviceTaintRule", "Node")
+CLUSTER_SCOPED = ("ResourceSlice", "DeviceClass", "DeviceTaintRule", "Node", "Namespace")
 LISTED = 3  # other definitions a duplicate finding names
 
 declare(

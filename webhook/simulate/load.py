@@ -87,19 +87,21 @@ def _checked(
     text: str | list[Document | DocumentError], source: str, ctx: Context, policy: Policy | None
 ) -> tuple[FileResult, list[Loaded | None]]:
     """One file's text (or parsed documents) validated as by `validate` (within `ctx.deadline`), and
-    what the simulation takes from it: the objects as stored, Nodes (not validated) at the end."""
+    what the simulation takes from it: the objects as stored (those the API server would reject too, to
+    be reported as left out), Nodes and Namespaces (not validated) at the end."""
     loaded: list[Loaded | None] = []
-    nodes: list[Loaded | None] = []
+    nodes: list[Loaded | None] = []  # and Namespaces (their labels: admin access in the webhook)
 
     def keep(doc: Document, result: ObjectResult | None, stored: dict[str, Any] | None) -> None:
         obj = doc.obj
         if result is None:
+            kind = obj.get("kind")
             if (
-                obj.get("kind") == "Node"
+                kind in ("Node", "Namespace")
                 and obj.get("apiVersion") == "v1"
                 and isinstance(obj.get("metadata"), dict)
             ):
-                nodes.append(Loaded(doc.source, doc.line, "Node", obj))
+                nodes.append(Loaded(doc.source, doc.line, str(kind), obj))
             return
         if stored is None:  # not decodable: left out, named from the document as written
             loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), obj, result, decoded=False))
@@ -228,11 +230,12 @@ def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) ->
     for d, n in zip(defs, positions, strict=True):
         items[n].result = d.result  # a duplicate Node got a result of its own
     for n, item in enumerate(items):
-        if item.kind == "Node":
+        if item.kind in ("Node", "Namespace"):
             if n in later:
                 _leave_out(out, item, [], True)
             else:
-                out.nodes.append(item.obj)
+                if item.kind == "Node":
+                    out.nodes.append(item.obj)
                 out.state.append(item.obj)
             continue
         reasons = rejection(item.result)
@@ -329,3 +332,35 @@ def _take(out: Inputs, item: Loaded) -> None:
             out.work.append(item)
     elif item.kind in WORKLOAD_KINDS:
         out.work.append(item)
+
+
+def document_objects(
+    doc: Document | DocumentError, ctx: Context, policy: Policy | None = None
+) -> tuple[list[dict[str, Any]], ObjectResult | None]:
+    """One parsed document as `load` takes it, without the cross-object (inventory) pass: the objects it
+    contributes (none, or the object defaulted, version-skew stripped and with its namespace set; a Node
+    or Namespace as it is) and its validation result (None when skipped; an error the API server would
+    reject it for means it contributes nothing). For a caller that loads documents one at a time (the
+    webhook's state directory)."""
+    result, loaded = _checked([doc], doc.source, ctx, policy)
+    out = []
+    for item in loaded:
+        if item is None or not item.decoded or rejection(item.result):
+            continue
+        if item.kind in NAMESPACED or item.kind in WORKLOAD_KINDS:
+            item.obj.setdefault("metadata", {}).setdefault("namespace", namespace_of(item.obj))
+        out.append(item.obj)
+    return out, (result.objects[0] if result.objects else None)
+
+
+def stored_objects(
+    objs: Sequence[dict[str, Any]], ctx: Context, policy: Policy | None = None
+) -> list[dict[str, Any]]:
+    """In-memory objects as the webhook's state loader stores them (`document_objects` one by one,
+    copies): the valid ones defaulted and stripped, Nodes and Namespaces as they are; invalid ones left
+    out. For tests and benchmarks that build a `StateStore` the way `draguard serve` does."""
+    out: list[dict[str, Any]] = []
+    for n, obj in enumerate(objs):
+        got, _ = document_objects(Document("<input>", n + 1, copy.deepcopy(obj)), ctx, policy)
+        out.extend(got)
+    return out

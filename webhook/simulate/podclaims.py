@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +111,7 @@ def add_generated(index: GeneratedIndex, claim: dict[str, Any]) -> None:
 def find_generated_claim(
     pod: dict[str, Any],
     pod_claim: str,
-    claims: dict[tuple[str, str], dict[str, Any]],
+    claims: Mapping[tuple[str, str], dict[str, Any]],
     index: GeneratedIndex | None = None,
 ) -> dict[str, Any] | None:
     """A claim the controller already created for this Pod claim (annotation + controller owner).
@@ -141,9 +141,9 @@ class PodClaim:
 
 def resolve_pod_claims(
     pod: dict[str, Any],
-    claims: dict[tuple[str, str], dict[str, Any]],
-    templates: dict[tuple[str, str], dict[str, Any]],
-    invalid: dict[tuple[str, str], str],
+    claims: Mapping[tuple[str, str], dict[str, Any]],
+    templates: Mapping[tuple[str, str], dict[str, Any]],
+    invalid: Mapping[tuple[str, str], str],
     generated: GeneratedIndex | None = None,
 ) -> list[PodClaim]:
     """Resolve every `spec.resourceClaims[i]` to a claim: by name, by `status.resourceClaimStatuses`,
@@ -187,7 +187,7 @@ def resolve_pod_claims(
     return out
 
 
-def _missing(kind: str, ns: str, name: str, invalid: dict[tuple[str, str], str]) -> str:
+def _missing(kind: str, ns: str, name: str, invalid: Mapping[tuple[str, str], str]) -> str:
     why = invalid.get((f"{kind}/{ns}", name))
     if why:
         return f'{kind} "{ns}/{name}" was left out of the simulation: {why}'

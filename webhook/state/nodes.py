@@ -19,12 +19,18 @@ class NodeInfo:
     known: bool = False  # built from a Node object (labels are authoritative)
 
 
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def node_from_object(obj: dict[str, Any]) -> NodeInfo:
-    meta = obj.get("metadata") or {}
-    status = obj.get("status") or {}
-    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    """A Node's name, labels and declared features (fields of the wrong type count as absent)."""
+    meta = _dict(obj.get("metadata"))
+    status = _dict(obj.get("status"))
+    labels = {str(k): str(v) for k, v in _dict(meta.get("labels")).items()}
     labels.setdefault("kubernetes.io/hostname", str(meta.get("name") or ""))
-    feats = frozenset(str(f) for f in (status.get("declaredFeatures") or []) if isinstance(f, str))
+    declared = status.get("declaredFeatures")
+    feats = frozenset(f for f in (declared if isinstance(declared, list) else []) if isinstance(f, str))
     return NodeInfo(str(meta.get("name") or ""), labels, feats, True)
 
 

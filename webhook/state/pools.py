@@ -8,13 +8,14 @@ references). Pools are ordered by driver, then pool name, pools with binding con
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from webhook.model.bignum import Nano
+from webhook.model.bignum import Nano, TooLarge
+from webhook.model.records import DeviceRec, PoolID, SliceRec
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo, node_fields_match, selector_matches
-from webhook.state.records import DeviceRec, PoolID, SliceRec
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,10 @@ class GroupState:
 
 @dataclass(eq=False, slots=True)
 class Pool:
+    """One pool as one node sees it, counted against one allocated state. Never changed once built (a
+    state change makes new Pool objects: `counted()` for an allocation change, `gather()` for a slice
+    or node change), so any number of readers may share it."""
+
     id: PoolID
     generation: int
     slices: list[SliceRec]  # targeting the node, by name
@@ -36,11 +41,11 @@ class Pool:
     invalid: str = ""  # why the pool is invalid ("" = valid)
     has_binding: bool = False
     counter_sets: dict[str, dict[str, Nano]] = field(default_factory=dict)
-    # Derived from the allocated state; recomputed when the pool's allocation version changes.
-    alloc_version: int = -1
+    # Derived from the allocated state the pool was counted against.
     available: dict[str, dict[str, Nano]] = field(default_factory=dict)
     over_committed: bool = False  # some counter of the pool is already negative
     groups: dict[str, GroupState] = field(default_factory=dict)
+    count_error: str = ""  # the counters could not be computed exactly (TooLarge): answers are undecided
 
     @property
     def usable(self) -> bool:
@@ -50,18 +55,48 @@ class Pool:
         yield from self.slices
         yield from self.others
 
-    def refresh(self, allocated: AllocatedState, tick: Callable[[], None] | None = None) -> None:
-        """Available counters = published − consumption of every allocated device of the pool (whichever
-        node it is on), read from the current slices (upstream; #140802 stays open: a republished pool
-        without an allocated device frees its counters). Plus the compatibility groups in use."""
-        version = allocated.pool_version(self.id)
-        if version == self.alloc_version:
-            return
+    def counted(self, allocated: AllocatedState, tick: Callable[[], None] | None = None) -> Pool:
+        """This pool with its counters as `allocated` leaves them: available counters = published −
+        consumption of every allocated device of the pool (whichever node it is on), read from the
+        current slices (upstream; #140802 stays open: a republished pool without an allocated device
+        frees its counters). Plus the compatibility groups in use. Work ∝ the pool's devices. Values
+        too far apart to subtract exactly leave `count_error` set (engine answers become undecided)."""
+        try:
+            return self._counted(allocated, tick)
+        except TooLarge as e:
+            return self._with(self.available, self.over_committed, self.groups, str(e))
+
+    def _with(
+        self,
+        available: dict[str, dict[str, Nano]],
+        over: bool,
+        groups: dict[str, GroupState],
+        error: str = "",
+    ) -> Pool:
+        """This pool's structure with the given counters (shared, never copied)."""
+        return Pool(
+            self.id,
+            self.generation,
+            self.slices,
+            self.others,
+            self.incomplete,
+            self.invalid,
+            self.has_binding,
+            self.counter_sets,
+            available,
+            over,
+            groups,
+            error,
+        )
+
+    def _counted(self, allocated: AllocatedState, tick: Callable[[], None] | None) -> Pool:
         avail = {name: dict(counters) for name, counters in self.counter_sets.items()}
         groups: dict[str, GroupState] = {}
         for s in self.all_slices():
             if tick is not None:
                 tick()
+            if not s.has_counters:
+                continue
             for d in s.devices:
                 if not d.consumes or not allocated.is_allocated(d.id):
                     continue
@@ -72,10 +107,7 @@ class Pool:
                             if counter in have:
                                 have[counter] -= v
                     groups[c.counter_set] = add_group(groups.get(c.counter_set, GroupState()), c.groups)
-        self.available = avail
-        self.over_committed = any(v < 0 for cs in avail.values() for v in cs.values())
-        self.groups = groups
-        self.alloc_version = version
+        return self._with(avail, any(v < 0 for cs in avail.values() for v in cs.values()), groups)
 
 
 def add_group(g: GroupState, groups: frozenset[str]) -> GroupState:
@@ -140,14 +172,17 @@ def _validate(pool: Pool, tick: Callable[[], None] | None) -> str:
 def gather(
     candidates: Iterable[SliceRec],
     node: NodeInfo,
-    pool_slices: dict[PoolID, dict[str, SliceRec]],
+    pool_slices: Mapping[PoolID, Mapping[Any, SliceRec]],
     *,
     partitionable: bool,
     groups_enabled: bool,
     tick: Callable[[], None] | None = None,
+    seen: set[PoolID] | None = None,
 ) -> list[Pool]:
-    """The pools of `node` from its candidate slices; `pool_slices` holds every slice cluster-wide.
-    `tick` is called per slice looked at (a budget's clock)."""
+    """The pools of `node` from its candidate slices, not yet counted (see `Pool.counted`);
+    `pool_slices` holds every slice cluster-wide by pool. `tick` is called per slice looked at (a
+    budget's clock). `seen` (if given) receives every pool the node's relevant slices belong to, also
+    the ones left out as obsolete (what the node's pools depend on)."""
     by_pool: dict[PoolID, list[SliceRec]] = {}
     for s in candidates:
         if tick is not None:
@@ -161,6 +196,8 @@ def gather(
             by_pool[s.pool_id] = [s]
         elif s.generation == cur[0].generation:
             cur.append(s)
+    if seen is not None:
+        seen.update(by_pool)
     pools: list[Pool] = []
     for pid, slices in by_pool.items():
         slices.sort(key=lambda s: s.name)

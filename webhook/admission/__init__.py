@@ -1,0 +1,8 @@
+"""The admission core: AdmissionReview dict in, AdmissionReview dict out (pure: no flask, no I/O, no
+threads). `review(admission_review, snapshot, config, deadline=None)`; see `review.py` and DESIGN-7 §2."""
+
+from webhook.admission.config import AdmissionConfig
+from webhook.admission.request import BadReview
+from webhook.admission.review import ReviewInfo, review, review_with_info
+
+__all__ = ["AdmissionConfig", "BadReview", "ReviewInfo", "review", "review_with_info"]

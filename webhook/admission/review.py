@@ -1,0 +1,275 @@
+"""`review()`: one AdmissionReview in, one AdmissionReview out (pure: no I/O, no threads, no globals).
+
+    review(admission_review, snapshot, config, deadline=None) -> dict
+
+- A body that is no AdmissionReview raises `BadReview` (the server answers 400); anything else is
+  answered, never raised: malformed request fields and an object whose kind is not the one the request
+  names are denied with 400 `BadRequest`; an internal error is admitted with a warning
+  (`failure_mode: open`) or denied with 500 `InternalError` (`closed`).
+- Handled (validate): CREATE and UPDATE of ResourceSlice, DeviceClass, ResourceClaim (and its `status`),
+  ResourceClaimTemplate, DeviceTaintRule (`resource.k8s.io/v1`) and Pod CREATE; (mutate) CREATE and
+  UPDATE of the kinds with version-skew fields. Everything else is allowed untouched.
+- `dryRun` changes nothing: `review` has no side effects at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook.admission import feasibility as fz
+from webhook.admission import mutating, validating
+from webhook.admission.config import AdmissionConfig
+from webhook.admission.request import (
+    BadReview,
+    MalformedRequest,
+    Request,
+    parse_request,
+    uid_of,
+)
+from webhook.admission.response import (
+    cap_warnings,
+    envelope,
+    failure_status,
+    invalid_status,
+    json_patch,
+)
+from webhook.model.budget import Deadline, DeadlinePassed
+from webhook.model.text import one_line
+from webhook.model.violation import Severity, Violation
+
+DRA_GROUP = "resource.k8s.io"
+DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
+FEASIBILITY_RULE = "admission.feasibility"
+
+__all__ = ["BadReview", "ReviewInfo", "review", "review_with_info"]
+
+
+@dataclass(frozen=True)
+class ReviewInfo:
+    """What one review decided, for metrics and logs (DESIGN-7 §2)."""
+
+    kind: str
+    operation: str
+    decision: str  # allowed | denied | error
+    verdict: str | None = None  # feasibility verdict, when feasibility ran
+    feasibility_seconds: float | None = None
+    warnings: int = 0
+
+
+@dataclass
+class _Answer:
+    allowed: bool = True
+    status: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    patch: list[dict[str, str]] = field(default_factory=list)
+    audit: dict[str, str] = field(default_factory=dict)
+    decision: str = "allowed"
+    verdict: str | None = None
+    feasibility_seconds: float | None = None
+
+
+def review(
+    admission_review: Any, snapshot: Any, config: AdmissionConfig, deadline: Deadline | None = None
+) -> dict[str, Any]:
+    """The AdmissionReview answering `admission_review` (see the module docstring)."""
+    return review_with_info(admission_review, snapshot, config, deadline)[0]
+
+
+def review_with_info(
+    admission_review: Any, snapshot: Any, config: AdmissionConfig, deadline: Deadline | None = None
+) -> tuple[dict[str, Any], ReviewInfo]:
+    """`review()` plus what it decided (`ReviewInfo`)."""
+    uid = uid_of(admission_review)  # BadReview: no answer possible
+    own = Deadline.after(config.deadline_seconds)
+    if deadline is None or own.at < deadline.at:
+        deadline = own
+    kind, operation = "", ""
+    try:
+        req = parse_request(admission_review)
+        kind, operation = req.kind.kind, req.operation
+        answer = _answer(req, snapshot, config, deadline)
+    except MalformedRequest as e:
+        answer = _Answer(False, failure_status(400, "BadRequest", str(e)), decision="denied")
+    except (Exception, RecursionError, MemoryError) as e:  # noqa: BLE001 - the boundary: always an answer
+        answer = _internal_error(e, config)
+    response: dict[str, Any] = {"uid": uid, "allowed": answer.allowed}
+    if answer.status is not None and not answer.allowed:
+        response["status"] = answer.status
+    warnings = cap_warnings(answer.warnings, config.max_warnings, config.max_warning_chars)
+    if warnings:
+        response["warnings"] = warnings
+    if answer.patch and config.endpoint == "mutate" and answer.allowed:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = json_patch(answer.patch)
+    if answer.audit:
+        response["auditAnnotations"] = answer.audit
+    info = ReviewInfo(
+        kind, operation, answer.decision, answer.verdict, answer.feasibility_seconds, len(warnings)
+    )
+    return envelope(response), info
+
+
+def _internal_error(e: BaseException, config: AdmissionConfig) -> _Answer:
+    detail = one_line(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+    if len(detail) > 200:
+        detail = detail[:197] + "..."
+    if config.failure_mode == "open":
+        text = f"draguard could not check this request ({detail}); admitted (failure mode: open)"
+        return _Answer(True, warnings=[text], decision="error")
+    text = f"draguard could not check this request ({detail}); denied (failure mode: closed)"
+    return _Answer(False, failure_status(500, "InternalError", text), decision="error")
+
+
+def _too_late(config: AdmissionConfig) -> _Answer:
+    """The request's deadline passed while its rules ran (costly CEL): not checked, so the failure mode
+    decides, as the API server's failurePolicy would on a timeout."""
+    what = f"draguard could not finish checking this request within its deadline ({config.deadline_seconds:g} s or the API server's timeout)"
+    if config.failure_mode == "open":
+        return _Answer(True, warnings=[f"{what}; admitted (failure mode: open)"], decision="error")
+    return _Answer(
+        False,
+        failure_status(500, "InternalError", f"{what}; denied (failure mode: closed)"),
+        decision="error",
+    )
+
+
+# -- routing -------------------------------------------------------------------------------------
+
+
+def _answer(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline) -> _Answer:
+    target = _target(req, config)
+    if isinstance(target, _Answer):
+        return target
+    if not target:
+        return _Answer()
+    mismatch = _kind_mismatch(req)
+    if mismatch:
+        return _Answer(False, failure_status(400, "BadRequest", mismatch), decision="denied")
+    if config.endpoint == "mutate":
+        ops, warnings = mutating.skew_patch(req, config)
+        return _Answer(patch=ops, warnings=warnings)
+    return _validate(req, snapshot, config, deadline)
+
+
+def _target(req: Request, config: AdmissionConfig) -> bool | _Answer:
+    """Whether this endpoint checks the request (or an answer for a DRA version it does not check)."""
+    g, v, k = req.kind.group, req.kind.version, req.kind.kind
+    if req.operation not in ("CREATE", "UPDATE"):
+        return False
+    if g == DRA_GROUP and k in DRA_KINDS:
+        if v != "v1":
+            return _Answer(
+                warnings=[
+                    f"draguard checks {DRA_GROUP}/v1 objects only, this request is {DRA_GROUP}/{v}: register "
+                    "the webhook for apiVersions [v1] with matchPolicy Equivalent (the API server then "
+                    "sends every version as v1)"
+                ]
+            )
+        if req.sub_resource == "status":
+            return k == "ResourceClaim"
+        return req.sub_resource == ""
+    if g == "" and v == "v1" and k == "Pod" and req.sub_resource == "":
+        return config.endpoint == "mutate" or req.operation == "CREATE"
+    return False
+
+
+def _kind_mismatch(req: Request) -> str:
+    """Why the object does not match the request (the API server never sends that), or ""."""
+    for name, obj in (("object", req.object), ("oldObject", req.old_object)):
+        if obj is None:
+            if name == "object" or req.operation == "UPDATE":
+                return f"request.{name} is missing for a {req.operation} of {req.kind.kind}"
+            continue
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if api_version != req.kind.api_version or kind != req.kind.kind:
+            got = (
+                f"{api_version!s} {kind!s}"
+                if isinstance(api_version, str) and isinstance(kind, str)
+                else "no kind"
+            )
+            return one_line(
+                f"request.{name} is {got[:120]} but request.kind is {req.kind}: the object must be of the kind "
+                "the request names (with matchPolicy Equivalent the API server converts it)"
+            )
+    return ""
+
+
+# -- the validating endpoint -----------------------------------------------------------------------
+
+
+def _name(req: Request) -> str:
+    meta = (req.object or {}).get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) and name else req.name
+
+
+def _validate(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline) -> _Answer:
+    try:
+        found = validating.check(req, snapshot, config, Deadline(deadline.at - config.reserve_seconds))
+    except DeadlinePassed:
+        return _too_late(config)
+    errors, warns = found.errors, list(found.warnings)
+    if config.failure_mode == "open":  # a rule that crashed does not deny with fail-open
+        warns += [v for v in errors if v.rule.startswith("internal.")]
+        errors = [v for v in errors if not v.rule.startswith("internal.")]
+    answer = _Answer(warnings=[validating.warning_text(v) for v in warns])
+    if errors:
+        return _deny(answer, req, errors)
+    if req.operation == "CREATE" and found.stored is not None and req.kind.kind in ("ResourceClaim", "Pod"):
+        _feasibility(answer, req, found.stored, snapshot, config, deadline)
+    return answer
+
+
+def _deny(
+    answer: _Answer,
+    req: Request,
+    errors: list[Violation],
+    hint: str = "a policy file can change a rule's severity",
+) -> _Answer:
+    answer.allowed = False
+    answer.decision = "denied"
+    answer.status = invalid_status(req.kind.group, req.kind.kind, _name(req), errors)
+    rules = sorted({v.rule for v in errors})
+    answer.audit["denied-by"] = ",".join(rules)[:1000]
+    more = f" and {len(rules) - 5} more" if len(rules) > 5 else ""
+    answer.warnings.insert(0, f"draguard denied this request by rule {', '.join(rules[:5])}{more} ({hint})")
+    return answer
+
+
+def _feasibility(
+    answer: _Answer,
+    req: Request,
+    obj: dict[str, Any],
+    snapshot: Any,
+    config: AdmissionConfig,
+    deadline: Deadline,
+) -> None:
+    kind = req.kind.kind
+    mode = config.policy.feasibility.mode(kind, req.namespace)
+    if mode == "off":
+        return
+    inner = Deadline(deadline.at - config.reserve_seconds)
+    try:
+        check = fz.check_claim if kind == "ResourceClaim" else fz.check_pod
+        result = check(obj, req.namespace, snapshot, config, inner)
+    except fz.FeasibilityCrash as e:
+        raise RuntimeError(f"feasibility check failed: {e}") from None
+    answer.verdict = result.verdict
+    answer.feasibility_seconds = result.seconds
+    if result.verdict in ("feasible", "skipped") or not result.message:
+        return
+    if result.verdict == "unsatisfiable" and mode == "enforce":
+        violation = Violation(
+            FEASIBILITY_RULE, Severity.ERROR, result.field or "spec", f"Forbidden: {result.message}"
+        )
+        _deny(
+            answer,
+            req,
+            [violation],
+            f"feasibility mode enforce for {kind} in this namespace; see `feasibility:` in the policy file",
+        )
+        answer.audit["feasibility"] = result.verdict
+        return
+    answer.warnings.append(f"{result.message} ({FEASIBILITY_RULE}: {result.verdict}, mode {mode})")
+    answer.audit["feasibility"] = result.verdict

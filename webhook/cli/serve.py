@@ -1,0 +1,269 @@
+"""`draguard serve` and `draguard certs`: their flags and what they run (the server lives in
+webhook/server/). Both print usage errors (bad flags, unusable certificates, a missing state directory)
+as one line and exit 2 before anything starts."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from webhook.model.errors import UsageError
+
+DEFAULT_CERTS = "certs"
+DEFAULT_STATE = "examples"
+
+
+def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not v > 0 or v != v or v == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
+        return v
+
+    return parse
+
+
+def _port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= n < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535, 0 = any free port)")
+    return n
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return n
+
+
+def add_serve_parser(
+    sub: argparse._SubParsersAction, add_profile_args: Callable, byte_size: Callable
+) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser(
+        "serve",
+        help="run the admission webhook (HTTPS: /validate, /mutate, /healthz, /readyz, /metrics)",
+        description="Serve AdmissionReviews over HTTPS with gunicorn. With no flags: a CA and a serving "
+        f"certificate are created under {DEFAULT_CERTS}/ if missing, the cluster state is read from "
+        f"{DEFAULT_STATE}/ (and re-read when it changes), and the server listens on 127.0.0.1:8443.",
+    )
+    add_profile_args(s)
+    s.add_argument("--policy", metavar="FILE", help="policy file: rule severities (and feasibility modes)")
+    s.add_argument(
+        "--state",
+        metavar="DIR",
+        help=f"manifests forming the cluster state, loaded as `simulate` loads them and re-read when "
+        f"they change (default: {DEFAULT_STATE}/)",
+    )
+    s.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--port", type=_port, default=8443, help="port (default 8443; 0 = any free port, logged)")
+    s.add_argument(
+        "--certs",
+        metavar="DIR",
+        help=f"directory with tls.crt and tls.key (see `draguard certs`); the files are re-read when "
+        f"they change. Default {DEFAULT_CERTS}/, created with a new CA when missing",
+    )
+    s.add_argument(
+        "--client-ca",
+        metavar="FILE",
+        help="require a client certificate signed by this CA (the API server's, from its "
+        "AdmissionConfiguration kubeconfig)",
+    )
+    s.add_argument(
+        "--deadline-seconds",
+        type=_positive(float),
+        default=2.0,
+        metavar="S",
+        help="time one review may take, feasibility included (default 2); the URL's ?timeout= "
+        "(the webhook's timeoutSeconds) shortens it to 80%% of that. Past it, feasibility is undecided "
+        "(admitted with a warning)",
+    )
+    s.add_argument(
+        "--budget-steps",
+        type=_count,
+        default=100_000,
+        metavar="N",
+        help="allocator search steps of one feasibility run (default 100000; a request may run two)",
+    )
+    s.add_argument(
+        "--budget-seconds",
+        type=_positive(float),
+        default=0.75,
+        metavar="S",
+        help="wall-clock limit of one feasibility run (default 0.75)",
+    )
+    s.add_argument(
+        "--failure-mode",
+        choices=("open", "closed"),
+        default="open",
+        help="answer when draguard itself fails on a request: open = allow with a warning (default), "
+        "closed = deny (set failurePolicy to match)",
+    )
+    s.add_argument("--workers", type=_count, default=0, help="worker processes (default: one per core)")
+    s.add_argument("--threads", type=_count, default=0, help="threads per worker (default 4)")
+    s.add_argument(
+        "--max-body-bytes",
+        type=byte_size,
+        default=None,
+        metavar="SIZE",
+        help="largest request body (default 7Mi: an UPDATE review carries two objects of up to 3 MiB); "
+        "larger ones get 413",
+    )
+    s.add_argument(
+        "--reload-interval",
+        type=_positive(float),
+        default=1.0,
+        metavar="S",
+        help="seconds between two checks of the state directory for changes (default 1)",
+    )
+    s.add_argument(
+        "--keepalive", type=_positive(float), default=60.0, metavar="S", help="idle keep-alive (default 60)"
+    )
+    s.add_argument(
+        "--graceful-timeout",
+        type=_positive(float),
+        default=20.0,
+        metavar="S",
+        help="seconds in-flight requests get after SIGTERM (default 20)",
+    )
+    s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    s.add_argument("--access-log", action="store_true", help="log every request to stderr")
+
+
+def add_certs_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    c = sub.add_parser(
+        "certs",
+        help="create a CA and a serving certificate for the webhook; print the caBundle",
+        description="Create (or keep) a CA in DIR and issue a serving certificate for the given names "
+        "(tls.crt/tls.key, replaced atomically: a running `draguard serve` picks it up). Prints the "
+        "caBundle (base64 PEM of the CA) for the webhook configurations.",
+    )
+    c.add_argument("--dir", default=DEFAULT_CERTS, metavar="DIR", help=f"default {DEFAULT_CERTS}/")
+    c.add_argument("--dns", action="append", default=[], metavar="NAME", help="DNS name (repeatable)")
+    c.add_argument("--ip", action="append", default=[], metavar="ADDR", help="IP address (repeatable)")
+    c.add_argument(
+        "--service",
+        metavar="NAME",
+        help="the webhook's Service: adds NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local",
+    )
+    c.add_argument("--namespace", default="default", metavar="NS", help="the Service's namespace")
+    c.add_argument("--days", type=_count, default=365, help="serving certificate validity (default 365)")
+    c.add_argument("--ca-days", type=_count, default=3650, help="validity of a new CA (default 3650)")
+    c.add_argument("--new-ca", action="store_true", help="replace the CA too (the caBundle changes)")
+    c.add_argument("--client", metavar="CN", help="also issue client.crt/client.key with this common name")
+
+
+def run_certs(args: argparse.Namespace) -> int:
+    from webhook.server.certs import DEFAULT_DNS, DEFAULT_IPS, ca_bundle, ensure_certs, san_summary
+
+    dns = list(args.dns)
+    if args.service:
+        from webhook.server.certs import service_names
+
+        dns += service_names(args.service, args.namespace)
+    ips = list(args.ip)
+    if not dns and not ips:
+        dns, ips = list(DEFAULT_DNS), list(DEFAULT_IPS)
+    if args.days < 1 or args.ca_days < 1:
+        raise UsageError("--days and --ca-days must be at least 1")
+    files = ensure_certs(
+        args.dir, dns, ips, args.days, args.ca_days, renew=True, new_ca=args.new_ca, client=args.client
+    )
+    names = ", ".join(san_summary(files.tls_cert.read_bytes()))
+    sys.stderr.write(f"draguard: {files.tls_cert} and {files.tls_key} for {names}; CA {files.ca_cert}\n")
+    sys.stdout.write(ca_bundle(files.ca_cert) + "\n")
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from webhook.io.files import discover_all
+    from webhook.profile import load_profile, parse_feature_gates
+    from webhook.server.options import DEFAULT_MAX_BODY, DEFAULT_THREADS, ServeOptions
+
+    gates = parse_feature_gates(args.feature_gates)
+    load_profile(args.k8s_version, gates)
+    state = args.state or DEFAULT_STATE
+    if args.state is None and not Path(state).is_dir():
+        raise UsageError(
+            f"no --state given and no {DEFAULT_STATE}/ directory here: pass --state DIR "
+            "(manifests forming the cluster state)"
+        )
+    discover_all([state])  # UnreadableInput (exit 2) when it does not exist
+    certs = args.certs or DEFAULT_CERTS
+    _ensure_serving_cert(certs, embedded=args.certs is None, address=args.address)
+    options = ServeOptions(
+        state=state,
+        certs=certs,
+        address=args.address,
+        port=args.port,
+        k8s_version=args.k8s_version,
+        feature_gates=tuple(sorted(gates.items())),
+        policy=args.policy,
+        client_ca=args.client_ca,
+        deadline_seconds=args.deadline_seconds,
+        budget_steps=args.budget_steps,
+        budget_seconds=args.budget_seconds,
+        failure_mode=args.failure_mode,
+        workers=args.workers,
+        threads=args.threads or DEFAULT_THREADS,
+        max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY,
+        reload_interval=args.reload_interval,
+        keepalive=args.keepalive,
+        graceful_timeout=args.graceful_timeout,
+        log_level=args.log_level,
+        access_log=args.access_log,
+    )
+    if args.client_ca and not Path(args.client_ca).is_file():
+        raise UsageError(f"--client-ca {args.client_ca}: no such file")
+    from webhook.server.run import serve
+    from webhook.server.wiring import load_serve_policy
+
+    load_serve_policy(options)  # a bad policy file is a usage error before gunicorn starts
+    return serve(options)
+
+
+def _ensure_serving_cert(directory: str, embedded: bool, address: str) -> None:
+    """The embedded default creates what is missing under certs/; an explicit --certs DIR must hold
+    the files already (a missing Secret mount must not turn into a self-signed certificate)."""
+    from webhook.server.certs import DEFAULT_DNS, DEFAULT_IPS, CertFiles, ensure_certs
+
+    files = CertFiles(Path(directory))
+    if files.tls_cert.exists() and files.tls_key.exists():
+        return
+    if not embedded:
+        raise UsageError(
+            f"--certs {directory}: no tls.crt and tls.key there; create them with "
+            f"`draguard certs --dir {directory} --dns NAME` (or mount your own)"
+        )
+    ips = list(DEFAULT_IPS)
+    try:
+        ip = ipaddress.ip_address(address)
+        if not ip.is_unspecified and str(ip) not in ips:
+            ips.append(str(ip))
+    except ValueError:
+        pass
+    dns = list(DEFAULT_DNS) + ([address] if _is_name(address) and address not in DEFAULT_DNS else [])
+    ensure_certs(directory, dns, ips, renew=False)
+    sys.stderr.write(
+        f"draguard: created a CA and a serving certificate in {directory}/ ({', '.join(dns + ips)})\n"
+    )
+
+
+def _is_name(address: str) -> bool:
+    try:
+        ipaddress.ip_address(address)
+        return False
+    except ValueError:
+        return bool(address)

@@ -1,0 +1,299 @@
+"""The flask app: `/validate`, `/mutate`, `/healthz`, `/readyz`, `/metrics`, and the per-process runtime.
+
+A review request: the body is read with a size cap (413 before reading when Content-Length says it is
+too large) and a deadline on the socket (408 for a body that does not arrive in time), decoded with
+the I/O layer's bounds (400 for anything that is no single JSON object), handed to the admission core
+with the snapshot of this worker's state and a deadline (the configured one, shortened by the URL's
+`?timeout=`), and its answer encoded. An exception out of the core is answered by the failure mode,
+never by a 500. Routing is on the path only (the API server adds `?timeout=`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import socket
+import time
+from typing import Any
+
+from flask import Flask, Response, request
+
+from webhook.model.budget import Deadline
+from webhook.server import metrics
+from webhook.server.loader import ManifestDirectory, ScanResult, StateLoader
+from webhook.server.options import ServeOptions
+from webhook.server.tls import Loaded, ReloadingTLS
+from webhook.server.wire import (
+    BadBody,
+    decode_review_body,
+    failure_answer,
+    parse_go_duration,
+    status_body,
+)
+from webhook.server.wiring import (
+    BadReview,
+    ReviewInfo,
+    load_serve_policy,
+    make_config,
+    make_store,
+    review_with_info,
+    serve_profile,
+)
+
+log = logging.getLogger("draguard.server")
+
+JSON = "application/json"
+TIMEOUT_SHARE = 0.8  # of the API server's ?timeout=: the rest is for the network and encoding
+READ_CHUNK = 64 << 10
+WARM_UP_SECONDS = 30.0  # at most, per worker, after its first state load
+BODY_SECONDS = 1.0  # the body may take at least this long, however short the review's deadline: the API
+# server sends it at once, and a review with no time left is still answered (undecided), not refused
+
+
+class Runtime:
+    """What one process serves with: the admission configs, and per worker its StateStore and loader."""
+
+    def __init__(self, options: ServeOptions, tls: ReloadingTLS | None = None) -> None:
+        from webhook.context import Context
+
+        self.options = options
+        self.profile = serve_profile(options)
+        self.policy = load_serve_policy(options)
+        self.configs = {e: make_config(options, e, self.profile, self.policy) for e in ("validate", "mutate")}
+        self.context = Context(profile=self.profile, lint=False)
+        self.tls = tls
+        _import_everything()
+        self.store: Any = None
+        self.loader: StateLoader | None = None
+
+    # --- worker lifecycle (gunicorn hooks call these) ----------------------------------------------
+    def start_worker(self, heartbeat: Any = None, alive: Any = None) -> bool:
+        """Create this process's store and loader; wait for the first load (calling `heartbeat()`
+        meanwhile). False if `alive()` turned false first (the worker is being stopped)."""
+        import gc
+
+        gc.callbacks.append(metrics.GCTimer())  # this worker's collector pauses, for /metrics
+        if self.tls is not None:
+            self.tls.on_load = _certificate_loaded
+            self.tls.on_error = lambda e: metrics.CERT_RELOADS.labels("error").inc()
+            _certificate_loaded(self.tls.loaded)
+        self.store = make_store(self.profile)
+        source = ManifestDirectory(self.options.state, self.context, self.policy)
+        self.loader = StateLoader(
+            source,
+            self.store,
+            self.options.reload_interval,
+            on_publish=_published,
+            on_tick=_tick,
+            on_error=lambda e: metrics.RELOADS.labels("error").inc(),
+            on_first=_warm_up,
+        )
+        self.loader.start()
+        while not self.loader.ready.wait(1.0):
+            if heartbeat is not None:
+                heartbeat()
+            if alive is not None and not alive():
+                return False
+        return True
+
+    def stop_worker(self) -> None:
+        if self.loader is not None:
+            self.loader.stop()
+
+    def ready(self) -> bool:
+        return self.loader is not None and self.loader.ready.is_set()
+
+
+def _import_everything() -> None:
+    """Import, in the arbiter before it forks, what requests and the loader would import on first
+    use: the workers share those pages and no request pays for an import."""
+    import webhook.admission.feasibility  # noqa: F401
+    import webhook.cel.runtime  # noqa: F401
+    import webhook.engine  # noqa: F401
+    import webhook.engine.warm  # noqa: F401
+    import webhook.rules.catalog  # noqa: F401
+    import webhook.simulate.load  # noqa: F401
+
+
+def _warm_up(snapshot: Any) -> None:
+    """Fill the engine's caches shared by every later version (one claim per DeviceClass) before the
+    worker takes its first request, so that request does not pay for them."""
+    from webhook.engine.warm import warm_up
+
+    t0 = time.monotonic()
+    warm_up(snapshot.state, deadline=Deadline.after(WARM_UP_SECONDS))
+    log.info("engine caches warmed up in %.2f s", time.monotonic() - t0)
+
+
+def _certificate_loaded(loaded: Loaded) -> None:
+    metrics.CERT_EXPIRY.set(loaded.expires)
+    metrics.CERT_RELOADS.labels("ok").inc()
+
+
+def _published(snapshot: Any, seconds: float, result: ScanResult) -> None:
+    metrics.RELOADS.labels("ok").inc()
+    metrics.RELOAD_TIME.observe(seconds)
+    metrics.STATE_PUBLISHED.set(time.time())
+    metrics.STATE_AGE.set(0.0)
+    metrics.STATE_INVALID.set(result.invalid_total)
+    for kind, n in snapshot.counts().items():
+        metrics.STATE_OBJECTS.labels(metrics.state_kind_label(kind)).set(n)
+    if result.changed or result.removed:
+        log.info(
+            "state version %s published in %.3f s: %d file(s) loaded, %d removed, %d invalid object(s)",
+            snapshot.version,
+            seconds,
+            len(result.changed),
+            len(result.removed),
+            result.invalid,
+        )
+
+
+def _tick(snapshot: Any) -> None:
+    metrics.STATE_AGE.set(max(0.0, time.monotonic() - snapshot.published_at))
+
+
+def _json(data: bytes, code: int = 200) -> Response:
+    return Response(data, status=code, mimetype=JSON)
+
+
+def _reject(endpoint: str, code: int, message: str) -> Response:
+    metrics.REJECTED.labels(endpoint, str(code)).inc()
+    return _json(status_body(code, message), code)  # an unread rest is drained (64 KiB at most) or reset
+
+
+def _deadline(config: Any, t0: float) -> Deadline:
+    seconds = float(config.deadline_seconds)
+    raw = request.args.get("timeout")
+    if raw is not None:
+        timeout = parse_go_duration(raw)
+        if timeout is not None and math.isfinite(timeout):
+            seconds = min(seconds, TIMEOUT_SHARE * timeout)
+    return Deadline(t0 + seconds)
+
+
+def _read_body(cap: int, deadline: Deadline) -> bytes | None:
+    """The body, or None when it is larger than `cap`; TimeoutError when it does not arrive in time."""
+    length = request.content_length
+    if length is not None and length > cap:
+        return None
+    sock = request.environ.get("gunicorn.socket")
+    previous = sock.gettimeout() if isinstance(sock, socket.socket) else None
+    stream = request.stream
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        while True:
+            left = deadline.remaining()
+            if left <= 0:
+                raise TimeoutError("the request body did not arrive before the deadline")
+            if isinstance(sock, socket.socket):
+                sock.settimeout(left)
+            chunk = stream.read(min(READ_CHUNK, cap + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > cap:
+                return None
+    finally:
+        if isinstance(sock, socket.socket):
+            sock.settimeout(previous)
+    return b"".join(chunks)
+
+
+def create_app(runtime: Runtime) -> Flask:
+    app = Flask("draguard")
+    app.logger.disabled = True  # gunicorn logs; our handlers log through "draguard.*"
+
+    def admission(endpoint: str) -> Response:
+        t0 = time.monotonic()
+        config = runtime.configs[endpoint]
+        deadline = _deadline(config, t0)
+        cap = runtime.options.max_body_bytes
+        try:
+            body = _read_body(cap, Deadline(max(deadline.at, t0 + BODY_SECONDS)))
+        except (TimeoutError, OSError) as e:
+            return _reject(endpoint, 408, f"reading the request body failed: {e}")
+        if body is None:
+            return _reject(endpoint, 413, f"the request body is larger than the limit of {cap} bytes")
+        try:
+            ar = decode_review_body(body)
+        except BadBody as e:
+            return _reject(endpoint, 400, str(e))
+        snapshot = runtime.store.snapshot()
+        try:
+            answer, info = review_with_info(ar, snapshot, config, deadline)
+            data = json.dumps(answer, separators=(",", ":"), allow_nan=False).encode()  # Go reads no NaN
+        except BadReview as e:
+            return _reject(endpoint, 400, str(e))
+        except Exception as e:  # the core promises not to raise; if it does, the failure mode answers
+            log.exception("admission core failed on request %s", _uid(ar))
+            answer = failure_answer(ar, config.failure_mode, type(e).__name__)
+            info = ReviewInfo(_request_kind(ar), _request_field(ar, "operation"), "error")
+            data = json.dumps(answer, separators=(",", ":")).encode()
+        _observe(endpoint, info, time.monotonic() - t0)
+        return _json(data)
+
+    @app.post("/validate")
+    def validate() -> Response:
+        return admission("validate")
+
+    @app.post("/mutate")
+    def mutate() -> Response:
+        return admission("mutate")
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return Response("ok\n", mimetype="text/plain")
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        if not runtime.ready():
+            return _json(status_body(503, "the cluster state is not loaded yet"), 503)
+        snapshot = runtime.store.snapshot()
+        body = {
+            "status": "ready",
+            "stateVersion": snapshot.version,
+            "stateAgeSeconds": round(time.monotonic() - snapshot.published_at, 3),
+            "objects": snapshot.counts(),
+        }
+        return _json(json.dumps(body).encode())
+
+    @app.get("/metrics")
+    def metrics_endpoint() -> Response:
+        if runtime.ready():
+            _tick(runtime.store.snapshot())
+        return Response(metrics.exposition(), mimetype=None, content_type=metrics.CONTENT_TYPE)
+
+    return app
+
+
+def _request_field(ar: Any, name: str) -> str:
+    req = ar.get("request") if isinstance(ar, dict) else None
+    value = req.get(name) if isinstance(req, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _request_kind(ar: Any) -> str:
+    req = ar.get("request") if isinstance(ar, dict) else None
+    kind = req.get("kind") if isinstance(req, dict) else None
+    value = kind.get("kind") if isinstance(kind, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _uid(ar: Any) -> str:
+    return _request_field(ar, "uid") or "?"
+
+
+def _observe(endpoint: str, info: ReviewInfo, seconds: float) -> None:
+    kind = metrics.kind_label(info.kind)
+    decision = info.decision if info.decision in ("allowed", "denied", "error") else "error"
+    metrics.REQUESTS.labels(endpoint, kind, metrics.operation_label(info.operation), decision).inc()
+    metrics.LATENCY.labels(endpoint, kind).observe(seconds)
+    if info.verdict is not None:
+        metrics.FEASIBILITY.labels(kind, metrics.verdict_label(info.verdict)).inc()
+        took = info.feasibility_seconds
+        if took is not None and math.isfinite(took) and took >= 0:
+            metrics.FEASIBILITY_TIME.labels(kind).observe(took)

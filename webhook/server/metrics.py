@@ -1,0 +1,148 @@
+"""Prometheus metrics of the webhook, aggregated over gunicorn's worker processes.
+
+`draguard serve` points PROMETHEUS_MULTIPROC_DIR at a fresh directory before this module is imported, so
+every worker writes its samples there and `/metrics` (whichever worker answers) collects all of them;
+the arbiter marks exited workers dead (`mark_dead`). Gauges say how they combine across workers. Label
+values come from closed sets (`KINDS`, `OPERATIONS`, ...): nothing a request sends can grow the series.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
+
+__all__ = ["CONTENT_TYPE", "exposition", "kind_label", "mark_dead", "operation_label"]
+
+KINDS = frozenset(
+    {"ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule", "Pod"}
+)
+OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
+VERDICTS = frozenset({"feasible", "busy", "unsatisfiable", "undecided", "skipped"})
+ENDPOINTS = frozenset({"validate", "mutate"})
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+REQUESTS = Counter(
+    "draguard_admission_requests",
+    "AdmissionReviews answered, by endpoint, object kind, operation and decision "
+    "(allowed, denied, error = answered by the failure mode)",
+    ["endpoint", "kind", "operation", "decision"],
+)
+LATENCY = Histogram(
+    "draguard_admission_request_duration_seconds",
+    "Time from the handler's start to the encoded answer, by endpoint and kind",
+    ["endpoint", "kind"],
+    buckets=LATENCY_BUCKETS,
+)
+REJECTED = Counter(
+    "draguard_http_rejected_requests",
+    "Requests answered without a review: 400 (no AdmissionReview), 408 (body too slow), 413 (too large)",
+    ["endpoint", "code"],
+)
+FEASIBILITY = Counter(
+    "draguard_feasibility_verdicts",
+    "Admission-time feasibility verdicts by kind",
+    ["kind", "verdict"],
+)
+FEASIBILITY_TIME = Histogram(
+    "draguard_feasibility_duration_seconds",
+    "Time the feasibility check of one request took, by kind",
+    ["kind"],
+    buckets=LATENCY_BUCKETS,
+)
+STATE_OBJECTS = Gauge(
+    "draguard_state_objects",
+    "Objects in the cluster state by kind (the most recently published worker's count)",
+    ["kind"],
+    multiprocess_mode="livemostrecent",
+)
+STATE_AGE = Gauge(
+    "draguard_state_age_seconds",
+    "Seconds since the state was last published (the oldest of the live workers)",
+    multiprocess_mode="livemax",
+)
+STATE_PUBLISHED = Gauge(
+    "draguard_state_published_timestamp_seconds",
+    "Unix time of the last state publication (the oldest of the live workers)",
+    multiprocess_mode="livemin",
+)
+STATE_INVALID = Gauge(
+    "draguard_state_invalid_objects",
+    "Objects of the state directory left out because they are invalid (most recent worker)",
+    multiprocess_mode="livemostrecent",
+)
+RELOADS = Counter(
+    "draguard_state_reloads",
+    "State reloads per worker: ok (published) or error (the previous state stayed)",
+    ["result"],
+)
+RELOAD_TIME = Histogram(
+    "draguard_state_reload_duration_seconds",
+    "Time of one reload: scan, load of the changed files, replace_all and publish",
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+GC_PAUSES = Histogram(
+    "draguard_gc_pause_seconds",
+    "Pauses of Python's cyclic garbage collector in the workers, by generation",
+    ["generation"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+)
+CERT_EXPIRY = Gauge(
+    "draguard_tls_certificate_expiry_timestamp_seconds",
+    "notAfter of the serving certificate in use, Unix time (the earliest of the live workers)",
+    multiprocess_mode="livemin",
+)
+CERT_RELOADS = Counter(
+    "draguard_tls_certificate_reloads",
+    "Serving certificate (re)loads: ok, or error (the previous certificate stayed in use)",
+    ["result"],
+)
+
+
+class GCTimer:
+    """A `gc.callbacks` entry observing every collection's pause into GC_PAUSES (one per worker)."""
+
+    def __init__(self) -> None:
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            GC_PAUSES.labels(str(info.get("generation", "?"))).observe(time.perf_counter() - self._start)
+
+
+def kind_label(kind: Any) -> str:
+    return kind if isinstance(kind, str) and kind in KINDS else "other"
+
+
+def state_kind_label(kind: Any) -> str:
+    return kind if isinstance(kind, str) and (kind in KINDS or kind in ("Node", "Namespace")) else "other"
+
+
+def operation_label(op: Any) -> str:
+    return op if isinstance(op, str) and op in OPERATIONS else "other"
+
+
+def verdict_label(verdict: Any) -> str:
+    return verdict if isinstance(verdict, str) and verdict in VERDICTS else "other"
+
+
+def exposition() -> bytes:
+    """The text exposition of every worker's samples (or this process's, outside multiprocess mode)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry)
+    from prometheus_client import REGISTRY
+
+    return generate_latest(REGISTRY)
+
+
+def mark_dead(pid: int) -> None:
+    """Drop a dead worker's live gauges (the arbiter calls this when a worker exits)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.mark_process_dead(pid)

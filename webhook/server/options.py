@@ -1,0 +1,54 @@
+"""What `draguard serve` was asked to do: one frozen value built by the CLI, read by every worker."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+DEFAULT_PORT = 8443
+DEFAULT_ADDRESS = "127.0.0.1"
+# The API server accepts request bodies up to 3 MiB (MaxRequestBodyBytes); an UPDATE review carries the
+# object and its oldObject, each as large as that, plus the review around them: 2 × 3 MiB + 1 MiB.
+DEFAULT_MAX_BODY = 7 << 20
+DEFAULT_THREADS = 4  # per worker (bench/webhook_bench.py --sweep: see the README's figures)
+
+
+def usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    state: str  # directory (or file) of manifests forming the cluster state
+    certs: str  # directory with tls.crt / tls.key (ca.crt)
+    address: str = DEFAULT_ADDRESS
+    port: int = DEFAULT_PORT
+    k8s_version: str = "1.37"
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    policy: str | None = None  # policy file path
+    client_ca: str | None = None  # require client certificates signed by this CA
+    deadline_seconds: float = 2.0  # per request; the URL's ?timeout= can only shorten it
+    budget_steps: int = 100_000  # one allocator run of the feasibility check (a request may run two)
+    budget_seconds: float = 0.75
+    failure_mode: str = "open"  # "open" | "closed" on an internal error
+    workers: int = 0  # 0 = one per usable core
+    threads: int = DEFAULT_THREADS
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    reload_interval: float = 1.0  # seconds between two scans of the state directory
+    keepalive: float = 60.0  # idle seconds a kept-alive connection stays open
+    graceful_timeout: float = 20.0  # seconds in-flight requests get after SIGTERM
+    worker_timeout: float = 60.0  # a worker silent for longer is restarted (also bounds its first load)
+    log_level: str = "info"
+    access_log: bool = False
+
+    @property
+    def worker_count(self) -> int:
+        return self.workers or usable_cores()
+
+    @property
+    def bind(self) -> str:
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"{host}:{self.port}"

@@ -1,0 +1,112 @@
+"""The HTTP side of an admission call: the URL's `?timeout=`, the body's bounded JSON decoding, and the
+bodies the server writes itself (a metav1.Status for 400/408/413, the failure-mode answer)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from webhook.io.files import InputFileError, decode_text
+from webhook.io.jsonload import load_json_documents
+from webhook.io.yamlload import YamlError
+from webhook.model.text import one_line
+
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+MAX_MESSAGE = 1024  # characters of a 400 message (a JSON error quotes no input, but stay short)
+
+
+class BadBody(ValueError):
+    """A body that is not one JSON object (the server answers 400 with the message)."""
+
+
+def parse_go_duration(text: str) -> float | None:
+    """Seconds of a Go duration (`10s`, `1m30s`, `500ms`, `1.5h`); None if it is not one or negative."""
+    if not text or len(text) > 64:
+        return None
+    pos, total = 0, 0.0
+    if text == "0":
+        return 0.0
+    while pos < len(text):
+        m = _GO_PART.match(text, pos)
+        if m is None or m.group(1) in ("", "."):
+            return None
+        total += float(m.group(1)) * _GO_UNITS[m.group(2)]
+        pos = m.end()
+    return total
+
+
+def decode_review_body(body: bytes) -> Any:
+    """The one JSON value of a request body (UTF-8; duplicate keys, more than one value, nesting deeper
+    than the I/O layer's bound and over-long numbers are errors). Raises BadBody."""
+    if not body.strip():
+        raise BadBody("the body is empty: expected an AdmissionReview (admission.k8s.io/v1) as JSON")
+    try:
+        text = decode_text(body, "<request>")
+    except InputFileError as e:
+        raise BadBody(f"the body is not UTF-8 text: {e}") from None
+    if not text.lstrip().startswith("{"):
+        raise BadBody("the body is not a JSON object: expected an AdmissionReview (admission.k8s.io/v1)")
+    try:
+        docs = list(load_json_documents(text))
+    except (RecursionError, MemoryError) as e:  # a bound the I/O layer missed: still a clear 400
+        raise BadBody(f"the body cannot be decoded ({type(e).__name__})") from None
+    if len(docs) != 1:
+        first_error = next((d for d in docs if isinstance(d, YamlError)), None)
+        if first_error is None:
+            raise BadBody(f"the body holds {len(docs)} JSON values: expected one AdmissionReview")
+        docs = [first_error]
+    doc = docs[0]
+    if isinstance(doc, YamlError):
+        raise BadBody(_short(f"the body is not valid JSON: line {doc.line}: {doc.message}"))
+    duplicates = [i for i in doc.issues if i.rule == "input.duplicate-key"]
+    if duplicates:
+        paths = ", ".join(i.path for i in duplicates[:5])
+        raise BadBody(
+            _short(f"the body repeats a key ({paths}): an API server never sends one, which value counts?")
+        )
+    return doc.data
+
+
+def _short(message: str) -> str:
+    message = one_line(message)
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
+
+
+_REASONS = {400: "BadRequest", 408: "Timeout", 413: "RequestEntityTooLarge", 503: "ServiceUnavailable"}
+
+
+def status_body(code: int, message: str) -> bytes:
+    """A metav1.Status, as the API server logs a failed webhook call's body."""
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": _short(message),
+        "reason": _REASONS.get(code, "BadRequest"),
+        "code": code,
+    }
+    return json.dumps(status).encode()
+
+
+def request_uid(ar: Any) -> str | None:
+    request = ar.get("request") if isinstance(ar, dict) else None
+    uid = request.get("uid") if isinstance(request, dict) else None
+    return uid if isinstance(uid, str) else None
+
+
+def failure_answer(ar: Any, failure_mode: str, reason: str) -> dict[str, Any]:
+    """The answer when the admission core itself failed: allow with a warning (`open`) or deny with a
+    500-class status (`closed`); `internal-error` marks it for metrics and the audit log."""
+    uid = request_uid(ar) or ""
+    text = f"draguard could not check this request ({reason}): please report it"
+    response: dict[str, Any] = {"uid": uid, "auditAnnotations": {"internal-error": _short(reason)}}
+    if failure_mode == "closed":
+        response["allowed"] = False
+        response["status"] = {"code": 500, "reason": "InternalError", "message": text, "status": "Failure"}
+    else:
+        response["allowed"] = True
+        response["warnings"] = [text[:256]]
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}

@@ -1,0 +1,53 @@
+"""Where the server meets the state store and the admission core (DESIGN-7 §1, §2): built here, once."""
+
+from __future__ import annotations
+
+from webhook.admission import AdmissionConfig, BadReview, ReviewInfo, review_with_info
+from webhook.model.budget import Budget
+from webhook.policy import Policy
+from webhook.profile import Profile, load_profile
+from webhook.server.options import ServeOptions
+from webhook.state.store import StateStore
+
+__all__ = [
+    "BadReview",
+    "ReviewInfo",
+    "load_serve_policy",
+    "make_config",
+    "make_store",
+    "review_with_info",
+    "serve_profile",
+]
+
+
+def serve_profile(options: ServeOptions) -> Profile:
+    return load_profile(options.k8s_version, dict(options.feature_gates))
+
+
+def load_serve_policy(options: ServeOptions) -> Policy | None:
+    """The policy file (UsageError when it is unreadable or names unknown rules)."""
+    if not options.policy:
+        return None
+    from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+    from webhook.io.policyfile import load_policy
+    from webhook.rules.registry import RULES
+
+    return load_policy(options.policy, RULES)
+
+
+def make_config(
+    options: ServeOptions, endpoint: str, profile: Profile, policy: Policy | None
+) -> AdmissionConfig:
+    return AdmissionConfig(
+        endpoint=endpoint,
+        profile=profile,
+        policy=policy if policy is not None else Policy(),
+        deadline_seconds=options.deadline_seconds,
+        feasibility_budget=Budget(steps=options.budget_steps, seconds=options.budget_seconds),
+        failure_mode=options.failure_mode,
+    )
+
+
+def make_store(profile: Profile) -> StateStore:
+    """This process's store: written by its loader thread only, read through `snapshot()`."""
+    return StateStore(profile, where="the state directory")
