@@ -34,6 +34,7 @@ from webhook.io.documents import (
 )
 from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.violation import Severity, Violation
+from webhook.model.workloads import WORKLOADS, get_path, uses_dra
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
@@ -43,10 +44,11 @@ from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
 from webhook.schema.structural import decode, served
 from webhook.skew import strip_disabled_fields
+from webhook.templates import check_workload, workload_record
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
-CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")}
+CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOADS)
 # Kinds whose registry strategy resets `status` on CREATE (PrepareForCreate): the API server stores the
 # object without the status a manifest carries; status is written through the /status subresource.
 STATUS_RESET_ON_CREATE = ("ResourceClaim", "DeviceTaintRule", "Pod")
@@ -260,11 +262,18 @@ def check_stored(
             return versioned
     if (api_version, kind) not in CHECKED:
         return None, None, None
-    stripped, violations = validate_object(obj, ctx, policy)
+    keys = WORKLOADS.get((api_version, kind))
+    if keys is not None and not uses_dra(get_path(obj, keys)):
+        return None, None, None  # a workload whose Pods use no DRA: not a DRA object, skipped and counted
+    if keys is not None:  # a workload: its Pod template is checked as a Pod (webhook.templates)
+        stripped, violations = check_workload(obj, keys, ctx, policy)
+        record: Any = workload_record(stripped, keys) if stripped is not None else None
+    else:
+        stripped, violations = validate_object(obj, ctx, policy)
+        record = extract_record(stripped, 0) if stripped is not None else None
     result.violations.extend(violations)
     if policy:
         result.violations = policy.apply(result.violations)  # the duplicate-key findings too
-    record = extract_record(stripped, 0) if stripped is not None else None
     return result, record, stripped
 
 

@@ -417,7 +417,7 @@ def _feasibility(
     the simulation needs them) and simulated as by `simulate` — within one deadline; `feasibility.*`
     findings are added to the objects they concern. Kinds in `--skip` take part in the simulation and
     the cross-object rules but are not reported (counted as skipped)."""
-    from webhook.simulate import SimulateOptions, feasibility_violations, simulate
+    from webhook.simulate import SimulateOptions, feasibility_findings, simulate
 
     options = SimulateOptions(
         args.k8s_version,
@@ -432,16 +432,16 @@ def _feasibility(
     sim = simulate(args.paths, options, deadline=deadline, progress=progress)
     report = sim.validation
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
-    for pod in sim.pods:
-        for subject, violation in feasibility_violations(pod):
-            if policy is not None and not policy.enabled(violation.rule):
-                continue
-            target = index.get(
-                (subject.source, subject.line, subject.kind, subject.namespace or "default", subject.name)
-            )
-            if target is None:
-                continue
-            target.violations.extend(policy.apply([violation]) if policy else [violation])
+    at = {(o.source, o.line, o.kind): o for o in reversed(report.objects)}  # generateName objects
+    for subject, violation in feasibility_findings(sim):
+        if policy is not None and not policy.enabled(violation.rule):
+            continue
+        target = index.get(
+            (subject.source, subject.line, subject.kind, subject.namespace or "default", subject.name)
+        ) or at.get((subject.source, subject.line, subject.kind))
+        if target is None:
+            continue
+        target.violations.extend(policy.apply([violation]) if policy else [violation])
     if skip:
         kept = [o for o in report.objects if o.kind not in skip]
         report.skipped += len(report.objects) - len(kept)
