@@ -21,9 +21,20 @@ LAYERS = [
         "webhook.context",
         "webhook.report",
         "webhook.policy",
+        "webhook.convert.served",
     },
-    {"webhook.io", "webhook.schema", "webhook.cel", "webhook.rules", "webhook.defaults", "webhook.skew"},
-    {"webhook.validate", "webhook.state", "webhook.engine"},
+    {
+        "webhook.io",
+        "webhook.schema",
+        "webhook.cel",
+        "webhook.rules",
+        "webhook.defaults",
+        "webhook.skew",
+        "webhook.convert.v1beta1",
+        "webhook.convert.rewrite",
+        "webhook.convert.tree",
+    },
+    {"webhook.validate", "webhook.state", "webhook.engine", "webhook.convert.pipeline"},
     {"webhook.cli", "webhook.admission", "webhook.server", "webhook.simulate"},
 ]
 

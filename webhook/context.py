@@ -1,7 +1,8 @@
 """What a rule may know besides the object: the target profile (version + feature gates), the old
-object on updates, in the webhook the namespace's labels, and the deadline of the run or request
-(costly rules call `ctx.check_deadline()` between units of work: selector compilations); offline,
-whether the input is the whole cluster and what the run's objects hold for the lint rules."""
+object on updates, in the webhook the namespace's labels, the API server's `--runtime-config` (which
+resource.k8s.io versions it serves), and the deadline of the run or request (costly rules call
+`ctx.check_deadline()` between units of work: selector compilations); offline, whether the input is the
+whole cluster and what the run's objects hold for the lint rules."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
+from webhook.convert.served import RuntimeConfig
 from webhook.model.budget import Deadline
 from webhook.profile import Profile, load_profile
 
@@ -18,9 +21,13 @@ class Context:
     profile: Profile = field(default_factory=lambda: load_profile("1.37"))
     old: dict[str, Any] | None = None  # the stored object on UPDATE; None on CREATE / offline
     namespace_labels: Mapping[str, str] | None = None  # None = unknown (offline): namespace rules skip
-    operation: str = "CREATE"  # "CREATE" | "UPDATE"
+    operation: str = "CREATE"  # "CREATE" | "UPDATE" (a status write is an UPDATE: status is validated)
+    # Objects read back from a cluster (simulate's state input): their status is what the cluster stored,
+    # kept and validated. False (manifests, admission CREATE): status is reset on CREATE and not validated.
+    as_stored: bool = False
     lint: bool = True  # offline: strict where upstream enforcement is unconfirmed; webhook: permissive
     deadline: Deadline | None = None  # of the run or request: validation stops when it passes
+    runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # default: v1 served, beta/alpha versions off
     # offline: the input holds the whole cluster (`--cluster DIR`), so a reference to an object it
     # lacks is a real problem, not an object kept elsewhere
     whole_cluster: bool = False

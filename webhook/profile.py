@@ -1,8 +1,14 @@
 """Kubernetes version profiles: which DRA feature gates exist in a version, their defaults, and
-which are locked. Profiles live in `policies/profiles/<version>.yaml`; `--feature-gates` overrides."""
+which are locked. Profiles live in `policies/profiles/<version>.yaml`; `--feature-gates` overrides.
+
+`--feature-gates` takes a cluster's whole kube-apiserver gate string: every gate that version knows
+(`policies/feature_gates.yaml`, generated from upstream by tools/gen_feature_gates.py) is accepted and
+non-DRA gates are ignored; a malformed item, an unknown name or a locked gate set against its lock is a
+usage error worded as kube-apiserver words it."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -40,6 +46,27 @@ class Profile:
 
 
 @cache
+def _all_gates(version: str) -> dict[str, Gate]:
+    """Every gate kube-apiserver of `version` accepts (generated data; read once per version)."""
+    data = yaml.safe_load((policies_dir() / "feature_gates.yaml").read_text())
+    gates = (data.get("versions") or {}).get(version) or {}
+    return {
+        name: Gate(name, str(g["stage"]), bool(g["default"]), bool(g.get("locked", False)))
+        for name, g in gates.items()
+    }
+
+
+# component-base's own gates: AllAlpha=true / AllBeta=true turn on every alpha / beta gate not set
+# explicitly (known to every Kubernetes component).
+ALL_STAGE_GATES = {"AllAlpha": "alpha", "AllBeta": "beta"}
+
+
+def known_gate_names(version: str) -> frozenset[str]:
+    """Every gate name `--feature-gates` accepts for `version` (all components' gates, DRA ones too)."""
+    return frozenset(_all_gates(version)) | frozenset(_read(version)) | frozenset(ALL_STAGE_GATES)
+
+
+@cache
 def _read(version: str) -> dict[str, Gate]:
     path = PROFILE_DIR / f"{version}.yaml"
     if version not in SUPPORTED_VERSIONS or not path.is_file():
@@ -53,32 +80,61 @@ def _read(version: str) -> dict[str, Gate]:
     return gates
 
 
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")  # Go strconv.ParseBool
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def _flag_error(text: str, reason: str) -> UsageError:
+    """kube-apiserver's wording: pflag wraps the feature gate's error with the whole flag value."""
+    return UsageError(f'invalid argument "{text}" for "--feature-gates" flag: {reason}')
+
+
 def parse_feature_gates(text: str) -> dict[str, bool]:
-    """Parse `Name=true,Other=false` (kube-apiserver's `--feature-gates` syntax)."""
+    """Parse `Name=true,Other=false` as kube-apiserver's `--feature-gates` does (component-base
+    featuregate.Set: empty items skipped, names and values trimmed, values as Go's ParseBool)."""
     out: dict[str, bool] = {}
-    for item in filter(None, (s.strip() for s in (text or "").split(","))):
+    for item in (text or "").split(","):
+        if not item:
+            continue
         name, sep, value = item.partition("=")
-        v = value.strip().lower()
-        if not sep or v not in ("true", "false"):
-            raise UsageError(f"--feature-gates: {item!r} is not Name=true or Name=false")
-        out[name.strip()] = v == "true"
+        name, value = name.strip(), value.strip()
+        if not sep:
+            raise _flag_error(text, f"missing bool value for {name}")
+        if value not in _TRUE + _FALSE:
+            raise _flag_error(
+                text,
+                f'invalid value of {name}={value}, err: strconv.ParseBool: parsing "{value}": invalid syntax',
+            )
+        out[name] = value in _TRUE
     return out
 
 
-def load_profile(version: str = DEFAULT_VERSION, overrides: Mapping[str, bool] | None = None) -> Profile:
+def load_profile(
+    version: str = DEFAULT_VERSION, overrides: Mapping[str, bool] | None = None, flag: str | None = None
+) -> Profile:
     """The profile for `version` with `overrides` applied; unknown or locked gates are usage errors."""
     gates = _read(version)
+    everything = _all_gates(version)
     values = {name: g.default for name, g in gates.items()}
+    text = (
+        flag if flag is not None else ",".join(f"{k}={str(v).lower()}" for k, v in (overrides or {}).items())
+    )
     for name, value in (overrides or {}).items():
-        g = gates.get(name)
+        if name in ALL_STAGE_GATES:
+            for dra in gates.values():
+                if dra.stage == ALL_STAGE_GATES[name] and dra.name not in (overrides or {}):
+                    values[dra.name] = value
+            continue
+        g = gates.get(name) or everything.get(name)
         if g is None:
-            raise UsageError(
-                f"feature gate {name!r} does not exist in Kubernetes {version}; known DRA gates: "
-                + ", ".join(sorted(gates))
-            )
+            hint = ""
+            close = difflib.get_close_matches(name, sorted(known_gate_names(version)), n=1, cutoff=0.8)
+            if close:
+                hint = f" (Kubernetes {version} has {close[0]})"
+            raise _flag_error(text, f"unrecognized feature gate: {name}{hint}")
         if g.locked and value != g.default:
-            raise UsageError(
-                f"feature gate {name} is locked to {str(g.default).lower()} in Kubernetes {version}"
-            )
-        values[name] = value
+            v, d = str(value).lower(), str(g.default).lower()
+            raise _flag_error(text, f"cannot set feature gate {name} to {v}, feature is locked to {d}")
+        if name in gates:
+            values[name] = value  # non-DRA gates are accepted and ignored
     return Profile(version, gates, values)

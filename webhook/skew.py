@@ -50,6 +50,7 @@ class Feature:
     locations: LocationsFn  # where the guarded fields are present in an object
     in_use: InUseFn  # does an (old) object use the feature? (update ratcheting)
     confirmed: bool = True  # False: drop pattern assumed, not read in upstream strategy code
+    until: str | None = None  # last Kubernetes minor version whose API has these fields (None: still there)
 
 
 # -- small helpers over plain data ----------------------------------------------------------------
@@ -230,6 +231,14 @@ SLICE_FEATURES: tuple[Feature, ...] = (
         "1.37",  # 1.36 had the older `nodeAllocatableResourceMappings` (tombstoned)
         _device_fields("nodeAllocatableResources"),
         _any_device(lambda d: _nonempty(d.get("nodeAllocatableResources"))),
+    ),
+    Feature(
+        "DRANodeAllocatableResources",
+        ("DRANodeAllocatableResources",),
+        "1.36",  # the 1.36 form, replaced by `nodeAllocatableResources` in 1.37
+        _device_fields("nodeAllocatableResourceMappings"),
+        _any_device(lambda d: _nonempty(d.get("nodeAllocatableResourceMappings"))),
+        until="1.36",
     ),
     Feature(
         "DRAListTypeAttributes",
@@ -467,6 +476,8 @@ def _blocking_gates(feature: Feature, ctx: Context) -> tuple[bool, list[str]]:
     (graduated and removed) counts as on."""
     profile = ctx.profile
     if _version(profile.version) < _version(feature.since):
+        return True, list(feature.gates)
+    if feature.until is not None and _version(profile.version) > _version(feature.until):
         return True, list(feature.gates)
     return False, [g for g in feature.gates if profile.known(g) and not profile.enabled(g)]
 

@@ -16,6 +16,10 @@ from typing import Any
 
 from webhook.clusterinput import ClusterInput
 from webhook.context import Context
+from webhook.convert import source_message, source_path
+from webhook.convert.pipeline import check_versioned
+from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
+from webhook.convert.served import RuntimeConfig
 from webhook.defaults import apply_defaults
 from webhook.findinglines import assign_lines
 from webhook.io.documents import (
@@ -33,6 +37,7 @@ from webhook.io.documents import (
 )
 from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.violation import Severity, Violation
+from webhook.model.workloads import WORKLOADS, get_path, uses_dra
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
@@ -41,13 +46,17 @@ from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namesp
 from webhook.rules.inventory import Inventory, extract_record
 from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
-from webhook.schema.structural import check_nulls, strip_nulls
+from webhook.schema.structural import decode, served
 from webhook.skew import strip_disabled_fields
+from webhook.templates import check_workload, workload_record
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
-CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")}
-DEPRECATED_DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
+CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOADS)
+# Kinds whose registry strategy resets `status` on CREATE (PrepareForCreate): the API server stores the
+# object without the status a manifest carries; status is written through the /status subresource.
+STATUS_RESET_ON_CREATE = ("ResourceClaim", "DeviceTaintRule", "Pod")
+DRA_GROUP = "resource.k8s.io/"
 
 declare(
     "input.parse",
@@ -99,9 +108,17 @@ declare(
 )
 declare("input.kind", summary="document has no apiVersion or kind", field="kind", tag="input")
 declare(
+    "status.dropped-on-create",
+    summary="a ResourceClaim, DeviceTaintRule or Pod carries a `status` on CREATE: the API server resets it "
+    "(it is written through the /status subresource), so it is neither stored nor validated",
+    field="status",
+    severity=Severity.INFO,
+    tag="input",
+)
+declare(
     "input.api-version",
-    summary="resource.k8s.io version that Kubernetes 1.37 does not serve "
-    "(error) or that draguard does not check (v1beta1/v1beta2, warning)",
+    summary="a resource.k8s.io version or kind the target API server does not serve: beta/alpha versions "
+    "unless enabled with --runtime-config (then converted to v1 and validated), unknown versions",
     field="apiVersion",
     tag="input",
 )
@@ -117,18 +134,36 @@ def _violation(rule_id: str, field_: str, message: str, severity: Severity | Non
     return Violation(rule_id, severity or RULES[rule_id].severity, field_, message)
 
 
+def _status_reset(obj: dict[str, Any], ctx: Context) -> bool:
+    """Whether the API server would reset this object's status: a CREATE of a kind whose strategy does
+    (offline validation is a CREATE), unless the input is the cluster's stored state."""
+    return ctx.operation == "CREATE" and not ctx.as_stored and obj.get("kind") in STATUS_RESET_ON_CREATE
+
+
+_STATUS_DROPPED = (
+    "status is reset by the API server on CREATE (it is written through the /status subresource by the "
+    "scheduler, drivers or kubelet): it is not stored and was not validated; remove it from the manifest, "
+    "or validate a status update with the stored object"
+)
+
+
 def prepare(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any] | None, list[Violation]]:
-    """Structural check, defaulting and stripping: the object a v1.37 API server would validate.
+    """Structural check, defaulting and stripping: the object the API server of `ctx.profile.version`
+    would validate and store (on CREATE without the `status` it resets).
 
     Returns (None, violations) when the object cannot be decoded (wrong types, unknown fields)."""
     kind = obj.get("kind", "")
     violations: list[Violation] = []
-    if kind in SCHEMA_KINDS:
-        violations, fatal, saw_null = check_nulls(obj, kind)
+    if _status_reset(obj, ctx) and "status" in obj:
+        status = obj.get("status")
+        obj = {k: v for k, v in obj.items() if k != "status"}
+        if status not in (None, {}):
+            violations.append(_violation("status.dropped-on-create", "status", _STATUS_DROPPED))
+    if kind in SCHEMA_KINDS and served(kind, ctx.profile.version):
+        found, fatal, obj = decode(obj, kind, ctx.profile.version)
+        violations.extend(found)
         if fatal:
             return None, violations
-        if saw_null:
-            obj = strip_nulls(obj)
     apply_defaults(obj)
     stripped, dropped = strip_disabled_fields(obj, ctx)
     violations.extend(_violation("skew.dropped-field", str(f.field), f.message) for f in dropped)
@@ -245,25 +280,24 @@ def check_stored(
         return result, None, None
     if kind in skip:
         return None, None, None
+    if api_version.startswith(DRA_GROUP):  # any version: served? converted to v1? (webhook.convert)
+        versioned = check_versioned(doc, result, ctx, policy)
+        if versioned is not None:
+            return versioned
     if (api_version, kind) not in CHECKED:
-        if api_version.startswith("resource.k8s.io/"):
-            if api_version in DEPRECATED_DRA_VERSIONS:
-                msg = f"{api_version} is deprecated; draguard checks {RESOURCE_V1} only: convert this object to {RESOURCE_V1}"
-                result.violations.append(_violation("input.api-version", "apiVersion", msg, Severity.WARNING))
-            else:
-                msg = (
-                    f'no matches for kind "{kind}" in version "{api_version}": Kubernetes {ctx.profile.version} '
-                    f"serves DRA objects as {RESOURCE_V1}"
-                )
-                result.violations.append(_violation("input.api-version", "apiVersion", msg))
-            result.violations = policy.apply(result.violations) if policy else result.violations
-            return result, None, None
         return None, None, None
-    stripped, violations = validate_object(obj, ctx, policy)
+    keys = WORKLOADS.get((api_version, kind))
+    if keys is not None and not uses_dra(get_path(obj, keys)):
+        return None, None, None  # a workload whose Pods use no DRA: not a DRA object, skipped and counted
+    if keys is not None:  # a workload: its Pod template is checked as a Pod (webhook.templates)
+        stripped, violations = check_workload(obj, keys, ctx, policy)
+        record: Any = workload_record(stripped, keys) if stripped is not None else None
+    else:
+        stripped, violations = validate_object(obj, ctx, policy)
+        record = extract_record(stripped, 0) if stripped is not None else None
     result.violations.extend(violations)
     if policy:
         result.violations = policy.apply(result.violations)  # the duplicate-key findings too
-    record = extract_record(stripped, 0) if stripped is not None else None
     return result, record, stripped
 
 
@@ -398,12 +432,14 @@ class RunOptions:
     skip: frozenset[str] = frozenset()
     max_bytes: int = MAX_FILE_BYTES  # one file or stdin
     deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
+    runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
 
     def context(self) -> Context:
         return Context(
             profile=load_profile(self.version, dict(self.gates)),
             deadline=self.deadline,
+            runtime_config=self.runtime_config,
             whole_cluster=bool(self.cluster),
         )
 
@@ -603,9 +639,11 @@ def run_inventory_rules(
             continue
         try:
             for f in fn(inventory, ctx):
-                v = Violation(rule.id, f.severity or rule.severity, str(f.field), f.message)
                 assert isinstance(f.index, int)  # a run's inventory is keyed by position
                 target = objects[f.index]
+                field_ = source_path(target.api_version, target.kind, str(f.field))  # a converted beta
+                message = source_message(target.api_version, target.kind, f.message)
+                v = Violation(rule.id, f.severity or rule.severity, field_, message)
                 target.violations.extend(policy.apply([v]) if policy else [v])
         except Exception as e:
             if objects:

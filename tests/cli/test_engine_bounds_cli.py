@@ -128,10 +128,11 @@ def test_an_engine_failure_is_reported_on_its_pod_and_the_next_pods_are_simulate
 
     monkeypatch.setattr(SelectorEvaluator, "matches", fails_once)
     report = simulate([str(path)])
-    first, *rest = report.pods
+    first, *rest, unused = report.pods
     assert first.feasible is None and first.internal == "MemoryError"
     assert first.reason.startswith("internal error: draguard failed on Pod default/p0 (MemoryError)")
     assert [p.feasible for p in rest] == [True, True]
+    assert unused.pod is None and unused.feasible is True  # claim "c", which no Pod uses, after the Pods
     assert report.exit_code == 1  # an internal error is an error, never "undecided"
     findings = feasibility_violations(first)
     assert [(s.kind, s.name, v.rule) for s, v in findings] == [("Pod", "p0", "internal.engine-crash")]

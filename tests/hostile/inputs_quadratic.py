@@ -77,9 +77,9 @@ def pod_containers_1500_claims_100(d: Path) -> list[str]:
     return [write(d, "pod.yaml", [p], flow=True)]
 
 
-@case("quadratic", validate(exit=1), area=INPUT_IO)
+@case("quadratic", validate(exit=0), area=INPUT_IO)
 def pod_status_claims_20000(d: Path) -> list[str]:
-    """a Pod whose status lists 20,000 resourceClaimStatuses"""
+    """a Pod whose status lists 20,000 resourceClaimStatuses (reset on CREATE: read, noted, not validated)"""
     p = pod(f"{uid(d)}-p", ["a"])
     p["status"] = {
         "resourceClaimStatuses": [{"name": f"c{i}", "resourceClaimName": f"x{i}"} for i in range(20_000)]
@@ -135,9 +135,9 @@ def claim_tolerations_30000(d: Path) -> list[str]:
     return [write(d, "claim.yaml", [claim(f"{u}-c", [request("r", f"{u}-g", tolerations=tol)])], flow=True)]
 
 
-@case("quadratic", validate(exit=1), area=ENGINE)
+@case("quadratic", validate(exit=0), area=ENGINE)
 def claim_status_results_20000(d: Path) -> list[str]:
-    """an allocated claim with 20,000 results and 20,000 reservedFor entries"""
+    """an allocated claim with 20,000 results and 20,000 reservedFor entries (status reset on CREATE)"""
     u = uid(d)
     c = claim(f"{u}-c", [request("r", f"{u}-g")])
     res = [{"request": "r", "driver": DRIVER, "pool": "p", "device": f"d{i}"} for i in range(20_000)]

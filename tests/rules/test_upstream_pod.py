@@ -25,10 +25,10 @@ RC = "spec.resourceClaims"
 C0 = "spec.containers[0].resources.claims"
 
 
-def errors(obj: dict[str, Any]) -> Errors:
+def errors(obj: dict[str, Any], status: bool = False) -> Errors:
     """upstream_util.errors, with `Not found` (field.NotFound) named as upstream names it."""
     out = Errors()
-    for (path, kind), n in upstream_util.errors(obj).items():
+    for (path, kind), n in upstream_util.errors(obj, status=status).items():
         out[(path, "NotFound" if kind.startswith("Other:Not found") else kind)] += n
     return out
 
@@ -283,4 +283,14 @@ STATUS: list[tuple[str, list[dict[str, Any]], Any]] = [
 
 @pytest.mark.parametrize("statuses,expected", [c[1:] for c in STATUS], ids=[c[0] for c in STATUS])
 def test_claim_statuses(statuses: list[dict[str, Any]], expected: Any) -> None:
-    assert errors(status_pod(statuses)) == expected
+    assert errors(status_pod(statuses), status=True) == expected  # ValidatePodStatusUpdate
+
+
+def test_claim_statuses_are_reset_on_create() -> None:
+    """On CREATE the API server resets the status: a bad one is not validated, only noted."""
+    p = status_pod([{"name": "no-such-claim", "resourceClaimName": "foo"}])
+    assert errors(p) == want()
+    found = upstream_util.check_object(p, upstream_util.Context(profile=upstream_util.load_profile("1.37")))
+    assert [(v.rule, v.field, v.severity.value) for v in found] == [
+        ("status.dropped-on-create", "status", "info")
+    ]

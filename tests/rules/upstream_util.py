@@ -41,8 +41,10 @@ def errors(
     old: dict[str, Any] | None = None,
     gates: Mapping[str, bool] | None = None,
     namespace_labels: Mapping[str, str] | None = None,
+    status: bool = False,
 ) -> Errors:
     """Error-severity violations of `obj` (an UPDATE of `old` when given) as a multiset of (path, type).
+    `status`: the object's status is validated as a /status write stores it (a CREATE resets it).
 
     `old` is defaulted first, as the API server stores it — and not stripped: it was stored when the
     gates may have been on, and ratcheting must see the fields it uses."""
@@ -57,6 +59,7 @@ def errors(
         namespace_labels=namespace_labels,
         operation="UPDATE" if old is not None else "CREATE",
         lint=False,
+        as_stored=status,
     )
     found = check_object(copy.deepcopy(obj), ctx)
     return Counter((v.field, error_type(v.message)) for v in found if v.severity == Severity.ERROR)

@@ -1,4 +1,4 @@
-"""The committed schemas/ are exactly what the generator produces, and carry the v1.37 DRA shapes."""
+"""The committed schemas/ are exactly what the generator produces, per Kubernetes version."""
 
 from __future__ import annotations
 
@@ -10,24 +10,24 @@ import jsonschema
 import pytest
 import yaml
 
-from webhook.schema import generate
+from webhook.schema import generate, required
 
 SCHEMAS = generate.SCHEMA_DIR
 DRA_KINDS = ["ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule"]
 
 
-def load(kind: str) -> dict[str, Any]:
-    return json.loads((SCHEMAS / f"{kind}.json").read_text())
+def load(kind: str, version: str = "1.37") -> dict[str, Any]:
+    return json.loads((SCHEMAS / f"v{version}" / f"{kind}.json").read_text())
 
 
-def validator(kind: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load(kind))
+def validator(kind: str, version: str = "1.37") -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(load(kind, version))
 
 
 def test_regenerated_schemas_are_identical_to_committed(tmp_path: Path) -> None:
     assert generate.main(["--out", str(tmp_path)]) == 0
-    fresh = sorted(p.name for p in tmp_path.glob("*.json"))
-    committed = sorted(p.name for p in SCHEMAS.glob("*.json"))
+    fresh = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("v*/*.json"))
+    committed = sorted(str(p.relative_to(SCHEMAS)) for p in SCHEMAS.glob("v*/*.json"))
     assert fresh == committed
     for name in fresh:
         assert (tmp_path / name).read_text() == (SCHEMAS / name).read_text(), (
@@ -36,44 +36,61 @@ def test_regenerated_schemas_are_identical_to_committed(tmp_path: Path) -> None:
     assert generate.main(["--out", str(tmp_path), "--check"]) == 0
 
 
-def test_check_mode_reports_a_changed_file(tmp_path: Path) -> None:
+def test_check_mode_reports_a_changed_or_stale_file(tmp_path: Path) -> None:
     generate.write(tmp_path, generate.generate_all())
-    (tmp_path / "DeviceClass.json").write_text("{}\n")
+    (tmp_path / "v1.37" / "DeviceClass.json").write_text("{}\n")
+    assert generate.main(["--out", str(tmp_path), "--check"]) == 1
+    generate.write(tmp_path, generate.generate_all())
+    (tmp_path / "v1.36" / "DeviceTaintRule.json").write_text("{}\n")  # 1.36 serves no v1 DeviceTaintRule
     assert generate.main(["--out", str(tmp_path), "--check"]) == 1
 
 
+def test_an_unaudited_required_field_fails_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(required.AUDIT, ("V1ResourcePool", "generation"))
+    with pytest.raises(generate.UnauditedRequired, match=r"V1ResourcePool\.generation"):
+        generate.build("ResourceSlice", "1.37")
+
+
+@pytest.mark.parametrize("version", generate.VERSIONS)
 @pytest.mark.parametrize("kind", DRA_KINDS + ["Pod"])
-def test_every_kind_and_its_list_is_present_and_valid_json_schema(kind: str) -> None:
+def test_every_kind_and_its_list_is_present_and_valid_json_schema(kind: str, version: str) -> None:
+    if kind == "DeviceTaintRule" and version != "1.37":
+        assert not (SCHEMAS / f"v{version}" / "DeviceTaintRule.json").exists()
+        return
     for name in (kind, kind + "List"):
-        schema = load(name)
+        schema = load(name, version)
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert schema["title"] == name
+        assert f"v{version}" in schema["description"]
         assert schema["$ref"].startswith("#/$defs/")
-    items = load(kind + "List")["$defs"][load(kind + "List")["$ref"].rsplit("/", 1)[1]]
-    assert items["required"] == ["items"]
+    items = load(kind + "List", version)["$defs"][load(kind + "List", version)["$ref"].rsplit("/", 1)[1]]
+    assert "required" not in items  # an absent `items` decodes as an empty list
 
 
 def test_every_model_is_closed_and_maps_have_value_schemas() -> None:
-    for kind in generate.KINDS:
-        for name, d in load(kind)["$defs"].items():
-            if name in generate.SPECIAL_DEFS:
-                continue
-            assert d["type"] == "object" and d["additionalProperties"] is False, (kind, name)
-            for prop, ps in d["properties"].items():
-                if ps.get("type") == "object":
-                    assert isinstance(ps.get("additionalProperties"), dict), (kind, name, prop)
+    for version in generate.VERSIONS:
+        for kind in generate.kinds(version):
+            for name, d in load(kind, version)["$defs"].items():
+                if name in generate.SPECIAL_DEFS:
+                    continue
+                assert d["type"] == "object" and d["additionalProperties"] is False, (kind, name)
+                for prop, ps in d["properties"].items():
+                    if ps.get("type") == "object":
+                        assert isinstance(ps.get("additionalProperties"), dict), (kind, name, prop)
 
 
 def test_top_level_required_fields() -> None:
     slice_ = load("ResourceSlice")["$defs"]
-    assert slice_["V1ResourceSlice"]["required"] == ["spec"]
-    assert "apiVersion" not in slice_["V1ResourceSlice"].get("required", [])
-    assert slice_["V1ResourceSliceSpec"]["required"] == ["driver", "pool"]
+    # spec and pool are structs: absent, their own fields are reported (spec.driver, spec.pool.name)
+    assert "required" not in slice_["V1ResourceSlice"]
+    assert slice_["V1ResourceSliceSpec"]["required"] == ["driver"]
+    assert slice_["V1ResourcePool"]["required"] == ["name"]  # generation defaults to 0
     assert "required" not in slice_["V1ObjectMeta"]
-    # ResourceClaim.spec is `+optional` in the Go types; DeviceTaintRule.spec is `+required`.
     assert "required" not in load("ResourceClaim")["$defs"]["ResourceV1ResourceClaim"]
-    assert load("DeviceTaintRule")["$defs"]["V1DeviceTaintRule"]["required"] == ["spec"]
+    for version in ("1.35", "1.36"):  # the 1.35/1.36 OpenAPI lists spec; an empty spec is valid
+        assert "required" not in load("ResourceClaim", version)["$defs"]["ResourceV1ResourceClaim"]
+        assert "required" not in load("DeviceClass", version)["$defs"]["V1DeviceClass"]
 
 
 def test_new_v137_fields_are_present() -> None:
@@ -86,23 +103,57 @@ def test_new_v137_fields_are_present() -> None:
     assert "derivedAttributes" in c["V1ExactDeviceRequest"]["properties"]
 
 
+def test_each_version_has_its_own_fields() -> None:
+    device = {v: load("ResourceSlice", v)["$defs"]["V1Device"]["properties"] for v in generate.VERSIONS}
+    assert (
+        "nodeAllocatableResources" in device["1.37"]
+        and "nodeAllocatableResourceMappings" not in device["1.37"]
+    )
+    assert (
+        "nodeAllocatableResourceMappings" in device["1.36"]
+        and "nodeAllocatableResources" not in device["1.36"]
+    )
+    assert not {"nodeAllocatableResources", "nodeAllocatableResourceMappings"} & set(device["1.35"])
+    spec = {
+        v: load("ResourceSlice", v)["$defs"]["V1ResourceSliceSpec"]["properties"] for v in generate.VERSIONS
+    }
+    assert "skipNodeOperations" in spec["1.37"] and "skipNodeOperations" not in spec["1.36"]
+    assert generate.kinds("1.36") == sorted(set(generate.KINDS) - {"DeviceTaintRule", "DeviceTaintRuleList"})
+
+
 def _resolve(defs: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in node:
         node = defs[node["$ref"].rsplit("/", 1)[1]]
     return node
 
 
-@pytest.mark.parametrize("model,field", sorted(generate.QUANTITY_FIELDS))
-def test_every_quantity_field_is_int_or_string(model: str, field: str) -> None:
-    for kind in generate.KINDS:
-        defs = load(kind)["$defs"]
-        if model in defs:
-            node = defs[model]["properties"][field]
-            node = node.get("items") or node.get("additionalProperties") or node
-            assert _resolve(defs, node)["type"] == ["string", "integer", "number"]
-            assert _resolve(defs, node)["x-kubernetes-int-or-string"] is True
-            return
-    pytest.fail(f"{model}.{field} is in no schema")
+# Quantity fields (Go resource.Quantity) as the OpenAPI types them: int-or-string.
+QUANTITIES = [
+    ("ResourceSlice", "V1Counter", "value"),
+    ("ResourceSlice", "V1DeviceCapacity", "value"),
+    ("ResourceSlice", "V1CapacityRequestPolicy", "validValues"),
+    ("ResourceSlice", "V1NodeAllocatableMapping", "capacityMultiplier"),
+    ("ResourceClaim", "V1CapacityRequirements", "requests"),
+    ("ResourceClaim", "V1DeviceRequestAllocationResult", "consumedCapacity"),
+    ("Pod", "V1ResourceRequirements", "limits"),
+    ("Pod", "V1PodSpec", "overhead"),
+]
+
+
+@pytest.mark.parametrize("kind,model,field", QUANTITIES)
+def test_quantity_fields_are_int_or_string(kind: str, model: str, field: str) -> None:
+    defs = load(kind)["$defs"]
+    node = defs[model]["properties"][field]
+    node = node.get("items") or node.get("additionalProperties") or node
+    assert _resolve(defs, node)["type"] == ["string", "integer", "number"]
+    assert _resolve(defs, node)["x-kubernetes-int-or-string"] is True
+
+
+def test_int32_formats_come_from_the_openapi() -> None:
+    pod = load("Pod")["$defs"]
+    assert pod["V1ContainerPort"]["properties"]["containerPort"]["format"] == "int32"
+    assert pod["V1PodSpec"]["properties"]["activeDeadlineSeconds"]["format"] == "int64"
+    assert load("ResourceSlice")["$defs"]["V1ResourcePool"]["properties"]["generation"]["format"] == "int64"
 
 
 SLICE = """

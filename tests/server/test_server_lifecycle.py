@@ -275,7 +275,7 @@ def test_usage_errors_exit_2_before_anything_starts(tmp_path: Path) -> None:
     for args, message in [
         (("--state", str(tmp_path / "missing")), "no such file or directory"),
         (("--state", str(EXAMPLES), "--client-ca", str(tmp_path / "nope.crt")), "--client-ca"),
-        (("--state", str(EXAMPLES), "--feature-gates", "Nope=true"), "does not exist"),
+        (("--state", str(EXAMPLES), "--feature-gates", "Nope=true"), "unrecognized feature gate: Nope"),
         (("--state", str(EXAMPLES), "--policy", str(tmp_path / "nope.yaml")), "nope.yaml"),
     ]:
         p = draguard(*base, *args)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from webhook import __version__
+from webhook.cli import convert
 from webhook.cli.formats import FORMATS, render, rules_table
 from webhook.io.files import MAX_FILE_BYTES, InputFileError, UnreadableInput
 from webhook.model.errors import UsageError
@@ -34,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _add_profile_args(p: argparse.ArgumentParser) -> None:
+def _add_profile_args(p: argparse.ArgumentParser, runtime_config: bool = True) -> None:
     p.add_argument(
         "--k8s-version",
         "--kubernetes-version",
@@ -48,6 +49,17 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         default="",
         metavar="Name=true,...",
         help="feature gates of the target API server/scheduler, as for kube-apiserver",
+    )
+    if not runtime_config:
+        return
+    p.add_argument(
+        "--runtime-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE,...",
+        help="the API server's --runtime-config (repeatable): e.g. resource.k8s.io/v1beta2=true serves "
+        "v1beta2 manifests, which are then converted to v1 and validated; without it beta/alpha "
+        "resource.k8s.io versions are errors, as on a default API server",
     )
 
 
@@ -153,6 +165,13 @@ def _add_cluster_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _runtime_config(args: argparse.Namespace) -> Any:
+    """`--runtime-config` (all of them), checked as kube-apiserver of `--k8s-version` checks it."""
+    from webhook.convert.served import parse_runtime_config
+
+    return parse_runtime_config(args.runtime_config, args.k8s_version)
+
+
 def _budget(args: argparse.Namespace) -> Any:
     from webhook.engine import Budget
 
@@ -233,9 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_args(s)
     _add_input_args(s)
 
+    convert.add_parser(sub, _add_input_args, _seconds)
     from webhook.cli.serve import add_certs_parser, add_serve_parser
 
-    add_serve_parser(sub, _add_profile_args, _byte_size)
+    # serve: the API server converts beta objects to v1 before calling the webhook (no --runtime-config)
+    add_serve_parser(sub, lambda p: _add_profile_args(p, runtime_config=False), _byte_size)
     add_certs_parser(sub)
 
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
@@ -292,6 +313,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return _strip(args)
         if args.command == "simulate":
             return _simulate(args)
+        if args.command == "convert":
+            return convert.run(args)
         if args.command == "serve":
             from webhook.cli.serve import run_serve
 
@@ -339,7 +362,7 @@ def _validate(args: argparse.Namespace) -> int:
     from webhook.validate import RunOptions, check_files
 
     gates = parse_feature_gates(args.feature_gates)
-    load_profile(args.k8s_version, gates)  # usage errors before any work
+    load_profile(args.k8s_version, gates, args.feature_gates)  # usage errors before any work
     if args.policy or args.feasibility:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
@@ -352,7 +375,8 @@ def _validate(args: argparse.Namespace) -> int:
         skip,
         args.max_input_bytes,
         deadline,
-        tuple(args.cluster),
+        runtime_config=_runtime_config(args),
+        cluster=tuple(args.cluster),
     )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
@@ -375,10 +399,11 @@ def _simulate(args: argparse.Namespace) -> int:
     from webhook.simulate.render import render_text
 
     gates = parse_feature_gates(args.feature_gates)
-    load_profile(args.k8s_version, gates)
+    load_profile(args.k8s_version, gates, args.feature_gates)
     options = SimulateOptions(
         args.k8s_version,
         tuple(sorted(gates.items())),
+        runtime_config=_runtime_config(args),
         budget=_budget(args),
         jobs=args.jobs,
         deadline_seconds=args.deadline_seconds,
@@ -411,12 +436,13 @@ def _feasibility(
     the simulation needs them) and simulated as by `simulate` — within one deadline; `feasibility.*`
     findings are added to the objects they concern. Kinds in `--skip` take part in the simulation and
     the cross-object rules but are not reported (counted as skipped)."""
-    from webhook.simulate import SimulateOptions, feasibility_violations, simulate
+    from webhook.simulate import SimulateOptions, feasibility_findings, simulate
 
     options = SimulateOptions(
         args.k8s_version,
         tuple(sorted(gates.items())),
         policy,
+        runtime_config=_runtime_config(args),
         budget=_budget(args),
         jobs=args.jobs,
         deadline_seconds=RUN_SECONDS if args.deadline_seconds is None else args.deadline_seconds,
@@ -426,16 +452,16 @@ def _feasibility(
     sim = simulate(args.paths, options, deadline=deadline, progress=progress)
     report = sim.validation
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
-    for pod in sim.pods:
-        for subject, violation in feasibility_violations(pod):
-            if policy is not None and not policy.enabled(violation.rule):
-                continue
-            target = index.get(
-                (subject.source, subject.line, subject.kind, subject.namespace or "default", subject.name)
-            )
-            if target is None:
-                continue
-            target.violations.extend(policy.apply([violation]) if policy else [violation])
+    at = {(o.source, o.line, o.kind): o for o in reversed(report.objects)}  # generateName objects
+    for subject, violation in feasibility_findings(sim):
+        if policy is not None and not policy.enabled(violation.rule):
+            continue
+        target = index.get(
+            (subject.source, subject.line, subject.kind, subject.namespace or "default", subject.name)
+        ) or at.get((subject.source, subject.line, subject.kind))
+        if target is None:
+            continue
+        target.violations.extend(policy.apply([violation]) if policy else [violation])
     from webhook.findinglines import assign_lines
 
     assign_lines(report, max_bytes=args.max_input_bytes)
@@ -451,6 +477,7 @@ def _strip(args: argparse.Namespace) -> int:
 
     from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
+    from webhook.convert.pipeline import strip_versioned
     from webhook.io.documents import DocumentError, discover_all, parse, read_text
     from webhook.io.yamlload import expansion_error, expansion_limit
     from webhook.model.jsontext import json_size
@@ -460,7 +487,10 @@ def _strip(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         sys.stderr.write(one_line(line) + "\n")
 
-    ctx = Context(profile=load_profile(args.k8s_version, parse_feature_gates(args.feature_gates)))
+    ctx = Context(
+        profile=load_profile(args.k8s_version, parse_feature_gates(args.feature_gates)),
+        runtime_config=_runtime_config(args),
+    )
     status = EXIT_OK
     out = []
     found = discover_all(args.paths)
@@ -484,13 +514,23 @@ def _strip(args: argparse.Namespace) -> int:
                 severity = RULES[issue.rule].severity.value
                 say(f"{doc.source}:{issue.line}: {severity} {issue.rule}: {issue.path}: {issue.message}")
                 status = EXIT_ERRORS if severity == "error" else status
-            stripped, dropped = strip_disabled_fields(doc.obj, ctx)
+            versioned = strip_versioned(doc.obj, ctx)  # resource.k8s.io/*: served? converted?
+            if versioned is not None:
+                for v in versioned.findings:
+                    say(f"{doc.source}:{doc.line}: {v.severity.value} {v.rule}: {v.field}: {v.message}")
+                    status = EXIT_ERRORS if v.severity.value == "error" else status
+                if versioned.obj is None:
+                    continue
+                stripped, dropped = versioned.obj, versioned.dropped
+            else:
+                stripped, skew = strip_disabled_fields(doc.obj, ctx)
+                dropped = [(str(f.field), f.message) for f in skew]
             if json_size(stripped, limit) > limit:
                 say(f"{doc.source}:{doc.line}: error input.parse: {expansion_error(limit)}")
                 status = EXIT_ERRORS
                 continue
-            for f in dropped:
-                say(f"{doc.source}:{doc.line}: warning skew.dropped-field: {f.field}: {f.message}")
+            for path_, message in dropped:
+                say(f"{doc.source}:{doc.line}: warning skew.dropped-field: {path_}: {message}")
             out.append(stripped)
     # libyaml's emitter when present (5x faster on 16,000 documents); written as it is made: no second copy
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -10,6 +10,7 @@ intends; the July 2026 snapshot still reserved counters).
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,15 @@ class Picked:
     cand: Candidate
     share_id: str | None
     consumed: dict[str, Quantity] | None
+
+
+def stable_share_id(claim: str, position: int, device: tuple[str, ...]) -> str:
+    """The shareID of one share of a multi-allocatable device: a UUID (version 4 layout, as upstream's
+    random ones) derived from the claim, the result's position in it and the device, so that the same
+    input gives the same allocation byte for byte. Two shares never get the same one: a claim's results
+    have distinct positions, and claims have distinct names."""
+    seed = "\x00".join((claim, str(position), *device)).encode()
+    return str(uuid.UUID(bytes=hashlib.sha256(seed).digest()[:16], version=4))
 
 
 class NodeSearch:
@@ -303,7 +313,7 @@ class NodeSearch:
                 return None
             if multi:
                 consumed_now = use
-                share_id = str(uuid.uuid4())
+                share_id = stable_share_id(self.claims[ci].label, len(self.results[ci]), dev.id)
                 entry = self.allocating_cap.setdefault(dev.id, {})
                 for name, q in use.items():
                     entry[name] = entry.get(name, 0) + cap.nano(q)

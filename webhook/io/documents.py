@@ -30,8 +30,8 @@ from webhook.io.files import (
     read_text,
 )
 from webhook.io.jsonload import load_json_documents
-from webhook.io.templates import blank_templates
-from webhook.io.templates import message as template_message
+from webhook.io.unrendered import blank_templates
+from webhook.io.unrendered import message as template_message
 from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
 
 __all__ = [

@@ -1,116 +1,49 @@
-"""Generate `schemas/*.json` (JSON Schema 2020-12) from the `kubernetes` Python client's v1.37 models.
+"""Generate `schemas/v<version>/*.json` (JSON Schema 2020-12) for Kubernetes 1.35, 1.36 and 1.37.
 
-Run `python -m webhook.schema.generate` to rewrite `schemas/`, `--check` to only compare. The client
-models know names, JSON types, required-ness and descriptions but not which strings are Kubernetes
-`Quantity` values nor which integers are int32 (the rest are int64); those tables (`QUANTITY_FIELDS`,
-`INT32_FIELDS`) are ported from the Go types.
+Source: the upstream OpenAPI of each release as shipped by the `kubernetes-validate` package
+(`kubernetes-json-schema/v1.3x.0-local-strict/_definitions.json`, generated from the release's
+`api/openapi-spec`). It carries names, JSON types, the OpenAPI `required` lists, int32/int64 formats and
+the Quantity / IntOrString / Time definitions, for every release in one package; see schemas/README.md
+for why it is used rather than three `kubernetes` client releases. Required-ness is then decided by the
+audit in `webhook.schema.required` (what the API server rejects), not by the OpenAPI lists: generation
+fails on a required field without a verdict.
+
+Run `python -m webhook.schema.generate` to rewrite `schemas/`, `--check` to only compare.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-import typing
 from collections.abc import Iterable
+from functools import cache
+from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
-import kubernetes
-import kubernetes.client.models as models
+from webhook.schema.required import verdict
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_DIR = FsPath(__file__).resolve().parent.parent.parent / "schemas"
+VERSIONS = ("1.35", "1.36", "1.37")
 
-# Top-level kind -> client model. `ResourceClaim` clashes with core/v1's PodSpec claim type in the client.
+# Top-level kind -> OpenAPI definition. A kind the version does not serve as resource.k8s.io/v1 is
+# absent from that version's schemas (DeviceTaintRule is v1alpha3/v1beta2 before 1.37).
 KINDS: dict[str, str] = {
-    "DeviceClass": "V1DeviceClass",
-    "DeviceClassList": "V1DeviceClassList",
-    "DeviceTaintRule": "V1DeviceTaintRule",
-    "DeviceTaintRuleList": "V1DeviceTaintRuleList",
-    "Pod": "V1Pod",
-    "PodList": "V1PodList",
-    "ResourceClaim": "ResourceV1ResourceClaim",
-    "ResourceClaimList": "V1ResourceClaimList",
-    "ResourceClaimTemplate": "V1ResourceClaimTemplate",
-    "ResourceClaimTemplateList": "V1ResourceClaimTemplateList",
-    "ResourceSlice": "V1ResourceSlice",
-    "ResourceSliceList": "V1ResourceSliceList",
+    "DeviceClass": "io.k8s.api.resource.v1.DeviceClass",
+    "DeviceClassList": "io.k8s.api.resource.v1.DeviceClassList",
+    "DeviceTaintRule": "io.k8s.api.resource.v1.DeviceTaintRule",
+    "DeviceTaintRuleList": "io.k8s.api.resource.v1.DeviceTaintRuleList",
+    "Pod": "io.k8s.api.core.v1.Pod",
+    "PodList": "io.k8s.api.core.v1.PodList",
+    "ResourceClaim": "io.k8s.api.resource.v1.ResourceClaim",
+    "ResourceClaimList": "io.k8s.api.resource.v1.ResourceClaimList",
+    "ResourceClaimTemplate": "io.k8s.api.resource.v1.ResourceClaimTemplate",
+    "ResourceClaimTemplateList": "io.k8s.api.resource.v1.ResourceClaimTemplateList",
+    "ResourceSlice": "io.k8s.api.resource.v1.ResourceSlice",
+    "ResourceSliceList": "io.k8s.api.resource.v1.ResourceSliceList",
 }
-
-# Fields whose Go type is resource.Quantity (also pointer, slice and map element) or core/v1 ResourceList,
-# as (client model, JSON field). Source: kubernetes/api resource/v1/types.go and core/v1/types.go
-# (HEAD 10b39a39, 2026-07-24). The client types them as plain strings; the API server also accepts numbers.
-QUANTITY_FIELDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        # resource.k8s.io/v1
-        ("V1Counter", "value"),
-        ("V1DeviceCapacity", "value"),
-        ("V1CapacityRequestPolicy", "default"),
-        ("V1CapacityRequestPolicy", "validValues"),
-        ("V1CapacityRequestPolicyRange", "min"),
-        ("V1CapacityRequestPolicyRange", "max"),
-        ("V1CapacityRequestPolicyRange", "step"),
-        ("V1CapacityRequirements", "requests"),
-        ("V1DeviceRequestAllocationResult", "consumedCapacity"),
-        ("V1NodeAllocatableMapping", "capacityMultiplier"),
-        ("V1NodeAllocatableMapping", "deviceMultiplier"),
-        ("V1NodeAllocatableOverhead", "perPod"),
-        ("V1NodeAllocatableOverhead", "perContainer"),
-        # core/v1 (reachable from Pod)
-        ("V1ResourceRequirements", "limits"),
-        ("V1ResourceRequirements", "requests"),
-        ("V1VolumeResourceRequirements", "limits"),
-        ("V1VolumeResourceRequirements", "requests"),
-        ("V1PodSpec", "overhead"),
-        ("V1PodStatus", "allocatedResources"),
-        ("V1ContainerStatus", "allocatedResources"),
-        ("V1EmptyDirVolumeSource", "sizeLimit"),
-        ("V1ResourceFieldSelector", "divisor"),
-        ("V1NodeAllocatableMappedResources", "quantity"),
-        ("V1NodeAllocatableOverheadResources", "perPod"),
-        ("V1NodeAllocatableOverheadResources", "perContainer"),
-    }
-)
-
-# Integer fields whose Go type is int32 (also pointer and slice element), as (client model, JSON field);
-# every other integer field of these kinds is an int64 (the client models do not carry the OpenAPI
-# format). Source: kubernetes/api core/v1/types.go (HEAD 10b39a39, 2026-07-24); resource/v1 has none.
-INT32_FIELDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("V1AWSElasticBlockStoreVolumeSource", "partition"),
-        ("V1ConfigMapVolumeSource", "defaultMode"),
-        ("V1ContainerPort", "containerPort"),
-        ("V1ContainerPort", "hostPort"),
-        ("V1ContainerRestartRuleOnExitCodes", "values"),
-        ("V1ContainerStateTerminated", "exitCode"),
-        ("V1ContainerStateTerminated", "signal"),
-        ("V1ContainerStatus", "restartCount"),
-        ("V1DownwardAPIVolumeFile", "mode"),
-        ("V1DownwardAPIVolumeSource", "defaultMode"),
-        ("V1EmptyDirVolumeSource", "mode"),
-        ("V1EvictionResponder", "priority"),
-        ("V1FCVolumeSource", "lun"),
-        ("V1GCEPersistentDiskVolumeSource", "partition"),
-        ("V1GRPCAction", "port"),
-        ("V1ISCSIVolumeSource", "lun"),
-        ("V1KeyToPath", "mode"),
-        ("V1PodCertificateProjection", "maxExpirationSeconds"),
-        ("V1PodSpec", "priority"),
-        ("V1PreferredSchedulingTerm", "weight"),
-        ("V1Probe", "failureThreshold"),
-        ("V1Probe", "initialDelaySeconds"),
-        ("V1Probe", "periodSeconds"),
-        ("V1Probe", "successThreshold"),
-        ("V1Probe", "timeoutSeconds"),
-        ("V1ProjectedVolumeSource", "defaultMode"),
-        ("V1SecretVolumeSource", "defaultMode"),
-        ("V1TopologySpreadConstraint", "maxSkew"),
-        ("V1TopologySpreadConstraint", "minDomains"),
-        ("V1WeightedPodAffinityTerm", "weight"),
-    }
-)
 
 # Shared leaf definitions (names follow the Go types).
 SPECIAL_DEFS: dict[str, dict[str, Any]] = {
@@ -143,131 +76,186 @@ SPECIAL_DEFS: dict[str, dict[str, Any]] = {
     },
 }
 
-# Fields the OpenAPI marks required but the API server accepts missing (decoded as "", not validated).
-NOT_ENFORCED_REQUIRED = frozenset({("V1Condition", "message")})
-
-_LIST = re.compile(r"List\[(.*)\]")
-_DICT = re.compile(r"Dict\[str, (.*)\]")
-_PRIMITIVES = {"str": "string", "int": "integer", "bool": "boolean", "float": "number"}
-
-
-def _model(name: str) -> type:
-    return typing.cast(type, getattr(models, name))
-
-
-def _doc(cls: type) -> str:
-    """The model's description: the class docstring up to the generated `Attributes:` section."""
-    text = (cls.__doc__ or "").split("Attributes:")[0]
-    return " ".join(text.split())
+# OpenAPI definitions replaced by a shared leaf definition.
+SPECIAL: dict[str, str] = {
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": "Quantity",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "IntOrString",
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": "RawExtension",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": "FieldsV1",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time": "Time",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": "Time",
+}
+_PRIMITIVES = {"string", "integer", "boolean", "number"}
 
 
-def _fields(cls: type) -> dict[str, tuple[str, Any]]:
-    """JSON field name -> (openapi type string, pydantic FieldInfo)."""
-    by_json: dict[str, Any] = {}
-    for attr, info in cls.model_fields.items():  # type: ignore[attr-defined]
-        by_json[info.serialization_alias or info.alias or attr] = info
-    out: dict[str, tuple[str, Any]] = {}
-    for attr, json_name in cls.attribute_map.items():  # type: ignore[attr-defined]
-        if json_name not in by_json:
-            raise RuntimeError(f"{cls.__name__}.{json_name}: no pydantic field for this JSON name")
-        out[json_name] = (cls.openapi_types[attr], by_json[json_name])  # type: ignore[attr-defined]
-    return out
+class UnauditedRequired(RuntimeError):
+    """An OpenAPI-required field without a verdict in webhook.schema.required."""
 
 
-def _is_int_or_string(info: Any) -> bool:
-    args = set()
-    for a in typing.get_args(info.annotation) or (info.annotation,):
-        args.add(typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a)
-    return {int, str} <= args
+def source_dir(version: str) -> FsPath:
+    """The kubernetes-validate schema directory of one Kubernetes release."""
+    root = resources.files("kubernetes_validate") / "kubernetes-json-schema" / f"v{version}.0-local-strict"
+    return FsPath(str(root))
+
+
+@cache
+def _openapi(version: str) -> dict[str, Any]:
+    doc = json.loads((source_dir(version) / "_definitions.json").read_text(encoding="utf-8"))
+    return dict(doc["$defs"])
+
+
+def kinds(version: str) -> list[str]:
+    """The top-level kinds this version serves (in `KINDS`)."""
+    defs = _openapi(version)
+    return sorted(k for k, d in KINDS.items() if d in defs)
+
+
+def _split(full: str) -> tuple[str, str, str]:
+    """(group, version, kind) of an OpenAPI name: io.k8s.api.resource.v1.Device -> resource, v1, Device."""
+    parts = full.split(".")
+    return parts[-3], parts[-2], parts[-1]
+
+
+def _client_name(full: str, clashes: set[str]) -> str:
+    """The Python client's model name: `V1Device`, or `ResourceV1ResourceClaim` where two groups clash."""
+    group, ver, kind = _split(full)
+    short = ver[:1].upper() + ver[1:] + kind
+    return group[:1].upper() + group[1:] + short if short in clashes else short
+
+
+def _refs(node: Any) -> Iterable[str]:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref.rsplit("/", 1)[-1]
+        for v in node.values():
+            yield from _refs(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _refs(v)
+
+
+def _reachable(version: str) -> set[str]:
+    defs = _openapi(version)
+    seen: set[str] = set()
+    stack = [KINDS[k] for k in kinds(version)]
+    while stack:
+        name = stack.pop()
+        if name in seen or name in SPECIAL:
+            continue
+        seen.add(name)
+        stack.extend(_refs(defs[name]))
+    return seen
+
+
+def _names(version: str) -> dict[str, str]:
+    """OpenAPI name -> schema definition name for every reachable model of this version."""
+    reachable = sorted(_reachable(version))
+    count: dict[str, int] = {}
+    for full in reachable:
+        short = _client_name(full, set())
+        count[short] = count.get(short, 0) + 1
+    clashes = {s for s, n in count.items() if n > 1}
+    return {full: _client_name(full, clashes) for full in reachable}
+
+
+def _types(node: dict[str, Any]) -> list[str]:
+    t = node.get("type")
+    names = [t] if isinstance(t, str) else list(t or [])
+    return [n for n in names if n != "null"]
+
+
+def _text(node: dict[str, Any]) -> str:
+    return " ".join(str(node.get("description", "")).split())
 
 
 class _Builder:
-    """Collects `$defs` for every model reachable from one root model."""
+    """Collects `$defs` for every model reachable from one root model of one version."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.openapi = _openapi(version)
+        self.names = _names(version)
         self.defs: dict[str, dict[str, Any]] = {}
-        self.quantity_seen: set[tuple[str, str]] = set()
-        self.int32_seen: set[tuple[str, str]] = set()
 
     def ref(self, name: str) -> dict[str, Any]:
         return {"$ref": f"#/$defs/{name}"}
 
-    def model(self, name: str) -> dict[str, Any]:
+    def model(self, full: str) -> dict[str, Any]:
+        special = SPECIAL.get(full)
+        if special is not None:
+            self.defs[special] = SPECIAL_DEFS[special]
+            return self.ref(special)
+        name = self.names[full]
         if name not in self.defs:
-            self.defs[name] = {}  # placeholder: breaks recursion (JSONSchemaProps-like cycles)
-            self.defs[name] = self._object(name)
+            self.defs[name] = {}  # placeholder: breaks recursion
+            self.defs[name] = self._object(full, name)
         return self.ref(name)
 
-    def _object(self, name: str) -> dict[str, Any]:
-        cls = _model(name)
+    def _object(self, full: str, name: str) -> dict[str, Any]:
+        node = self.openapi[full]
         props: dict[str, Any] = {}
+        for field, prop in node.get("properties", {}).items():
+            prop_schema = self.type_schema(prop, name, field)
+            text = _text(prop)
+            props[field] = {**prop_schema, "description": text} if text else prop_schema
         required: list[str] = []
-        for json_name, (otype, info) in _fields(cls).items():
-            prop = self.type_schema(otype, name, json_name, info)
-            if info.description:
-                prop = {**prop, "description": " ".join(info.description.split())}
-            props[json_name] = prop
-            if info.is_required() and (name, json_name) not in NOT_ENFORCED_REQUIRED:
-                required.append(json_name)
+        for field in node.get("required", []):
+            v = verdict(name, field)
+            if v is None:
+                raise UnauditedRequired(
+                    f"Kubernetes {self.version}: {name}.{field} is required in the OpenAPI but has no verdict "
+                    "in webhook/schema/required.py (read upstream validation and add one)"
+                )
+            if v.in_schema:
+                required.append(field)
         schema: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
-        doc = _doc(cls)
-        if doc:
-            schema["description"] = doc
+        text = _text(node)
+        if text:
+            schema["description"] = text
         if required:
             schema["required"] = sorted(required)
         return schema
 
-    def special(self, name: str) -> dict[str, Any]:
-        self.defs[name] = SPECIAL_DEFS[name]
-        return self.ref(name)
-
-    def type_schema(self, otype: str, model: str, field: str, info: Any) -> dict[str, Any]:
-        if m := _LIST.fullmatch(otype):
-            return {"type": "array", "items": self.type_schema(m.group(1), model, field, info)}
-        if m := _DICT.fullmatch(otype):
-            return {
-                "type": "object",
-                "additionalProperties": self.type_schema(m.group(1), model, field, info),
-            }
-        if (model, field) in QUANTITY_FIELDS:
-            if otype != "str":
-                raise RuntimeError(f"{model}.{field}: listed as Quantity but typed {otype!r} in the client")
-            self.quantity_seen.add((model, field))
-            return self.special("Quantity")
-        if otype == "int":
-            if (model, field) in INT32_FIELDS:
-                self.int32_seen.add((model, field))
-                return {"type": "integer", "format": "int32"}
-            return {"type": "integer", "format": "int64"}
-        if otype in _PRIMITIVES:
-            return {"type": _PRIMITIVES[otype]}
-        if otype == "datetime":
-            return self.special("Time")
-        if otype == "date":
-            return {"type": "string", "format": "date"}
-        if otype == "object":
-            if _is_int_or_string(info):
-                return self.special("IntOrString")
-            return self.special("FieldsV1" if field == "fieldsV1" else "RawExtension")
-        if hasattr(models, otype):
-            return self.model(otype)
-        raise RuntimeError(f"{model}.{field}: unsupported client type {otype!r}")
+    def type_schema(self, prop: dict[str, Any], model: str, field: str) -> dict[str, Any]:
+        ref = prop.get("$ref")
+        if isinstance(ref, str):
+            return self.model(ref.rsplit("/", 1)[-1])
+        types = _types(prop)
+        if types == ["array"]:
+            return {"type": "array", "items": self.type_schema(prop["items"], model, field)}
+        if types == ["object"]:
+            extra = prop.get("additionalProperties")
+            if isinstance(extra, dict):
+                return {"type": "object", "additionalProperties": self.type_schema(extra, model, field)}
+            raise RuntimeError(f"{model}.{field}: object without a value schema")
+        if types == ["integer"]:
+            fmt = prop.get("format", "int64")
+            if fmt not in ("int32", "int64"):
+                raise RuntimeError(f"{model}.{field}: unsupported integer format {fmt!r}")
+            return {"type": "integer", "format": fmt}
+        if len(types) == 1 and types[0] in _PRIMITIVES:
+            out: dict[str, Any] = {"type": types[0]}
+            if types[0] == "string" and prop.get("format") in ("date", "byte"):
+                out["format"] = prop["format"]
+            return out
+        raise RuntimeError(f"{model}.{field}: unsupported OpenAPI node {prop!r}")
 
 
-def build(kind: str) -> tuple[dict[str, Any], set[tuple[str, str]]]:
-    """The JSON Schema for one top-level kind and the Quantity and int32 fields it contains."""
-    b = _Builder()
+def build(kind: str, version: str = VERSIONS[-1]) -> dict[str, Any]:
+    """The JSON Schema for one top-level kind of one Kubernetes version."""
+    b = _Builder(version)
     root = b.model(KINDS[kind])
-    schema = {
+    return {
         "$schema": DRAFT,
         "title": kind,
-        "description": f"{kind} (resource.k8s.io/v1 and core/v1, Kubernetes v1.37): generated by "
-        f"webhook.schema.generate from kubernetes Python client {kubernetes.__version__} "
-        f"model {KINDS[kind]}. Do not edit.",
+        "description": f"{kind} (resource.k8s.io/v1 and core/v1, Kubernetes v{version}): generated by "
+        "webhook.schema.generate from the upstream OpenAPI (kubernetes-validate "
+        f"v{version}.0-local-strict); required = what the API server rejects when absent "
+        "(webhook/schema/required.py). Do not edit.",
         **root,
-        "$defs": b.defs,
+        "$defs": dict(sorted(b.defs.items())),
     }
-    return schema, b.quantity_seen | b.int32_seen
 
 
 def render(schema: dict[str, Any]) -> str:
@@ -275,33 +263,30 @@ def render(schema: dict[str, Any]) -> str:
 
 
 def generate_all() -> dict[str, str]:
-    """File name -> content for every schema; fails if a Quantity table entry matched nothing."""
+    """Relative file name (`v1.37/Pod.json`) -> content for every schema of every version."""
     files: dict[str, str] = {}
-    seen: set[tuple[str, str]] = set()
-    for kind in sorted(KINDS):
-        schema, q = build(kind)
-        seen |= q
-        files[f"{kind}.json"] = render(schema)
-    missing = (QUANTITY_FIELDS | INT32_FIELDS) - seen
-    if missing:
-        raise RuntimeError(f"Quantity or int32 fields not found in any schema: {sorted(missing)}")
+    for version in VERSIONS:
+        for kind in kinds(version):
+            files[f"v{version}/{kind}.json"] = render(build(kind, version))
     return files
 
 
 def write(out: FsPath, files: dict[str, str]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8")
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
 
 def diff(out: FsPath, files: dict[str, str]) -> list[str]:
-    """Names of schema files that are missing or differ in `out`."""
-    bad = []
-    for name, text in files.items():
-        p = out / name
-        if not p.is_file() or p.read_text(encoding="utf-8") != text:
-            bad.append(name)
-    return bad
+    """Names of schema files that are missing, differ, or are stale leftovers in `out`."""
+    bad = [
+        name
+        for name, text in files.items()
+        if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text
+    ]
+    present = {str(p.relative_to(out)) for p in out.glob("v*/*.json")}
+    return bad + sorted(present - set(files))
 
 
 def main(argv: Iterable[str] | None = None) -> int:

@@ -1,11 +1,12 @@
-"""Fast structural check of one object against the committed `schemas/<Kind>.json`.
+"""Fast structural check of one object against the committed `schemas/v<version>/<Kind>.json`.
 
 Each schema node is compiled once into a tuple `(allowed python types, content checker | None,
 expected type names)`; checkers are closures over dict lookups, so a ResourceSlice with 64 devices
 is checked in well under a millisecond. Semantics are those of `jsonschema.Draft202012Validator`
 on the generated schemas, with Kubernetes' decoding rules on top:
 
-* a property whose value is `null` counts as absent (optional: fine; required: `schema.required`);
+* a property whose value is `null` counts as absent (optional: fine; required: `schema.required`, with
+  upstream's error text from the audit in `webhook.schema.required`);
 * `null` as a list item or map value is reported as `schema.null` (rules cannot use such an item);
 * a JSON integer must be a Python `int` (not `bool`, not a float such as `1.0`).
 
@@ -14,6 +15,7 @@ Errors are reported at API-server field paths (`spec.devices[0].attributes[model
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 from collections.abc import Callable
@@ -25,10 +27,12 @@ from webhook.model.jsontext import json_head
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
 from webhook.model.violation import Severity, Violation
 from webhook.rules.registry import RULES, declare
+from webhook.schema.required import absent_message, zero_filled
 
 SCHEMA_DIR = schema_dir()
 
 _NULL_SEEN: Any = ("null-seen",)  # marker: a property was null (not an error)
+_ZERO = "zero"  # marker: (_ZERO, path of the object, field, zero value) — decode an absent field as Go does
 UNKNOWN = "schema.unknown-field"
 TYPE = "schema.type"
 REQUIRED = "schema.required"
@@ -36,6 +40,7 @@ NULL = "schema.null"
 QUANTITY = "schema.quantity"
 INT_RANGE = "schema.integer-range"
 
+DEFAULT_VERSION = "1.37"
 KINDS = (
     "DeviceClass",
     "DeviceClassList",
@@ -55,7 +60,7 @@ FATAL_RULES = frozenset((UNKNOWN, TYPE, NULL, QUANTITY, INT_RANGE))
 for _id, _summary, _field in (
     (
         UNKNOWN,
-        "A field that does not exist in the v1.37 API (strict decoding), with a did-you-mean hint",
+        "A field that does not exist in the target Kubernetes version's API (strict decoding), with a did-you-mean hint",
         "<path of the unknown field>",
     ),
     (
@@ -63,7 +68,12 @@ for _id, _summary, _field in (
         "A value of the wrong JSON type (string/integer/boolean/object/array; Quantity = string or number)",
         "<path of the value>",
     ),
-    (REQUIRED, "A field the OpenAPI model marks required is missing or null", "<path of the missing field>"),
+    (
+        REQUIRED,
+        "A field the API server rejects when it is missing or null (audited against upstream validation: "
+        "webhook/schema/required.py; fields it accepts absent, such as pool.generation, are not reported)",
+        "<path of the missing field>",
+    ),
     (NULL, "A list item or map value is null", "<path of the item>"),
     (
         QUANTITY,
@@ -119,6 +129,7 @@ class _Compiler:
         self.defs: dict[str, Any] = doc.get("$defs", {})
         self.done: dict[str, Spec] = {}
         self.busy: dict[str, list[Spec]] = {}
+        self.current = ""  # the `$defs` name being compiled (for the audit's absent-field messages)
 
     def compile(self, node: dict[str, Any], struct: str = "") -> Spec:
         """`struct`: the Go type name of the object holding this node (for decode-error messages)."""
@@ -163,15 +174,19 @@ class _Compiler:
             return (frozenset((dict,)), indirect, "object")
         cell_list: list[Spec] = []
         self.busy[name] = cell_list
+        outer, self.current = self.current, name
         spec = self.compile(self.defs[name], _go_type(name))
+        self.current = outer
         cell_list.append(spec)
         del self.busy[name]
         self.done[name] = spec
         return spec
 
     def _object(self, node: dict[str, Any], struct: str) -> Checker:
+        owner = self.current
         props: dict[str, Spec] = {k: self.compile(v, struct) for k, v in node["properties"].items()}
-        required = tuple(node.get("required", ()))
+        required = tuple((r, absent_message(owner, r)) for r in node.get("required", ()))
+        zeros = tuple((f, _zero_of(props[f][0])) for f in zero_filled(owner) if f in props)
         closed = node.get("additionalProperties") is False
         known = tuple(sorted(props))
 
@@ -194,9 +209,13 @@ class _Compiler:
                 else:
                     errs.append((TYPE, (path, k), expected, item))
             if required:
-                for r in required:
+                for r, message in required:
                     if v.get(r) is None:
-                        errs.append((REQUIRED, (path, r)))
+                        errs.append((REQUIRED, (path, r), message))
+            if zeros:
+                for f, zero in zeros:
+                    if v.get(f) is None:
+                        errs.append((_ZERO, path, f, zero))
 
         return check_object
 
@@ -232,6 +251,17 @@ class _Compiler:
 
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _zero_of(types: frozenset[type]) -> Any:
+    """Go's zero value for a field of these JSON types: {} (struct), "" (string) or 0 (integer)."""
+    if dict in types:
+        return {}
+    if str in types:
+        return ""
+    if int in types:
+        return 0
+    raise ValueError(f"no zero value for {sorted(t.__name__ for t in types)}")
 
 
 def _go_type(definition: str) -> str:
@@ -274,11 +304,24 @@ def _check_quantity(v: Any, path: LazyPath, errs: Errors) -> None:
         )
 
 
+def schema_path(kind: str, version: str = DEFAULT_VERSION) -> Any:
+    """The committed schema file of `kind` in Kubernetes `version` (`schemas/v1.37/Pod.json`)."""
+    return SCHEMA_DIR / f"v{version}" / f"{kind}.json"
+
+
+def served(kind: str, version: str = DEFAULT_VERSION) -> bool:
+    """Whether `version` serves `kind` (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on)."""
+    return kind in KINDS and schema_path(kind, version).is_file()
+
+
 @cache
-def _root(kind: str) -> Spec:
+def _root(kind: str, version: str = DEFAULT_VERSION) -> Spec:
     if kind not in KINDS:
         raise ValueError(f"no schema for kind {kind!r}: known kinds are {', '.join(KINDS)}")
-    doc = json.loads((SCHEMA_DIR / f"{kind}.json").read_text(encoding="utf-8"))
+    path = schema_path(kind, version)
+    if not path.is_file():
+        raise ValueError(f"Kubernetes {version} has no schema for kind {kind!r}")
+    doc = json.loads(path.read_text(encoding="utf-8"))
     return _Compiler(doc).compile(doc)
 
 
@@ -393,33 +436,76 @@ def _violation(err: tuple[Any, ...]) -> Violation:
             f"into Go struct field {struct}.{fields} of type {fmt}"
         )
     elif rule == REQUIRED:
-        msg = "Required value"
+        msg = err[2]
     else:
         article = "an" if err[2][:1] in ("a", "i", "o") else "a"
         msg = f"Invalid value: null: {path} must be {article} {err[2]}, not null: remove the item or give it a value"
     return Violation(rule, Severity.ERROR, path, msg)
 
 
-def check(obj: Any, kind: str) -> tuple[list[Violation], bool]:
-    """Structural violations of `obj` as a `kind`, and whether they are fatal (type errors, unknown
-    fields, null items: the API server could not decode the object, so semantic rules must not run)."""
-    violations, fatal, _ = check_nulls(obj, kind)
+def check(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool]:
+    """Structural violations of `obj` as a `kind` of Kubernetes `version`, and whether they are fatal
+    (type errors, unknown fields, null items: the API server could not decode the object, so semantic
+    rules must not run)."""
+    violations, fatal, _ = check_nulls(obj, kind, version)
     return violations, fatal
 
 
-def check_nulls(obj: Any, kind: str) -> tuple[list[Violation], bool, bool]:
+def check_nulls(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, bool]:
     """`check`, and whether any property was null (then `strip_nulls` before running rules)."""
-    types, fn, expected = _root(kind)
+    types, fn, expected = _root(kind, version)
     errs: Errors = []
     if type(obj) not in types:
         errs.append((TYPE, None, expected, obj))
     elif fn is not None:
         fn(obj, None, errs)
     saw_null = _NULL_SEEN in errs
-    if saw_null:
-        errs = [e for e in errs if e is not _NULL_SEEN]
+    errs = [e for e in errs if e is not _NULL_SEEN and e[0] != _ZERO]
     violations = [_violation(e) for e in errs]
     return violations, any(e[0] in FATAL_RULES for e in errs), saw_null
+
+
+def _absent_zeros(obj: Any, kind: str, version: str) -> list[tuple[LazyPath, str, Any]]:
+    types, fn, _ = _root(kind, version)
+    errs: Errors = []
+    if type(obj) in types and fn is not None:
+        fn(obj, None, errs)
+    return [(e[1], e[2], e[3]) for e in errs if e is not _NULL_SEEN and e[0] == _ZERO]
+
+
+def _node(obj: Any, p: LazyPath) -> Any:
+    steps: list[Any] = []
+    while p is not None:
+        steps.append(p[1])
+        p = p[0]
+    for step in reversed(steps):
+        obj = obj[step]
+    return obj
+
+
+_MAX_ZERO_ROUNDS = 8  # a zero struct may hold zero-valued fields of its own (spec -> pool -> count)
+
+
+def decode(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, Any]:
+    """Structural violations, whether they are fatal, and the object as the API server decodes it:
+    null properties removed and absent value fields (audited `zero`) set to their Go zero value, so
+    rules see what upstream validates (`pool: {}` -> `resourceSliceCount: 0`). `obj` is not modified."""
+    violations, fatal, saw_null = check_nulls(obj, kind, version)
+    if fatal:
+        return violations, fatal, obj
+    decoded = strip_nulls(obj) if saw_null else obj
+    copied = saw_null
+    for _ in range(_MAX_ZERO_ROUNDS):
+        zeros = _absent_zeros(decoded, kind, version)
+        if not zeros:
+            break
+        if not copied:
+            decoded = copy.deepcopy(decoded)
+            copied = True
+        for parent, field, zero in zeros:
+            _node(decoded, parent)[field] = copy.deepcopy(zero)
+        violations, fatal, _ = check_nulls(decoded, kind, version)
+    return violations, fatal, decoded
 
 
 def strip_nulls(obj: Any) -> Any:

@@ -1,24 +1,32 @@
-"""`draguard simulate`: load manifests, build the cluster state from the valid ones, and allocate the
-claims of each Pod in file order (each success is added to the state, as the scheduler binds Pods one
-after another); without Pods, all unallocated claims are allocated together for one anonymous Pod."""
+"""`draguard simulate`: load manifests, build the cluster state from the ones the API server would accept,
+and allocate the claims of each Pod in input order — bare Pods, and the Pods each workload's controller
+would create (webhook.simulate.workloads) — each success added to the state, as the scheduler binds Pods
+one after another; then the unallocated claims no Pod uses, together for one anonymous Pod."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.clusterinput import ClusterInput
 from webhook.context import Context
+from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
+from webhook.convert.served import RuntimeConfig
 from webhook.engine import Budget
 from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
-from webhook.model.violation import Severity, Violation
+from webhook.model.violation import Severity
+from webhook.model.workloads import WORKLOAD_KINDS
 from webhook.policy import Policy
 from webhook.profile import DEFAULT_VERSION, load_profile
 from webhook.report import Report
-from webhook.rules.registry import RULES, declare
-from webhook.simulate.load import Inputs, load
+from webhook.rules.registry import declare
+from webhook.simulate.findings import feasibility_findings, feasibility_violations
+from webhook.simulate.leftout import LeftOut
+from webhook.simulate.load import Inputs, Loaded, load
+from webhook.simulate.podclaims import claims_named, key_of
 from webhook.simulate.run import (
     PodRun,
     PodSimulation,
@@ -26,8 +34,12 @@ from webhook.simulate.run import (
     World,
     claim_subject,
     label_of,
-    pod_subject,
+    origin_of,
+    pod_label,
 )
+from webhook.simulate.served import LeftOutNotes
+from webhook.simulate.subjects import Origin
+from webhook.simulate.workloads import WorkloadReport, expand, run_workload, slice_nodes
 from webhook.state import ClusterState
 
 declare(
@@ -35,7 +47,7 @@ declare(
     summary="`validate --feasibility`: the claim (or the Pod's claims) cannot be allocated on the cluster "
     "described by the input; the message is the allocator's explanation",
     field="spec.devices.requests[i]",
-    kinds=("ResourceClaim", "Pod"),
+    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",
 )
 declare(
@@ -43,7 +55,7 @@ declare(
     summary="`validate --feasibility`: the allocator's step/time budget ran out before it could decide",
     field="spec.devices.requests[i]",
     severity=Severity.WARNING,
-    kinds=("ResourceClaim", "Pod"),
+    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",
 )
 
@@ -52,7 +64,7 @@ declare(
     summary="the allocation engine failed on this Pod or claim (a draguard bug, or a resource limit such "
     "as MemoryError): no answer for it; the other Pods are still simulated",
     field="",
-    kinds=("ResourceClaim", "Pod"),
+    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",
 )
 
@@ -70,6 +82,7 @@ class SimulateOptions:
     stdin_text: str | None = None  # `-` was already read
     deadline_seconds: float = RUN_SECONDS  # the whole run (load, validation, allocations): see simulate()
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
+    runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (webhook.clusterinput)
 
     def __post_init__(self) -> None:
@@ -80,20 +93,33 @@ class SimulateOptions:
 class SimulationReport:
     pods: list[PodSimulation]
     validation: Report
+    workloads: list[WorkloadReport] = field(default_factory=list)  # in input order
+    left_out: list[LeftOut] = field(default_factory=list)  # objects the simulation did not use, and why
 
     @property
     def exit_code(self) -> int:
-        """1 if anything is infeasible (or left out for validation errors, or draguard failed on it),
-        else 3 if anything is undecided or was not checked before the deadline, else 0."""
-        if any(p.feasible is False or p.internal for p in self.pods) or self.validation.errors:
+        """1 if anything is infeasible (or left out of the simulation, or draguard failed on it), else 3
+        if anything is undecided or was not checked before the deadline, else 0. Errors that leave
+        nothing out (cross-object findings the scheduler handles itself) change no answer, nor this."""
+        if any(p.feasible is False or p.internal for p in self.pods) or self.left_out:
             return EXIT_INFEASIBLE
         if any(p.feasible is None for p in self.pods) or self.validation.not_checked:
             return EXIT_UNDECIDED
         return EXIT_FEASIBLE
 
+    def kept_with_errors(self) -> list[Any]:
+        """Objects with errors that were simulated all the same (their errors do not change allocation)."""
+        out = {id(lo.result) for lo in self.left_out if lo.result is not None}
+        return [o for o in self.validation.objects if o.errors and id(o) not in out]
+
     def to_dict(self) -> dict[str, Any]:
-        invalid = [o.to_dict() for o in self.validation.objects if o.errors]
-        out = {"pods": [p.to_dict() for p in self.pods], "invalid": invalid}
+        invalid = [lo.result.to_dict() for lo in self.left_out if lo.result is not None]
+        out: dict[str, Any] = {
+            "pods": [p.to_dict() for p in self.pods],
+            "workloads": [w.to_dict() for w in self.workloads],
+            "invalid": invalid,
+            "errors": [o.to_dict() for o in self.kept_with_errors()],
+        }
         if self.validation.not_checked:
             out["notChecked"] = [o.to_dict() for o in not_checked(self.validation)]
         return out
@@ -110,7 +136,8 @@ def simulate(
     deadline: Deadline | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SimulationReport:
-    """Simulate scheduling of the input's Pods (or its unallocated claims) against its cluster state.
+    """Simulate scheduling of the input's Pods — bare ones and those its workloads' controllers create —
+    and of its unallocated claims no Pod uses, against its cluster state.
 
     `inputs` are paths (files, directories, `-`), already parsed objects, or one request body (bytes).
     The whole call — reading, validation, building the state, every Pod — ends by
@@ -121,9 +148,12 @@ def simulate(
     bad version/gate and `UnreadableInput` for a missing path."""
     options = options or SimulateOptions()
     deadline = Deadline.after(options.deadline_seconds).earliest(deadline)
+    # the input is the cluster as stored: claims carry their allocations in status
     ctx = Context(
         profile=load_profile(options.version, dict(options.gates)),
         deadline=deadline,
+        as_stored=True,
+        runtime_config=options.runtime_config,
         whole_cluster=bool(options.cluster),
     )
     cluster = ClusterInput()
@@ -131,17 +161,18 @@ def simulate(
         cluster = ClusterInput.of([str(i) for i in inputs], options.cluster)
         inputs = [*(str(i) for i in inputs), *cluster.files]
     data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
-    if cluster.files:  # the cluster's Pods and pending claims are its own, not the input's
+    if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's
         data.pods = [p for p in data.pods if p.source not in cluster]
+        data.work = [p for p in data.work if p.source not in cluster]
         data.pending = [p for p in data.pending if p.source not in cluster]
         cluster.drop_from(data.report)
     if data.report.not_checked:
         when = f"while the input was loaded and validated ({data.report.not_checked} not checked)"
-        return SimulationReport(_too_late(data, when), data.report)
+        return _too_late(data, when)
     try:
         state = ClusterState.from_objects(data.state, ctx.profile, deadline)
     except OutOfBudget:
-        return SimulationReport(_too_late(data, "while the cluster state was built"), data.report)
+        return _too_late(data, "while the cluster state was built")
     world = World(
         claims={k: v.obj for k, v in data.claims.items()},
         templates={k: v.obj for k, v in data.templates.items()},
@@ -151,68 +182,71 @@ def simulate(
         pending=data.pending,
         invalid=data.invalid,
     )
-    run = PodRun(world, state, ctx, options.budget or Budget(), deadline)
-    if data.pods:
-        sims = [run.guarded(p) for p in data.pods]
-    elif data.pending:
-        sims = [run.guarded(None)]
-    else:
-        sims = []
-    return SimulationReport(sims, data.report)
+    notes = LeftOutNotes(data, ctx, options.budget or Budget(), deadline)
+    run = PodRun(world, state, ctx, options.budget or Budget(), deadline, notes=notes)
+    run.referenced = claims_named(data.work, data.claims)
+    sims: list[PodSimulation] = []
+    workloads: list[WorkloadReport] = []
+    nodes = slice_nodes(data.state)
+    for item in data.work:
+        if item.kind == "Pod":
+            sims.append(run.guarded_pod(item.obj, origin_of(item)))
+            continue
+        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, nodes))
+        report.start = len(sims)
+        try_pod = functools.partial(run.guarded_pod, origin=_workload_origin(item, report), workload=report)
+        run_workload(report, try_pod, lambda: run.commits)
+        sims.extend(report.sims)
+        workloads.append(report)
+    unused = _unused_claims(data, run)
+    if unused:
+        sims.append(run.guarded_claims(unused, after_pods=bool(data.work)))
+    return SimulationReport(sims, data.report, workloads, data.left_out)
 
 
-def _too_late(data: Inputs, when: str) -> list[PodSimulation]:
-    reason = f"undecided: the deadline of the run passed {when}"
-    if data.pods:
-        return [PodSimulation(label_of(p), None, reason=reason, subjects=[pod_subject(p)]) for p in data.pods]
-    if data.pending:
-        return [PodSimulation(None, None, reason=reason, subjects=[claim_subject(i) for i in data.pending])]
-    return []
-
-
-def _falls_short(entry: dict[str, Any]) -> bool:
-    """An explanation entry whose last stage leaves fewer devices than the request needs."""
-    stages, needs = entry.get("stages"), entry.get("needs")
-    if not isinstance(stages, list) or not stages or not isinstance(needs, int):
-        return False
-    last = stages[-1]
-    return isinstance(last, (list, tuple)) and len(last) == 2 and isinstance(last[1], int) and last[1] < needs
-
-
-def feasibility_violations(sim: PodSimulation) -> list[tuple[Subject, Violation]]:
-    """`validate --feasibility`: infeasible answers as errors, undecided ones as warnings, on the
-    claim request (or Pod entry) that the explanation names. Linear in the subjects and the
-    explanation: each finding carries its own problem or the Pod's (bounded) reason."""
-    if sim.feasible:
-        return []
-    if sim.internal:
-        rule = RULES["internal.engine-crash"]
-        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
-        return [(s, Violation(rule.id, rule.severity, s.path, sim.reason)) for s in targets]
-    rule = RULES["feasibility.infeasible" if sim.feasible is False else "feasibility.undecided"]
-    message = sim.reason or sim.error or "the claims cannot be allocated"
-    if sim.feasible is None and not message.startswith("undecided"):
-        message = f"undecided (allocator budget exhausted): {message}"
-    entries = [e for e in sim.explanation if isinstance(e.get("claim"), str) and e.get("claim")]
-    short = [e for e in entries if e.get("cause")] or [e for e in entries if _falls_short(e)]
-    named = [(str(e["claim"]), str(e.get("request") or "").split("/", 1)[0]) for e in short or entries]
-    by_claim: dict[str, list[Subject]] = {}
-    for s in sim.subjects:
-        if s.claim:
-            by_claim.setdefault(s.claim, []).append(s)
-    out: list[tuple[Subject, Violation]] = []
-    seen: set[tuple[int, str]] = set()
-    for claim, request in named:
-        for s in by_claim.get(claim, ()):
-            where = s.requests.get(request, s.path)
-            if (id(s), where) not in seen:
-                seen.add((id(s), where))
-                out.append((s, Violation(rule.id, rule.severity, where, s.message or message)))
-    if not out:
-        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
-        for s in targets:
-            out.append((s, Violation(rule.id, rule.severity, s.path, s.message or message)))
+def _unused_claims(data: Inputs, run: PodRun) -> list[Loaded]:
+    """The input's unallocated claims that no Pod of the input uses (nor allocated meanwhile)."""
+    out = []
+    for item in data.pending:
+        key = key_of(item.obj)
+        current = run.claims.get(key) or {}
+        if key not in run.referenced and not (current.get("status") or {}).get("allocation"):
+            out.append(item)
     return out
+
+
+def _workload_origin(item: Loaded, report: WorkloadReport) -> Origin:
+    e = report.expansion
+    return Origin(item.source, item.line, e.kind, e.namespace, e.name, e.prefix)
+
+
+def _too_late(data: Inputs, when: str) -> SimulationReport:
+    reason = f"undecided: the deadline of the run passed {when}"
+    sims: list[PodSimulation] = []
+    workloads: list[WorkloadReport] = []
+    nodes = slice_nodes(data.state)
+    for item in data.work:
+        if item.kind == "Pod":
+            sims.append(
+                PodSimulation(label_of(item), None, reason=reason, subjects=[origin_of(item).subject()])
+            )
+            continue
+        report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, nodes))
+        report.start = len(sims)
+        if report.expansion.count:
+            first = report.expansion.pod(0)
+            subjects = [_workload_origin(item, report).subject()]
+            sim = PodSimulation(pod_label(first), None, reason=reason, subjects=subjects, workload=report)
+            report.sims.append(sim)
+            report.same_as_last = report.expansion.count - 1
+            report.rest_reason = f"{report.same_as_last} more Pod(s): undecided as well"
+            sims.append(sim)
+        workloads.append(report)
+    if data.pending:
+        sims.append(
+            PodSimulation(None, None, reason=reason, subjects=[claim_subject(i) for i in data.pending])
+        )
+    return SimulationReport(sims, data.report, workloads, data.left_out)
 
 
 __all__ = [
@@ -221,6 +255,7 @@ __all__ = [
     "SimulateOptions",
     "SimulationReport",
     "Subject",
+    "feasibility_findings",
     "feasibility_violations",
     "simulate",
 ]

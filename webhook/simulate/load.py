@@ -5,12 +5,15 @@ claims). Invalid objects are left out; objects the deadline left unchecked are r
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.context import Context
+from webhook.convert.served import RuntimeConfig
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     STDIN,
@@ -23,11 +26,22 @@ from webhook.io.documents import (
 )
 from webhook.model.budget import Deadline
 from webhook.model.violation import Violation
+from webhook.model.workloads import WORKLOAD_KINDS, uses_dra
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
-from webhook.simulate.podclaims import key_of, namespace_of
+from webhook.simulate.leftout import (
+    CLUSTER_SCOPED,
+    DUPLICATE,
+    Definition,
+    LeftOut,
+    identity,
+    rejection,
+    report_duplicates,
+    why,
+)
+from webhook.simulate.podclaims import generated_name, key_of, name_of, namespace_of
 from webhook.validate import (
     FileResult,
     assemble,
@@ -52,6 +66,7 @@ class Loaded:
     kind: str
     obj: dict[str, Any]
     result: ObjectResult | None = None  # its validation result (None for Nodes, which are not validated)
+    decoded: bool = True  # False: the API server could not decode it (obj is the document as written)
 
 
 @dataclass
@@ -64,15 +79,18 @@ class Inputs:
     pending: list[Loaded] = field(default_factory=list)  # valid claims without status.allocation
     templates: dict[tuple[str, str], Loaded] = field(default_factory=dict)
     pods: list[Loaded] = field(default_factory=list)
+    work: list[Loaded] = field(default_factory=list)  # Pods and workloads that use DRA, in input order
     invalid: dict[tuple[str, str], str] = field(default_factory=dict)  # ("Kind/ns", name) → why left out
+    left_out: list[LeftOut] = field(default_factory=list)  # in input order
+    generated_seen: dict[str, int] = field(default_factory=dict)  # generateName objects named so far
 
 
 def _checked(
     text: str | list[Document | DocumentError], source: str, ctx: Context, policy: Policy | None
 ) -> tuple[FileResult, list[Loaded | None]]:
     """One file's text (or parsed documents) validated as by `validate` (within `ctx.deadline`), and
-    what the simulation takes from it: the objects as stored, Nodes and Namespaces (not validated) at
-    the end."""
+    what the simulation takes from it: the objects as stored (those the API server would reject too, to
+    be reported as left out), Nodes and Namespaces (not validated) at the end."""
     loaded: list[Loaded | None] = []
     nodes: list[Loaded | None] = []  # and Namespaces (their labels: admin access in the webhook)
 
@@ -87,8 +105,8 @@ def _checked(
             ):
                 nodes.append(Loaded(doc.source, doc.line, str(kind), obj))
             return
-        if stored is None or result.errors:
-            loaded.append(None)
+        if stored is None:  # not decodable: left out, named from the document as written
+            loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), obj, result, decoded=False))
         else:
             loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), stored, result))
 
@@ -115,8 +133,14 @@ def _init(
     policy: Policy | None,
     max_bytes: int,
     deadline: Deadline | None,
+    runtime_config: RuntimeConfig,
 ) -> None:
-    _worker["ctx"] = Context(profile=load_profile(version, dict(gates)), deadline=deadline)
+    _worker["ctx"] = Context(
+        profile=load_profile(version, dict(gates)),
+        deadline=deadline,
+        as_stored=True,
+        runtime_config=runtime_config,
+    )
     _worker["policy"] = policy
     _worker["max_bytes"] = max_bytes
 
@@ -186,7 +210,7 @@ def load(
                 jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
-                initargs=(ctx.profile.version, gates, policy, max_bytes, ctx.deadline),
+                initargs=(ctx.profile.version, gates, policy, max_bytes, ctx.deadline, ctx.runtime_config),
             ) as pool:
                 for n, (path, res) in enumerate(
                     zip(on_disk, pool.map(_load_file, on_disk, chunksize=1), strict=True)
@@ -197,57 +221,125 @@ def load(
         results.extend(done[p] for p in files)
         results.extend((skipped_result(s, policy), []) for s in found.skipped)
     report = assemble([fr for fr, _ in results], ctx, policy)
-    return _sort(report, [x for _, loaded in results for x in loaded])
+    return _sort(report, [x for _, loaded in results for x in loaded], policy)
 
 
-def _sort(report: Report, loaded: list[Loaded | None]) -> Inputs:
+def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) -> Inputs:
     out = Inputs(report)
-    for item in loaded:
-        if item is None:
-            continue
-        if item.kind == "Node":
-            out.nodes.append(item.obj)
-            out.state.append(item.obj)
-            continue
-        if item.kind == "Namespace":
-            out.state.append(item.obj)
-            continue
-        if item.result is not None and item.result.errors:  # inventory (cross-object) errors came late
-            if item.kind in NAMESPACED:
-                ns, name = key_of(item.obj)
-                out.invalid[(f"{item.kind}/{ns}", name)] = _why_result(item.result)
-            continue
-        obj = item.obj
-        if item.kind in NAMESPACED:
-            meta = obj.setdefault("metadata", {})
-            meta.setdefault("namespace", namespace_of(obj))
-        if item.kind in STATE_KINDS:
-            out.state.append(obj)
-            if item.kind == "DeviceClass":
-                out.classes.append(obj)
-        elif item.kind == "ResourceClaim":
-            out.claims[key_of(obj)] = item
-            if isinstance(obj.get("status"), dict) and obj["status"].get("allocation"):
-                out.state.append(obj)
+    items = [item for item in loaded if item is not None]
+    defs: list[Definition] = []
+    positions: list[int] = []
+    for n, item in enumerate(items):
+        key = identity(item.obj.get("apiVersion"), item.kind, item.obj, namespace_of(item.obj))
+        if key is not None:
+            defs.append(Definition(item.source, item.line, key, item.result))
+            positions.append(n)
+    later = {positions[i] for i in report_duplicates(defs, report, policy)}
+    for d, n in zip(defs, positions, strict=True):
+        items[n].result = d.result  # a duplicate Node got a result of its own
+    for n, item in enumerate(items):
+        if item.kind in ("Node", "Namespace"):
+            if n in later:
+                _leave_out(out, item, [], True)
             else:
-                out.pending.append(item)
-        elif item.kind == "ResourceClaimTemplate":
-            out.templates[key_of(obj)] = item
-        elif item.kind == "Pod":
-            out.pods.append(item)
-    for result in report.objects:  # objects whose own validation failed never became `Loaded`
-        if result.errors and result.kind in NAMESPACED and result.name:
-            ns = result.namespace or "default"
-            out.invalid.setdefault((f"{result.kind}/{ns}", result.name), _why_result(result))
+                if item.kind == "Node":
+                    out.nodes.append(item.obj)
+                out.state.append(item.obj)
+            continue
+        reasons = rejection(item.result)
+        if not item.decoded and not reasons and n not in later:
+            continue  # a kind draguard does not simulate (e.g. a beta DRA version): only its warning
+        if n in later or reasons or not item.decoded:
+            _leave_out(out, item, reasons, n in later)
+            continue
+        _take(out, item)
+    _unread(out, {id(item.result) for item in items})
+    position = {id(result): i for i, result in enumerate(report.objects)}
+    out.left_out.sort(key=lambda lo: position.get(id(lo.result), len(position)))  # input order
     return out
 
 
-def _why_result(result: ObjectResult) -> str:
-    errors = [v for v in result.violations if v.severity.value == "error"]
-    first = errors[0]
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    where = f"{first.field}: " if first.field else ""
-    return f"{result.source}:{result.line}: {first.rule}: {where}{first.message}{more}"
+def _unread(out: Inputs, seen: set[int]) -> None:
+    """Documents that never became objects (a parse error, a file too large, draguard failing on a file)
+    are left out as well: what they would have held is not in the simulation."""
+    for result in out.report.objects:
+        if id(result) in seen:
+            continue
+        reasons = rejection(result)
+        if not reasons:
+            continue
+        kind = result.kind or ""
+        ns = (result.namespace or "default") if kind and kind not in CLUSTER_SCOPED else None
+        name = result.name or ""
+        text = why(result.source, result.line, reasons)
+        out.left_out.append(LeftOut(kind or "?", ns, name, result.source, result.line, text, None, result))
+        if kind and name:
+            out.invalid.setdefault((f"{kind}/{ns or ''}", name), text)
+
+
+def _leave_out(out: Inputs, item: Loaded, reasons: list[Violation], duplicate: bool) -> None:
+    ns = namespace_of(item.obj) if item.kind not in CLUSTER_SCOPED else None
+    name = name_of(item.obj) or str(_meta(item.obj).get("generateName") or "")
+    if duplicate:
+        dup = [v for v in (item.result.violations if item.result else []) if v.rule == DUPLICATE]
+        text = (
+            why(item.source, item.line, dup)
+            if dup
+            else f"{item.source}:{item.line}: {DUPLICATE}: defined twice"
+        )
+    elif reasons:
+        text = why(item.source, item.line, reasons)
+    else:  # an undecodable object always has its decoding error; this is the safe side
+        text = f"{item.source}:{item.line}: the API server cannot decode it"
+    obj, raw = (item.obj, None) if item.decoded else (None, item.obj)
+    out.left_out.append(LeftOut(item.kind, ns, name, item.source, item.line, text, obj, item.result, raw))
+    out.invalid.setdefault((f"{item.kind}/{ns or ''}", name), text)
+
+
+def _name_generated(out: Inputs, obj: dict[str, Any]) -> None:
+    """An object with only `generateName` gets the name the API server would give it (a reproducible
+    suffix derived from its content and how many equal ones came before), so two are never merged."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or meta.get("name"):
+        return
+    base = meta.get("generateName")
+    if not isinstance(base, str) or not base:
+        return
+    seed = json.dumps(obj, sort_keys=True, default=str)
+    n = out.generated_seen.get(seed, 0)
+    out.generated_seen[seed] = n + 1
+    meta["name"] = generated_name(base, f"{seed}#{n}")
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _take(out: Inputs, item: Loaded) -> None:
+    obj = item.obj
+    _name_generated(out, obj)
+    if item.kind in NAMESPACED or item.kind in WORKLOAD_KINDS:
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("namespace", namespace_of(obj))
+    if item.kind in STATE_KINDS:
+        out.state.append(obj)
+        if item.kind == "DeviceClass":
+            out.classes.append(obj)
+    elif item.kind == "ResourceClaim":
+        out.claims[key_of(obj)] = item
+        if isinstance(obj.get("status"), dict) and obj["status"].get("allocation"):
+            out.state.append(obj)
+        else:
+            out.pending.append(item)
+    elif item.kind == "ResourceClaimTemplate":
+        out.templates[key_of(obj)] = item
+    elif item.kind == "Pod":
+        out.pods.append(item)
+        if uses_dra(obj):  # a Pod without claims or extended resources has nothing to allocate
+            out.work.append(item)
+    elif item.kind in WORKLOAD_KINDS:
+        out.work.append(item)
 
 
 def document_objects(
@@ -255,14 +347,18 @@ def document_objects(
 ) -> tuple[list[dict[str, Any]], ObjectResult | None]:
     """One parsed document as `load` takes it, without the cross-object (inventory) pass: the objects it
     contributes (none, or the object defaulted, version-skew stripped and with its namespace set; a Node
-    or Namespace as it is) and its validation result (None when skipped; errors mean it contributes nothing). For a
-    caller that loads documents one at a time (the webhook's state directory)."""
+    or Namespace as it is) and its validation result (None when skipped; an error the API server would
+    reject it for means it contributes nothing). For a caller that loads documents one at a time (the
+    webhook's state directory). The state is the cluster as stored: claims keep their status (allocations),
+    whatever `ctx.as_stored` says."""
+    if not ctx.as_stored:
+        ctx = dataclasses.replace(ctx, as_stored=True)
     result, loaded = _checked([doc], doc.source, ctx, policy)
     out = []
     for item in loaded:
-        if item is None:
+        if item is None or not item.decoded or rejection(item.result):
             continue
-        if item.kind in NAMESPACED:
+        if item.kind in NAMESPACED or item.kind in WORKLOAD_KINDS:
             item.obj.setdefault("metadata", {}).setdefault("namespace", namespace_of(item.obj))
         out.append(item.obj)
     return out, (result.objects[0] if result.objects else None)

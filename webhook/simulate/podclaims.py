@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhook.model.path import Path
+from webhook.model.workloads import get_path, template_keys
 from webhook.simulate.extended import controlled_by, owner_reference
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
@@ -217,4 +218,33 @@ def merge_node_selector(pod: dict[str, Any], selector: dict[str, Any] | None) ->
                         term[part] = copy.deepcopy(items)
                 combined.append(term)
     required["nodeSelectorTerms"] = combined
+    return out
+
+
+def claims_named(work: list[Any], claims: dict[tuple[str, str], Any]) -> set[tuple[str, str]]:
+    """Claims the Pods and workloads in `work` (Loaded items) name (`resourceClaimName`, a Pod's
+    `status.resourceClaimStatuses`), and claims a Pod of the input controls (its generated ones)."""
+    out: set[tuple[str, str]] = set()
+    pods: set[tuple[str, str]] = set()
+    for item in work:
+        obj = item.obj
+        keys = template_keys(obj.get("apiVersion"), item.kind) if item.kind != "Pod" else ()
+        if keys is None:
+            continue
+        ns = key_of(obj)[0]
+        if item.kind == "Pod":
+            pods.add(key_of(obj))
+            for st in (obj.get("status") or {}).get("resourceClaimStatuses") or []:
+                if isinstance(st, dict) and isinstance(st.get("resourceClaimName"), str):
+                    out.add((ns, st["resourceClaimName"]))
+        spec = get_path(obj, (*keys, "spec")) if keys else obj.get("spec")
+        entries = spec.get("resourceClaims") if isinstance(spec, dict) else None
+        for rc in entries if isinstance(entries, list) else []:
+            if isinstance(rc, dict) and isinstance(rc.get("resourceClaimName"), str):
+                out.add((ns, rc["resourceClaimName"]))
+    for key, item in claims.items():
+        for ref in (item.obj.get("metadata") or {}).get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("kind") == "Pod" and ref.get("controller"):
+                if (key[0], ref.get("name")) in pods:
+                    out.add(key)
     return out

@@ -1,13 +1,16 @@
-"""Text rendering of a simulation: validation errors of objects left out, objects the deadline left
-unchecked, then one block per Pod. Every line is passed through `one_line`: names and messages from the
-input cannot print lines of their own."""
+"""Text rendering of a simulation: validation errors of objects left out (and of objects simulated in
+spite of errors that do not change what can be allocated), objects the deadline left unchecked, then one block per
+bare Pod or workload (its Pods indented), in input order, and the claims no Pod uses. Every line is passed
+through `one_line`: names and messages from the input cannot print lines of their own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from webhook.model.text import compact, one_line
+from webhook.report import ObjectResult
 from webhook.simulate import PodSimulation, SimulationReport, not_checked
+from webhook.simulate.workloads import WorkloadReport
 
 
 def _result_line(r: object) -> str:
@@ -62,8 +65,13 @@ def _node_selector(sel: object) -> str:
     return " OR ".join(terms)
 
 
-def render_pod(sim: PodSimulation) -> list[str]:
-    title = f"Pod {sim.pod}" if sim.pod else "Claims (allocated together for one Pod)"
+def render_pod(sim: PodSimulation, after_pods: bool = False) -> list[str]:
+    if sim.pod:
+        title = f"Pod {sim.pod}"
+    elif after_pods:
+        title = "Claims no Pod in the input uses (allocated together for one Pod, after the Pods)"
+    else:
+        title = "Claims (allocated together for one Pod)"
     if sim.feasible:
         on = f" on node {sim.node}" if sim.node else " (on any node)"
         lines = [f"{title}: feasible{on}"]
@@ -89,19 +97,55 @@ def render_pod(sim: PodSimulation) -> list[str]:
     return lines
 
 
+def _error_lines(o: ObjectResult) -> list[str]:
+    ns = f"{o.namespace}/" if o.namespace else ""
+    label = f" [{o.kind or '?'} {ns}{o.name or '?'}]" if o.kind or o.name else ""  # else not an object
+    out = []
+    for v in o.violations:
+        if v.severity.value != "error":
+            continue
+        where = f"{v.field}: " if v.field else ""
+        out.append(f"{o.source}:{v.line or o.line}: error {v.rule}: {where}{compact(v.message)}{label}")
+    return out
+
+
+def render_workload(w: WorkloadReport) -> list[str]:
+    """A workload's header (how many Pods, and their verdicts), then its Pods indented."""
+    e = w.expansion
+    counts = w.counts()
+    verdicts = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    lines = [
+        f"{w.label()} ({w.source}:{w.line}): {e.count} Pod(s) ({e.how}){': ' + verdicts if verdicts else ''}"
+    ]
+    for node, why in e.skipped:
+        lines.append(f"  no Pod on node {node}: {why}")
+    for sim in w.sims:
+        lines.extend("  " + line for line in render_pod(sim))
+    if w.same_as_last:
+        lines.append(f"  {w.rest_reason}")
+    return lines
+
+
 def render_text(report: SimulationReport) -> str:
     lines: list[str] = []
-    invalid = [o for o in report.validation.objects if o.errors]
-    for o in invalid:
-        ns = f"{o.namespace}/" if o.namespace else ""
-        label = f" [{o.kind or '?'} {ns}{o.name or '?'}]" if o.kind or o.name else ""  # else not an object
-        for v in o.violations:
-            if v.severity.value != "error":
-                continue
-            where = f"{v.field}: " if v.field else ""
-            lines.append(f"{o.source}:{v.line or o.line}: error {v.rule}: {where}{compact(v.message)}{label}")
-    if invalid:
-        lines.append(f"{len(invalid)} object(s) with validation errors were left out of the simulation")
+    for lo in report.left_out:
+        if lo.result is not None:
+            lines.extend(_error_lines(lo.result))
+    if report.left_out:
+        lines.append(
+            f"{len(report.left_out)} object(s) with validation errors were left out of the simulation (the "
+            "API server would reject them, or they repeat a name)"
+        )
+        lines.append("")
+    kept = report.kept_with_errors()
+    for o in kept:
+        lines.extend(_error_lines(o))
+    if kept:
+        lines.append(
+            f"{len(kept)} object(s) with errors were simulated all the same: their errors do not change "
+            "what can be allocated (the API server accepts them and the scheduler handles what they describe, "
+            "or they are the first of several definitions of a name)"
+        )
         lines.append("")
     unchecked = not_checked(report.validation)
     for o in unchecked:
@@ -116,8 +160,18 @@ def render_text(report: SimulationReport) -> str:
             "every Pod and claim is undecided (exit 3)"
         )
         lines.append("")
-    if not report.pods and not report.validation.not_checked:
-        lines.append("nothing to simulate: the input has no Pods and no unallocated ResourceClaims")
-    for sim in report.pods:
-        lines.extend(render_pod(sim))
+    if not report.pods and not report.workloads and not report.validation.not_checked:
+        lines.append("nothing to simulate: the input has no Pods, workloads or unallocated ResourceClaims")
+    starts: dict[int, list[WorkloadReport]] = {}
+    for w in report.workloads:
+        starts.setdefault(w.start, []).append(w)
+    after_pods = any(sim.pod for sim in report.pods)
+    for i, sim in enumerate(report.pods):
+        for w in starts.pop(i, []):
+            lines.extend(render_workload(w))
+        if sim.workload is None:
+            lines.extend(render_pod(sim, after_pods))
+    for position in sorted(starts):
+        for w in starts[position]:
+            lines.extend(render_workload(w))
     return "\n".join(one_line(line) for line in lines) + "\n"  # input cannot start a line of its own

@@ -1,7 +1,8 @@
 """Scheduling one Pod (or the pending claims together) against a ClusterState, as `draguard simulate` and
 admission-time feasibility do: its claims by name, from templates (as the resource claim controller
 generates them) or from extended resources backed by DeviceClasses, pinned to the nodes of its claims
-that are already allocated. `World` holds what that reads besides the ClusterState."""
+that are already allocated. `World` holds what that reads besides the ClusterState. A Pod comes from
+an `Origin` — itself, or the workload whose Pod template made it — which its findings point into."""
 
 from __future__ import annotations
 
@@ -9,12 +10,11 @@ import copy
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.context import Context
 from webhook.engine import Budget, ClaimResult, Outcome, allocate
 from webhook.model.budget import Deadline, OutOfBudget
-from webhook.model.path import Path
 from webhook.model.text import listing
 from webhook.simulate import extended as ext
 from webhook.simulate.load import Loaded
@@ -29,24 +29,15 @@ from webhook.simulate.podclaims import (
     name_of,
     resolve_pod_claims,
 )
+from webhook.simulate.subjects import Origin, Subject, claim_key, request_paths
+from webhook.simulate.subjects import claim_subject as subject_of_claim
 from webhook.state import ClusterState
 
+if TYPE_CHECKING:
+    from webhook.simulate.served import LeftOutNotes
+    from webhook.simulate.workloads import WorkloadReport
+
 ClaimKey = tuple[str, str]
-
-
-@dataclass
-class Subject:
-    """An input object a feasibility finding is reported on, and where in it each request lives."""
-
-    source: str
-    line: int
-    kind: str
-    namespace: str | None
-    name: str | None
-    claim: str = ""  # "ns/name" of the claim as the engine names it ("" for the Pod itself)
-    requests: dict[str, str] = field(default_factory=dict)  # request name → field path
-    path: str = ""  # where to report when no request is named
-    message: str = ""  # what is wrong at `path` itself (else the Pod's reason)
 
 
 @dataclass
@@ -60,6 +51,7 @@ class PodSimulation:
     error: str | None = None
     subjects: list[Subject] = field(default_factory=list)
     internal: str | None = None  # draguard failed on this Pod (feasible is None: no answer)
+    workload: WorkloadReport | None = None  # the workload whose controller creates this Pod
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +82,7 @@ class PodSimulation:
             "reason": self.reason,
             "explanation": self.explanation,
             "internalError": self.internal,
+            "workload": self.workload.ref() if self.workload is not None else None,
         }
 
 
@@ -98,34 +91,23 @@ def label_of(item: Loaded) -> str:
     return f"{ns}/{name}"
 
 
-def pod_subject(item: Loaded) -> Subject:
-    ns, name = key_of(item.obj)
-    return Subject(item.source, item.line, "Pod", ns, name)
-
-
-def _claim_key(claim: dict[str, Any]) -> str:
-    ns, name = key_of(claim)
+def pod_label(pod: dict[str, Any]) -> str:
+    ns, name = key_of(pod)
     return f"{ns}/{name}"
 
 
-def _request_paths(claim: dict[str, Any]) -> dict[str, str]:
-    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
-    base = Path("spec").child("devices").child("requests")
-    return {r.get("name", ""): str(base.index(i)) for i, r in enumerate(requests) if isinstance(r, dict)}
+def origin_of(item: Loaded) -> Origin:
+    """A bare Pod of the input: findings point into the Pod itself."""
+    ns, name = key_of(item.obj)
+    return Origin(item.source, item.line, "Pod", ns, name)
+
+
+def pod_subject(item: Loaded) -> Subject:
+    return origin_of(item).subject()
 
 
 def claim_subject(item: Loaded) -> Subject:
-    ns, name = key_of(item.obj)
-    return Subject(
-        item.source,
-        item.line,
-        "ResourceClaim",
-        ns,
-        name,
-        f"{ns}/{name}",
-        _request_paths(item.obj),
-        "spec.devices.requests",
-    )
+    return subject_of_claim(item.source, item.line, item.obj)
 
 
 @dataclass
@@ -163,7 +145,9 @@ class PodRun:
     """Pods scheduled one after another on one state. With `commit`, each feasible Pod's allocation is
     added to the state (and to `world.claims`, which must then be a dict), as the scheduler binds Pods
     in turn; without, nothing is written. `empty_cluster` decides on the same cluster with nothing
-    allocated and device taints ignored (admission: busy or unsatisfiable)."""
+    allocated and device taints ignored (admission: busy or unsatisfiable). `notes` (a simulation's)
+    explain infeasible answers by the objects the simulation left out; `referenced` collects the claims
+    the Pods use, `committed` the claims this run allocated, in order."""
 
     def __init__(
         self,
@@ -175,6 +159,7 @@ class PodRun:
         *,
         commit: bool = True,
         empty_cluster: bool = False,
+        notes: LeftOutNotes | None = None,
     ) -> None:
         self.world, self.state, self.ctx, self.budget = world, state, ctx, budget
         self.deadline = deadline
@@ -185,6 +170,14 @@ class PodRun:
         self.pins: list[dict[str, Any]] = []  # node selectors of the current Pod's allocated claims
         self.templates = world.templates
         self.mapping = ext.class_mapping(world.classes) if ctx.enabled("DRAExtendedResource") else {}
+        self.notes = notes
+        self.referenced: set[ClaimKey] = set()  # claims some Pod uses (by name, status or ownership)
+        self.committed: list[dict[str, Any]] = []  # claims this run allocated, in order
+
+    @property
+    def commits(self) -> int:
+        """How many allocations this run has added to the state."""
+        return len(self.committed)
 
     @property
     def generated(self) -> GeneratedIndex:
@@ -198,48 +191,87 @@ class PodRun:
         return [c for k, c in self.claims.items() if k[0] == namespace]
 
     def guarded(self, item: Loaded | None) -> PodSimulation:
-        """One Pod (None: the pending claims together), undecided once the run's deadline has passed;
-        a failure of draguard on it is reported on it, and the run goes on with the next one."""
-        subjects = [pod_subject(item)] if item is not None else [claim_subject(i) for i in self.world.pending]
-        label = label_of(item) if item is not None else None
+        """One Pod of the input (None: the pending claims together), undecided once the run's deadline
+        has passed; a failure of draguard on it is reported on it, and the run goes on with the next one."""
+        if item is None:
+            return self.guarded_claims(list(self.world.pending), after_pods=False)
+        return self.guarded_pod(item.obj, origin_of(item))
+
+    def guarded_pod(
+        self, pod: dict[str, Any], origin: Origin, workload: WorkloadReport | None = None
+    ) -> PodSimulation:
+        """`guarded` for a Pod that `origin` made (the Pod itself, or a workload's template)."""
+        label = pod_label(pod)
+        subjects = [origin.subject()]
         if self.deadline.expired():
             reason = "undecided: the deadline of the run passed before this Pod was tried"
-            return PodSimulation(label, None, reason=reason, subjects=subjects)
+            sim = PodSimulation(label, None, reason=reason, subjects=subjects)
+        else:
+            try:
+                sim = self.schedule(pod, origin)
+            except OutOfBudget:
+                reason = "undecided: the deadline of the run passed while this Pod was prepared"
+                sim = PodSimulation(label, None, reason=reason, subjects=subjects)
+            except Exception as e:  # noqa: BLE001 - one object's failure must not lose the others' answers
+                detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                sim = _internal(label, detail, subjects)
+        sim.workload = workload
+        return sim
+
+    def guarded_claims(self, items: list[Loaded], after_pods: bool) -> PodSimulation:
+        """Claims allocated together for one anonymous Pod (after the run's Pods, if `after_pods`)."""
+        subjects = [claim_subject(i) for i in items]
+        if self.deadline.expired():
+            reason = "undecided: the deadline of the run passed before this Pod was tried"
+            return PodSimulation(None, None, reason=reason, subjects=subjects)
         try:
-            return self.pod(item) if item is not None else self.anonymous()
+            sim = self.anonymous([i.obj for i in items], after_pods)
         except OutOfBudget:
             reason = "undecided: the deadline of the run passed while this Pod was prepared"
-            return PodSimulation(label, None, reason=reason, subjects=subjects)
-        except Exception as e:  # noqa: BLE001 - one object's failure must not lose the others' answers
+            return PodSimulation(None, None, reason=reason, subjects=subjects)
+        except Exception as e:  # noqa: BLE001 - as for a Pod
             detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            return _internal(label, detail, subjects)
+            return _internal(None, detail, subjects)
+        sim.subjects = subjects
+        return sim
 
-    def anonymous(self) -> PodSimulation:
+    def anonymous(
+        self, claims: list[dict[str, Any]] | None = None, after_pods: bool = False
+    ) -> PodSimulation:
+        """`claims` (default: the world's pending claims) allocated together for one anonymous Pod."""
         self.pins = []
-        claims = [item.obj for item in self.world.pending]
+        if claims is None:
+            claims = [item.obj for item in self.world.pending]
+        placed = self.commits
         sim, outcome = self._attempt(None, None, claims)
         if outcome is not None and outcome.feasible:
             if self.commit:
                 self._commit(None, claims, outcome)
-        sim.subjects = [claim_subject(item) for item in self.world.pending]
+            return sim
+        if sim.feasible is False and self.notes is not None:
+            sim.reason += self.notes.note(None, claims, [], self.committed)
+            if after_pods and placed:
+                sim.reason = self.notes.before_pods(claims, sim.reason)
         return sim
 
     def pod(self, item: Loaded) -> PodSimulation:
-        pod = item.obj
-        ns, name = key_of(pod)
-        label = f"{ns}/{name}"
-        own_subject = Subject(item.source, item.line, "Pod", ns, name)
+        """One bare Pod of the input (no deadline or failure guard: see `guarded`)."""
+        return self.schedule(item.obj, origin_of(item))
+
+    def schedule(self, pod: dict[str, Any], origin: Origin) -> PodSimulation:
+        """One Pod, its findings pointing into `origin`."""
+        label = pod_label(pod)
         resolved = resolve_pod_claims(pod, self.claims, self.templates, self.world.invalid, self.generated)
+        for pc in resolved:
+            if pc.claim is not None and not pc.generated:
+                self.referenced.add(key_of(pc.claim))
         problems = [pc for pc in resolved if pc.problem]
         if problems:  # each entry's finding names its own problem; the reason lists a few
-            at = [
-                Subject(item.source, item.line, "Pod", ns, name, path=str(pc.path), message=pc.problem)
-                for pc in problems
-            ]
+            at = [origin.subject(path=str(pc.path), message=pc.problem) for pc in problems]
             reason = listing([pc.problem for pc in problems], "; ")
             return PodSimulation(label, False, reason=reason, subjects=at)
         pending: list[dict[str, Any]] = []
-        subjects: list[Subject] = [own_subject]
+        subjects: list[Subject] = [origin.subject()]
         seen: set[tuple[str, str]] = set()
         pins: dict[str, dict[str, Any]] = {}  # node selectors of allocated claims, each must match
         for pc in resolved:
@@ -256,12 +288,18 @@ class PodRun:
                     pins.setdefault(json.dumps(sel, sort_keys=True, default=str), sel)
                 continue
             pending.append(claim)
-            subjects.append(self._pod_claim_subject(item, pc, claim))
+            subjects.append(self._pod_claim_subject(origin, pc, claim))
         self.pins = list(pins.values())
-        plans = self._plans(item, pod)
+        if self.notes is not None:
+            unserved = self.notes.unserved(pod, self.mapping, list(self.world.nodes))
+            if unserved is not None:
+                return PodSimulation(label, False, reason=unserved, subjects=[origin.subject()])
+        plans = self._plans(origin, pod)
         if isinstance(plans, PodSimulation):
+            if self.notes is not None:
+                plans.reason += self.notes.note(pod, pending, [], self.committed)
             return plans
-        tried: list[tuple[PodSimulation, int]] = []
+        tried: list[tuple[PodSimulation, int, _Plan, list[dict[str, Any]]]] = []
         for plan in plans:
             claims = pending + ([plan.extra] if plan.extra is not None else [])
             sim, outcome = self._attempt(label, plan.pod, claims)
@@ -270,30 +308,31 @@ class PodRun:
                 if self.commit:
                     self._commit(plan.pod, claims, outcome)
                 return sim
-            tried.append((sim, plan.weight))
-        undecided = [sim for sim, _ in tried if sim.feasible is None]
-        return undecided[0] if undecided else max(tried, key=lambda t: t[1])[0]
+            tried.append((sim, plan.weight, plan, claims))
+        undecided = [t for t in tried if t[0].feasible is None]
+        sim, _, plan, claims = undecided[0] if undecided else max(tried, key=lambda t: t[1])
+        if sim.feasible is False and self.notes is not None:
+            sim.reason += self.notes.note(plan.pod, claims, self.pins, self.committed)
+        return sim
 
     # -- helpers --------------------------------------------------------------------------------
 
-    def _pod_claim_subject(self, item: Loaded, pc: PodClaim, claim: dict[str, Any]) -> Subject:
-        key = key_of(claim)
-        loaded = self.world.loaded.get(key)
+    def _pod_claim_subject(self, origin: Origin, pc: PodClaim, claim: dict[str, Any]) -> Subject:
+        loaded = self.world.loaded.get(key_of(claim))
         if loaded is not None and not pc.generated:
             return claim_subject(loaded)
-        ns, pod_name = key_of(item.obj)
-        paths = {r: str(pc.path) for r in _request_paths(claim)}
-        return Subject(item.source, item.line, "Pod", ns, pod_name, _claim_key(claim), paths, str(pc.path))
+        paths = {r: str(pc.path) for r in request_paths(claim)}
+        return origin.subject(claim_key(claim), paths, str(pc.path))
 
-    def _plans(self, item: Loaded, pod: dict[str, Any]) -> list[_Plan] | PodSimulation:
+    def _plans(self, origin: Origin, pod: dict[str, Any]) -> list[_Plan] | PodSimulation:
         """How the Pod is tried: as is, or — with extended resources backed by DRA — once per group of
         nodes that serve the same resources through DRA (Filter builds the special claim per node),
         each restricted to its nodes; or the final answer when no node can provide a resource."""
         if not self.mapping or not ext.needs_special_claim(pod, self.mapping):
             return [_Plan(pod)]
-        ns, name = key_of(pod)
-        label = f"{ns}/{name}"
-        pod_subject = Subject(item.source, item.line, "Pod", ns, name)
+        ns, _ = key_of(pod)
+        label = pod_label(pod)
+        own_subject = origin.subject()
         existing = ext.find_extended_claim(pod, self._owned(ns))
         if existing is not None:
             allocation = (existing.get("status") or {}).get("allocation")
@@ -303,13 +342,13 @@ class PodRun:
                 return PodSimulation(
                     label,
                     False,
-                    reason=f"extended resource claim {_claim_key(existing)} from an earlier scheduling attempt "
+                    reason=f"extended resource claim {claim_key(existing)} from an earlier scheduling attempt "
                     "already has requests: the scheduler deletes it and retries (cannot schedule now)",
-                    subjects=[pod_subject],
+                    subjects=[own_subject],
                 )
         wanted = ext.requested_resources(pod)
         if not self.world.nodes:
-            return [self._plan(item, pod, ext.node_variant(wanted, self.mapping, None).dra, existing, None)]
+            return [self._plan(origin, pod, ext.node_variant(wanted, self.mapping, None).dra, existing, None)]
         groups: dict[frozenset[str], list[str]] = {}
         unfit: list[str] = []
         for n, node in enumerate(sorted(self.world.nodes, key=name_of)):
@@ -326,16 +365,17 @@ class PodRun:
                 False,
                 reason="no node can provide the Pod's extended resources: neither in the node's allocatable "
                 "nor served by a DeviceClass on " + listing(unfit),
-                subjects=[pod_subject],
+                subjects=[own_subject],
             )
         restrict = len(groups) > 1 or bool(unfit)
         return [
-            self._plan(item, pod, dra, existing, nodes if restrict else None) for dra, nodes in groups.items()
+            self._plan(origin, pod, dra, existing, nodes if restrict else None)
+            for dra, nodes in groups.items()
         ]
 
     def _plan(
         self,
-        item: Loaded,
+        origin: Origin,
         pod: dict[str, Any],
         dra: frozenset[str],
         existing: dict[str, Any] | None,
@@ -347,7 +387,7 @@ class PodRun:
             pod = merge_node_selector(pod, {"nodeSelectorTerms": [only]})
         if not dra:
             return _Plan(pod, weight=weight)
-        ns, name = key_of(pod)
+        ns, _ = key_of(pod)
         claim_name = name_of(existing) if existing is not None else self._special_name(pod)
         sc = ext.special_claim(pod, ns, claim_name, dra, self.mapping, existing)
         _, n_init = ext.all_containers(pod)
@@ -360,8 +400,7 @@ class PodRun:
                 .key(m.resource)
             )
             paths.setdefault(m.request, str(p))
-        subject = Subject(item.source, item.line, "Pod", ns, name, _claim_key(sc.claim), paths, "")
-        return _Plan(pod, sc.claim, subject, weight)
+        return _Plan(pod, sc.claim, origin.subject(claim_key(sc.claim), paths), weight)
 
     @staticmethod
     def _special_name(pod: dict[str, Any]) -> str:
@@ -387,7 +426,7 @@ class PodRun:
 
     def _commit(self, pod: dict[str, Any] | None, claims: list[dict[str, Any]], outcome: Outcome) -> None:
         """Store the allocation (and the Pod's reservation) in the state before the next Pod."""
-        by_key = {_claim_key(c): c for c in claims}
+        by_key = {claim_key(c): c for c in claims}
         for i, result in enumerate(outcome.claims):
             claim = by_key.get(f"{result.namespace}/{result.name}") or (
                 claims[i] if i < len(claims) else None
@@ -408,6 +447,7 @@ class PodRun:
             assert isinstance(owned, MutableMapping), "a committing run owns its claims"
             owned[key_of(stored)] = stored
             add_generated(self.generated, stored)
+            self.committed.append(stored)
 
 
 def _internal(label: str | None, detail: str, subjects: list[Subject]) -> PodSimulation:

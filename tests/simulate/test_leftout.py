@@ -1,0 +1,299 @@
+"""What a simulation leaves out (only what the API server rejects, and repeated names), how a Pod's reason
+names a left-out object that would have served it, and claims no Pod uses — through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from webhook.cli.main import main
+
+NODES = """\
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b}
+"""
+
+GPU_CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+"""
+
+
+def gpu_slice(name: str, node: str, devices: int, extra: str = "", driver: str = "gpu.example.com") -> str:
+    devs = "".join(f"\n  - name: gpu-{i}" for i in range(devices))
+    return f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: {name}}}
+spec:
+  driver: {driver}
+  nodeName: {node}
+{extra}  pool: {{name: {node}, generation: 1, resourceSliceCount: 1}}
+  devices:{devs}
+"""
+
+
+def pod(name: str, gpus: int = 1, claim: str | None = None, template: bool = True) -> str:
+    ref = f"resourceClaimName: {claim}" if claim else f"resourceClaimTemplateName: gpus-{gpus}"
+    head = f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: gpus-{gpus}, namespace: team}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {{deviceClassName: gpu, count: {gpus}}}
+---
+"""
+    return f"""{head if template and not claim else ""}apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: team}}
+spec:
+  containers: [{{name: c, image: x, resources: {{claims: [{{name: g}}]}}}}]
+  resourceClaims: [{{name: g, {ref}}}]
+"""
+
+
+def claim(name: str, gpus: int) -> str:
+    return f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {name}, namespace: team}}
+spec:
+  devices:
+    requests:
+    - name: gpus
+      exactly: {{deviceClassName: gpu, count: {gpus}}}
+"""
+
+
+def write(tmp_path: Path, **files: str) -> Path:
+    for name, text in files.items():
+        (tmp_path / f"{name}.yaml").write_text(text)
+    return tmp_path
+
+
+def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
+    code = main(["simulate", "-o", "json", "-j", "1", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_left_out_class_is_named_in_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = GPU_CLASS.replace('"gpu.example.com"\'', '"gpu.example.com" &&\'')
+    write(tmp_path, a=NODES, b=broken + "---\n" + gpu_slice("s", "node-a", 2), c=pod("p"))
+    code, out = simulate(capsys, str(tmp_path))
+    (sim,) = out["pods"]
+    assert code == 1 and sim["feasible"] is False
+    assert (
+        f'DeviceClass "gpu", which its claims use ({tmp_path / "b.yaml"}:1: class.selectors: '
+        in sim["reason"]
+    )
+    assert [o["name"] for o in out["invalid"]] == ["gpu"]
+
+
+def test_a_left_out_slice_that_would_have_served_the_pod(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = gpu_slice("both", "node-b", 4, extra="  allNodes: true\n")
+    write(
+        tmp_path,
+        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("small", "node-a", 1),
+        b=bad,
+        c=pod("p", 2),
+    )
+    code, out = simulate(capsys, str(tmp_path))
+    (sim,) = out["pods"]
+    assert code == 1 and sim["feasible"] is False
+    assert (
+        f'left out of the simulation, and it could have served this: ResourceSlice "both": with it the Pod fits '
+        f"({tmp_path / 'b.yaml'}:1: slice.node-selection: spec: " in sim["reason"]
+    )
+
+
+def test_an_undecodable_slice_is_named_only_when_its_driver_may_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = gpu_slice("typo", "node-b", 2).replace("  - name: gpu-0", "  - name: gpu-0\n    atributes: {}")
+    fpga = typo.replace("gpu.example.com", "fpga.example.com").replace("typo", "fpga-typo")
+    write(tmp_path, a=NODES + "---\n" + GPU_CLASS, b=typo, c=fpga, d=pod("p"))
+    code, out = simulate(capsys, str(tmp_path))
+    reason = out["pods"][0]["reason"]
+    assert 'ResourceSlice "typo", whose devices are unknown: it could not be decoded' in reason
+    assert "schema.unknown-field" in reason and "fpga-typo" not in reason
+    assert sorted(o["name"] for o in out["invalid"]) == ["fpga-typo", "typo"]
+
+
+def test_a_left_out_class_serving_an_extended_resource(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cls = GPU_CLASS.replace("spec:\n", "spec:\n  extendedResourceName: example.com/gpu\n  config: [{}]\n")
+    ext_pod = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: legacy, namespace: team}
+spec:
+  containers: [{name: c, image: x, resources: {limits: {example.com/gpu: "1"}}}]
+"""
+    write(tmp_path, a=NODES + "---\n" + gpu_slice("s", "node-a", 2), b=cls, c=ext_pod)
+    code, out = simulate(capsys, str(tmp_path))
+    (sim,) = out["pods"]
+    # no class serves example.com/gpu in the simulation, and no node's allocatable has it
+    assert sim["feasible"] is False
+    assert 'DeviceClass "gpu", which serves its extended resource' in sim["reason"]
+
+
+def test_errors_the_api_server_does_not_make_change_no_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # two slices of one pool generation repeat a device: pool.duplicate-device is an error, but the API
+    # server stores both and the scheduler itself treats the pool as invalid — as the simulation does
+    s1 = gpu_slice("s1", "node-a", 2).replace("resourceSliceCount: 1", "resourceSliceCount: 2")
+    s2 = s1.replace("name: s1", "name: s2")
+    write(tmp_path, a=NODES + "---\n" + GPU_CLASS, b=s1 + "---\n" + s2, c=pod("p"))
+    code, out = simulate(capsys, str(tmp_path))
+    (sim,) = out["pods"]
+    assert out["invalid"] == [] and [o["name"] for o in out["errors"]] == ["s2"]
+    assert sim["feasible"] is False and code == 1 and "invalid resource pools" in sim["reason"]
+    text_code = main(["simulate", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert text_code == 1 and "1 object(s) with errors were simulated all the same" in text
+
+
+def test_a_policy_raising_a_lint_to_an_error_changes_no_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    upper = gpu_slice("s", "node-a", 1, driver="GPU.example.com")
+    cls = GPU_CLASS.replace('"gpu.example.com"', '"GPU.example.com"')
+    write(tmp_path, a=NODES + "---\n" + cls, b=upper, c=pod("p"))
+    policy = tmp_path / "policy.yml"
+    policy.write_text("rules:\n  slice.driver.uppercase: error\n")
+    code = main(["validate", "-o", "json", "--feasibility", "--policy", str(policy), str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    found = [(o["name"], v["rule"], v["severity"]) for o in out["objects"] for v in o["violations"]]
+    assert found == [("s", "slice.driver.uppercase", "error")]  # and no feasibility.infeasible on the Pod
+    assert code == 1
+
+
+def test_names_defined_twice_are_reported_and_never_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        tmp_path,
+        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("s", "node-a", 2),
+        b=claim("shared", 2),
+        c=claim("shared", 1) + "---\n" + NODES.split("---\n")[0],
+        d=pod("p", claim="shared"),
+    )
+    code, out = simulate(capsys, str(tmp_path))
+    (sim,) = out["pods"]
+    # the first definition (2 GPUs) is the one simulated
+    assert sim["feasible"] is True and len(sim["claims"][0]["results"]) == 2
+    dup = [
+        (o["kind"], o["source"].rsplit("/", 1)[1], o["line"], v["message"])
+        for group in ("invalid", "errors")
+        for o in out[group]
+        for v in o["violations"]
+        if v["rule"] == "input.duplicate-object"
+    ]
+    b, c = str(tmp_path / "b.yaml"), str(tmp_path / "c.yaml")
+    a = str(tmp_path / "a.yaml")
+    assert sorted(d[:3] for d in dup) == [
+        ("Node", "a.yaml", 1),
+        ("Node", "c.yaml", 10),
+        ("ResourceClaim", "b.yaml", 1),
+        ("ResourceClaim", "c.yaml", 1),
+    ]
+    messages = {(d[0], d[1]): d[3] for d in dup}
+    assert f"(also at {c}:1)" in messages[("ResourceClaim", "b.yaml")]
+    assert "this definition is simulated" in messages[("ResourceClaim", "b.yaml")]
+    assert f"(also at {b}:1)" in messages[("ResourceClaim", "c.yaml")]
+    assert (
+        f"the first, at {b}:1, is simulated and this one is left out" in messages[("ResourceClaim", "c.yaml")]
+    )
+    assert f"(also at {a}:1)" in messages[("Node", "c.yaml")]
+    assert sorted((o["kind"], o["name"], o["source"]) for o in out["invalid"]) == [
+        ("Node", "node-a", c),
+        ("ResourceClaim", "shared", c),
+    ]
+    assert code == 1
+
+
+def test_a_document_that_cannot_be_read_is_left_out_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        tmp_path,
+        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("s", "node-a", 1),
+        b=pod("p"),
+        c="kind: [unclosed\n",
+    )
+    code, out = simulate(capsys, str(tmp_path))
+    assert out["pods"][0]["feasible"] is True
+    assert [(o["source"], [v["rule"] for v in o["violations"]]) for o in out["invalid"]] == [
+        (str(tmp_path / "c.yaml"), ["input.parse"])
+    ]
+    assert code == 1  # what it held is not in the simulation
+
+
+def test_objects_named_by_generate_name_are_never_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    published = [
+        gpu_slice("x", node, 1).replace("metadata: {name: x}", "metadata: {generateName: gpu.example.com-}")
+        for node in ("node-a", "node-b")
+    ]
+    write(
+        tmp_path,
+        a=NODES + "---\n" + GPU_CLASS,
+        b="---\n".join(published),
+        c=pod("p") + "---\n" + pod("q", template=False),
+    )
+    code, out = simulate(capsys, str(tmp_path))
+    assert code == 0 and [p["node"] for p in out["pods"]] == ["node-a", "node-b"]
+
+
+def test_claims_no_pod_uses_are_allocated_after_the_pods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        tmp_path,
+        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("s", "node-a", 3),
+        b=pod("p", 2) + "---\n" + claim("never", 4) + "---\n" + claim("later", 2),
+    )
+    code, out = simulate(capsys, str(tmp_path))
+    placed, rest = out["pods"]
+    assert placed["pod"] == "team/p" and placed["feasible"] is True
+    assert rest["pod"] is None and rest["feasible"] is False and code == 1
+    assert rest["reason"].startswith("infeasible, even on the cluster before the input's Pods are placed: ")
+    # validate --feasibility reports the claim that can never be satisfied at its request
+    assert main(["validate", "-o", "json", "--feasibility", str(tmp_path)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    found = [(o["name"], v["rule"], v["field"]) for o in out["objects"] for v in o["violations"]]
+    assert found == [
+        ("never", "feasibility.infeasible", "spec.devices.requests[0]"),
+        ("later", "feasibility.infeasible", "spec.devices.requests[0]"),
+    ]
+    # without the claim that can never fit, the other one only fails because the Pod took the GPUs
+    (tmp_path / "b.yaml").write_text(pod("p", 2) + "---\n" + claim("later", 2))
+    code, out = simulate(capsys, str(tmp_path))
+    rest = out["pods"][-1]
+    assert rest["feasible"] is False
+    assert rest["reason"].startswith("infeasible once the input's Pods are placed (they take the devices")
+    assert main(["simulate", str(tmp_path)]) == 1
+    assert "Claims no Pod in the input uses (allocated together for one Pod, after the Pods): infeasible" in (
+        capsys.readouterr().out
+    )

@@ -1,0 +1,94 @@
+"""`validate --feasibility`: a simulation's answers as findings on the input objects — an infeasible
+claim or Pod is an error at the request (or Pod claim entry) the explanation names, an undecided one a
+warning; the Pods of one workload give one finding per place in its template, naming how many failed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webhook.model.text import listing
+from webhook.model.violation import Violation
+from webhook.rules.registry import RULES
+from webhook.simulate.subjects import Subject
+
+
+def _falls_short(entry: dict[str, Any]) -> bool:
+    """An explanation entry whose last stage leaves fewer devices than the request needs."""
+    stages, needs = entry.get("stages"), entry.get("needs")
+    if not isinstance(stages, list) or not stages or not isinstance(needs, int):
+        return False
+    last = stages[-1]
+    return isinstance(last, (list, tuple)) and len(last) == 2 and isinstance(last[1], int) and last[1] < needs
+
+
+def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
+    """Infeasible answers of one PodSimulation as errors, undecided ones as warnings, on the claim
+    request (or Pod entry) that the explanation names. Linear in the subjects and the explanation: each
+    finding carries its own problem or the Pod's (bounded) reason."""
+    if sim.feasible:
+        return []
+    if sim.internal:
+        rule = RULES["internal.engine-crash"]
+        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
+        return [(s, Violation(rule.id, rule.severity, s.path, sim.reason)) for s in targets]
+    rule = RULES["feasibility.infeasible" if sim.feasible is False else "feasibility.undecided"]
+    message = sim.reason or sim.error or "the claims cannot be allocated"
+    if sim.feasible is None and not message.startswith("undecided"):
+        message = f"undecided (allocator budget exhausted): {message}"
+    entries = [e for e in sim.explanation if isinstance(e.get("claim"), str) and e.get("claim")]
+    short = [e for e in entries if e.get("cause")] or [e for e in entries if _falls_short(e)]
+    named = [(str(e["claim"]), str(e.get("request") or "").split("/", 1)[0]) for e in short or entries]
+    by_claim: dict[str, list[Subject]] = {}
+    for s in sim.subjects:
+        if s.claim:
+            by_claim.setdefault(s.claim, []).append(s)
+    out: list[tuple[Subject, Violation]] = []
+    seen: set[tuple[int, str]] = set()
+    for claim, request in named:
+        for s in by_claim.get(claim, ()):
+            where = s.requests.get(request, s.path)
+            if (id(s), where) not in seen:
+                seen.add((id(s), where))
+                out.append((s, Violation(rule.id, rule.severity, where, s.message or message)))
+    if not out:
+        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
+        for s in targets:
+            out.append((s, Violation(rule.id, rule.severity, s.path, s.message or message)))
+    return out
+
+
+def feasibility_findings(report: Any) -> list[tuple[Subject, Violation]]:
+    """Every finding of a SimulationReport: those of bare Pods and claims as they are; those of a
+    workload's Pods — on the workload, or on a claim its Pods share — merged per (object, rule, field),
+    with how many of its Pods they concern."""
+    out: list[tuple[Subject, Violation]] = []
+    merged: dict[tuple[Any, ...], tuple[int, Any, list[str]]] = {}  # key -> (position in out, workload, pods)
+    for sim in report.pods:
+        workload = getattr(sim, "workload", None)
+        for subject, v in feasibility_violations(sim):
+            if workload is None:
+                out.append((subject, v))
+                continue
+            key = (
+                subject.source,
+                subject.line,
+                subject.kind,
+                subject.namespace,
+                subject.name,
+                v.rule,
+                v.field,
+            )
+            if key in merged:
+                merged[key][2].append(str(sim.pod))
+                continue
+            merged[key] = (len(out), workload, [str(sim.pod)])
+            out.append((subject, v))
+    for position, workload, pods in merged.values():
+        subject, v = out[position]
+        failing = len(pods)
+        if workload.same_as_last and workload.sims and str(workload.sims[-1].pod) in pods:
+            failing += workload.same_as_last
+            pods = pods + [f"{workload.same_as_last} more like the last"]
+        head = f"{failing} of {workload.expansion.count} Pod(s) of {workload.label()} ({listing(pods)})"
+        out[position] = (subject, Violation(v.rule, v.severity, v.field, f"{head}: {v.message}"))
+    return out
