@@ -466,8 +466,9 @@ def check_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
 
 @_rule(
     "claim.admin-access",
-    'adminAccess: true needs the namespace label resource.kubernetes.io/admin-access: "true" (webhook only)',
-    "spec.devices.requests[i].exactly.adminAccess",
+    'adminAccess: true needs the namespace label resource.kubernetes.io/admin-access: "true" (webhook only, '
+    "when the state holds the Namespace)",
+    "spec.devices.requests[i].adminAccess",
 )
 def check_admin_access(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     """As upstream's AuthorizedForAdmin (claims and templates alike): the first exact request with
@@ -478,7 +479,7 @@ def check_admin_access(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     if labels is None or active is None or labels.get(ADMIN_LABEL) == "true":
         return
     for i, r in enumerate(_list(active[0].get("requests"))):
-        exact = r.get("exactly")
+        exact = r.get("exactly") if isinstance(r, dict) else None
         if isinstance(exact, dict) and exact.get("adminAccess") is True:
             yield Finding(
                 Path("spec").child("devices").child("requests").index(i).child("adminAccess"),
