@@ -614,6 +614,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cold-child", metavar="ID", help=argparse.SUPPRESS)
     ap.add_argument("--state-file", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.nodes < 8:
+        ap.error("--nodes must be at least 8 (the first H100 node that is not full is node-0007)")
     if args.cold_child:
         cold_child(args.cold_child[0], args.nodes, args.cold_child, args.state_file)
         return 0

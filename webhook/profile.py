@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import yaml
 
@@ -45,7 +45,7 @@ class Profile:
         return gate in self.gates
 
 
-@cache
+@lru_cache(maxsize=16)  # bounded: keyed by supported version (and kind)
 def _all_gates(version: str) -> dict[str, Gate]:
     """Every gate kube-apiserver of `version` accepts (generated data; read once per version)."""
     data = yaml.safe_load((policies_dir() / "feature_gates.yaml").read_text())
@@ -66,7 +66,7 @@ def known_gate_names(version: str) -> frozenset[str]:
     return frozenset(_all_gates(version)) | frozenset(_read(version)) | frozenset(ALL_STAGE_GATES)
 
 
-@cache
+@lru_cache(maxsize=16)  # bounded: keyed by supported version (and kind)
 def _read(version: str) -> dict[str, Gate]:
     path = PROFILE_DIR / f"{version}.yaml"
     if version not in SUPPORTED_VERSIONS or not path.is_file():

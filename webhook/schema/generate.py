@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable
-from functools import cache
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
@@ -98,7 +98,7 @@ def source_dir(version: str) -> FsPath:
     return FsPath(str(root))
 
 
-@cache
+@lru_cache(maxsize=16)  # bounded: keyed by supported version (and kind)
 def _openapi(version: str) -> dict[str, Any]:
     doc = json.loads((source_dir(version) / "_definitions.json").read_text(encoding="utf-8"))
     return dict(doc["$defs"])

@@ -19,7 +19,7 @@ import copy
 import difflib
 import json
 from collections.abc import Callable
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from webhook.data import schema_dir
@@ -314,7 +314,7 @@ def served(kind: str, version: str = DEFAULT_VERSION) -> bool:
     return kind in KINDS and schema_path(kind, version).is_file()
 
 
-@cache
+@lru_cache(maxsize=128)  # bounded: one per (kind, supported version)
 def _root(kind: str, version: str = DEFAULT_VERSION) -> Spec:
     if kind not in KINDS:
         raise ValueError(f"no schema for kind {kind!r}: known kinds are {', '.join(KINDS)}")
