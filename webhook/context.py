@@ -1,7 +1,8 @@
 """What a rule may know besides the object: the target profile (version + feature gates), the old
 object on updates, in the webhook the namespace's labels, the API server's `--runtime-config` (which
 resource.k8s.io versions it serves), and the deadline of the run or request (costly rules call
-`ctx.check_deadline()` between units of work: selector compilations)."""
+`ctx.check_deadline()` between units of work: selector compilations); offline, whether the input is the
+whole cluster and what the run's objects hold for the lint rules."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ class Context:
     lint: bool = True  # offline: strict where upstream enforcement is unconfirmed; webhook: permissive
     deadline: Deadline | None = None  # of the run or request: validation stops when it passes
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # default: v1 served, beta/alpha versions off
+    # offline: the input holds the whole cluster (`--cluster DIR`), so a reference to an object it
+    # lacks is a real problem, not an object kept elsewhere
+    whole_cluster: bool = False
+    facts: Any = (
+        None  # offline cross-object rules: what the run's objects hold (webhook.rules.facts.RunFacts)
+    )
 
     def check_deadline(self) -> None:
         """Raise `DeadlinePassed` if the deadline has passed (no deadline: never)."""

@@ -17,7 +17,7 @@ feasibility:                         # the admission webhook only (draguard serv
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from webhook.model.errors import UsageError
@@ -77,7 +77,7 @@ class Policy:
             if v.rule in self.disabled:
                 continue
             sev = self.severity.get(v.rule)
-            out.append(v if sev is None or sev is v.severity else Violation(v.rule, sev, v.field, v.message))
+            out.append(v if sev is None or sev is v.severity else replace(v, severity=sev))
         return out
 
 

@@ -20,6 +20,8 @@ class ObjectResult:
     namespace: str | None
     name: str | None
     violations: list[Violation] = field(default_factory=list)
+    root_line: int = 0  # where its document starts (a List's first node for an item); 0 = `line`
+    prefix: str = ""  # its path in that document ("items[3]." for an item of a List)
 
     @property
     def errors(self) -> int:
@@ -46,6 +48,7 @@ class Report:
     objects: list[ObjectResult] = field(default_factory=list)
     skipped: int = 0  # documents of kinds draguard does not check (or skipped with --skip)
     not_checked: int = 0  # objects or rests of files the run's deadline left unvalidated
+    cluster: int = 0  # objects of `--cluster` (context for the input, not reported unless they have errors)
 
     @property
     def complete(self) -> bool:
@@ -60,15 +63,22 @@ class Report:
     def warnings(self) -> int:
         return sum(o.warnings for o in self.objects)
 
+    @property
+    def infos(self) -> int:
+        return sum(1 for o in self.objects for v in o.violations if v.severity is Severity.INFO)
+
     def summary(self) -> dict[str, int]:
         out = {
             "objects": len(self.objects),
             "errors": self.errors,
             "warnings": self.warnings,
+            "info": self.infos,
             "skipped": self.skipped,
         }
         if self.not_checked:  # only when the deadline cut the run short
             out["notChecked"] = self.not_checked
+        if self.cluster:  # only with --cluster
+            out["cluster"] = self.cluster
         return out
 
     def to_dict(self) -> dict[str, Any]:

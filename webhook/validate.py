@@ -7,18 +7,21 @@ Everything here is pure apart from reading files in `check_files`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.clusterinput import ClusterInput
 from webhook.context import Context
 from webhook.convert import source_message, source_path
 from webhook.convert.pipeline import check_versioned
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
 from webhook.defaults import apply_defaults
+from webhook.findinglines import assign_lines
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     MAX_REQUEST_BYTES,
@@ -39,6 +42,7 @@ from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules import catalog  # noqa: F401  (imports every rule module)
+from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts, without_samples
 from webhook.rules.inventory import Inventory, extract_record
 from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
@@ -57,6 +61,14 @@ DRA_GROUP = "resource.k8s.io/"
 declare(
     "input.parse",
     summary="file or document cannot be parsed (YAML/JSON syntax, not an object)",
+    field="",
+    tag="input",
+)
+declare(
+    "input.template",
+    summary="a file (or some of its documents) is an unrendered Helm or envsubst template: one finding for "
+    "the file, saying to render it first (`helm template ... | draguard validate -`); its templated "
+    "documents are not checked",
     field="",
     tag="input",
 )
@@ -214,6 +226,11 @@ class FileResult:
     kinds_skipped: dict[str, int] = field(default_factory=dict)
     not_checked: int = 0  # objects or rests of files the deadline left unvalidated (`input.not-checked`)
     crashed: bool = False  # draguard failed on the file: one internal.rule-crash stands for all of it
+    facts: list[Any] = field(
+        default_factory=list
+    )  # for the lint rules, aligned with objects (may be shorter)
+    namespaces: list[Any] = field(default_factory=list)  # the file's Namespaces (webhook.rules.facts)
+    complete: bool = True  # every device of the file is in its facts
 
 
 # What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
@@ -240,7 +257,14 @@ def check_stored(
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     name = meta.get("name") or meta.get("generateName")
     result = ObjectResult(
-        doc.source, doc.line, _str(api_version), _str(kind), _str(meta.get("namespace")), _str(name)
+        doc.source,
+        doc.line,
+        _str(api_version),
+        _str(kind),
+        _str(meta.get("namespace")),
+        _str(name),
+        root_line=doc.root_line,
+        prefix=doc.prefix,
     )
     for issue in doc.issues:
         result.violations.append(_violation(issue.rule, issue.path, f"{issue.message} (line {issue.line})"))
@@ -307,6 +331,7 @@ def check_stream(
     `keep(doc, result, stored)` sees every document that was checked or skipped."""
     out = FileResult()
     deadline = ctx.deadline
+    budget = [MAX_DEVICES_PER_FILE]  # devices kept in the facts of this file's slices
     for doc in docs:
         if deadline is not None and deadline.expired():
             _cut(out, not_checked_result(doc, _BEFORE, policy))
@@ -330,9 +355,17 @@ def check_stream(
             out.skipped += 1
             kind = str(doc.obj.get("kind"))
             out.kinds_skipped[kind] = out.kinds_skipped.get(kind, 0) + 1
+            ns = namespace_facts(doc.obj, doc.source, doc.line) if kind == "Namespace" else None
+            if ns is not None:
+                out.namespaces.append(ns)
             continue
         out.objects.append(result)
         out.records.append(record)
+        out.facts.extend([None] * (len(out.objects) - 1 - len(out.facts)))
+        out.facts.append(facts_of(stored, budget) if stored is not None else None)
+    out.complete = budget[0] >= 0
+    if not out.complete:
+        out.facts = without_samples(out.facts)
     return out
 
 
@@ -400,12 +433,14 @@ class RunOptions:
     max_bytes: int = MAX_FILE_BYTES  # one file or stdin
     deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
+    cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
 
     def context(self) -> Context:
         return Context(
             profile=load_profile(self.version, dict(self.gates)),
             deadline=self.deadline,
             runtime_config=self.runtime_config,
+            whole_cluster=bool(self.cluster),
         )
 
 
@@ -473,12 +508,15 @@ def check_files(
     (`Report.not_checked`) and the inventory rules are not run.
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
-    found = discover_all(paths)
+    paths = list(paths)
+    cluster = ClusterInput.of(paths, options.cluster)
+    found = discover_all([*paths, *cluster.files])
     files = found.files
     ctx = options.context()
     results: list[FileResult | None] = [None] * len(files)
     on_disk = [i for i, p in enumerate(files) if p != STDIN]
     jobs = usable_workers(jobs, len(on_disk))
+    kept: dict[str, str] = {}  # inputs that cannot be read again for the findings' lines
     for i, p in enumerate(files):
         if p == STDIN:
             if options.deadline is not None and options.deadline.expired():
@@ -489,6 +527,7 @@ def check_files(
             except InputFileError as e:
                 results[i] = input_error_result(e)
                 continue
+            kept["<stdin>"] = text
             results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
@@ -512,7 +551,10 @@ def check_files(
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
-    return assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+    report = assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+    cluster.drop_from(report)
+    assign_lines(report, kept, options.deadline, options.max_bytes)
+    return report
 
 
 def input_error_result(e: InputFileError) -> FileResult:
@@ -540,7 +582,9 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
     finding says so."""
     report = Report()
     records: list[Any] = []
+    facts = RunFacts()
     for fr in file_results:
+        facts.add(fr, len(report.objects))
         report.objects.extend(fr.objects)
         records.extend(fr.records)
         report.skipped += fr.skipped
@@ -552,7 +596,8 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
         if first is not None:
             first.violations.extend(_apply(policy, [_violation("input.not-checked", "", _NO_INVENTORY)]))
         return report
-    run_inventory_rules(report.objects, records, ctx, policy)
+    facts.objects = [(o.source, o.kind, o.namespace) for o in report.objects]
+    run_inventory_rules(report.objects, records, dataclasses.replace(ctx, facts=facts), policy)
     return report
 
 
@@ -598,7 +643,7 @@ def run_inventory_rules(
                 target = objects[f.index]
                 field_ = source_path(target.api_version, target.kind, str(f.field))  # a converted beta
                 message = source_message(target.api_version, target.kind, f.message)
-                v = Violation(rule.id, rule.severity, field_, message)
+                v = Violation(rule.id, f.severity or rule.severity, field_, message)
                 target.violations.extend(policy.apply([v]) if policy else [v])
         except Exception as e:
             if objects:

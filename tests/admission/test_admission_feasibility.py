@@ -59,14 +59,15 @@ CLAIMS = [
         claim("c2", [exactly("gpu", "a100.example.com")]),
         "busy",
         'ResourceClaim "ml/c2" cannot be allocated now (it will wait until devices are freed or untainted): request '
-        "gpu: 4 devices in class a100.example.com; 4 allocated to other claims; 0 left",
+        "gpu: gpu-node-1 has 4 matching devices, 4 allocated to claim ml/training-a; 0 left, 1 requested "
+        "(4 node(s) considered, 4 pruned by device counts, best node gpu-node-1)",
     ),
     (
         "four-h100-one-tainted",
         claim("c3", [exactly("gpus", "h100.example.com", 4)]),
         "busy",
         'ResourceClaim "ml/c3" cannot be allocated now (it will wait until devices are freed or untainted): request '
-        "gpus: 4 devices in class h100.example.com; 1 tainted NoExecute; 3 left (needs 4)",
+        "gpus: gpu-node-2 has 4 matching devices, 1 tainted NoExecute (not tolerated); 3 left, 4 requested",
     ),
     (
         "class-does-not-exist-yet",
@@ -80,8 +81,9 @@ CLAIMS = [
         claim("c5", [exactly("gpus", "gpu.example.com", 5)]),
         "unsatisfiable",
         'ResourceClaim "ml/c5" can never be allocated on this cluster, not even with every device free and '
-        "untainted: every request has enough devices on its own, but no combination satisfies them together "
-        "(devices or shared counters are contended)",
+        "untainted: request gpus: gpu-node-3 has 5 matching devices, 1 lack free counters in gpu-0-counters; "
+        "4 left, 5 requested; other nodes: gpu-node-1: 4 free; gpu-node-2: 4 free (4 node(s) considered, "
+        "4 pruned by device counts, best node gpu-node-3)",
     ),
     (
         "selector-no-device-matches",
@@ -97,7 +99,8 @@ CLAIMS = [
         ),
         "unsatisfiable",
         'ResourceClaim "ml/c6" can never be allocated on this cluster, not even with every device free and '
-        "untainted: request gpu: 13 devices in class gpu.example.com; 0 match the selector; 0 left",
+        "untainted: request gpu: no device of class gpu.example.com matches the request's selector on any node "
+        "(gpu-node-3 has 5 devices of the class)",
     ),
     (
         "partition-larger-than-its-counter-set",
@@ -115,8 +118,8 @@ CLAIMS = [
         ),
         "unsatisfiable",
         'ResourceClaim "ml/c7" can never be allocated on this cluster, not even with every device free and '
-        "untainted: request gpu: 13 devices in class gpu.example.com; 1 match the selector; 1 lack free counters in "
-        "gpu-0-counters; 0 left",
+        "untainted: request gpu: gpu-node-3 has 1 matching device, 1 lack free counters in gpu-0-counters; "
+        "0 left, 1 requested",
     ),
 ]
 
@@ -164,8 +167,9 @@ PODS = [
             ],
         ),
         "busy",
-        'Pod "ml/p4" cannot be allocated now (it will wait until devices are freed or untainted): request gpu: 4 '
-        "devices in class gpu.example.com; 4 allocated to other claims; 0 left (1 node(s) considered",
+        'Pod "ml/p4" cannot be allocated now (it will wait until devices are freed or untainted): request gpu: '
+        "gpu-node-1 has 4 matching devices, 4 allocated to claim ml/training-a; 0 left, 1 requested "
+        "(1 node(s) considered",
     ),
     (
         "template-of-five-gpus",
@@ -182,14 +186,15 @@ PODS = [
         ),
         "unsatisfiable",
         'Pod "ml/p6" can never be allocated on this cluster, not even with every device free and untainted: request '
-        "gpu: 0 devices in class gpu.example.com; 0 left (1 node(s) considered",
+        "gpu: no device of class gpu.example.com on cpu-node-1 (1 node(s) considered",
     ),
     (
         "extended-resource-a100-busy",
         _extended("p7", "example.com/a100", "1"),
         "busy",
         'Pod "ml/p7" cannot be allocated now (it will wait until devices are freed or untainted): request '
-        "container-0-request-0: 4 devices in class a100.example.com; 4 allocated to other claims; 0 left",
+        "container-0-request-0: gpu-node-1 has 4 matching devices, 4 allocated to claim ml/training-a; 0 left, "
+        "1 requested",
     ),
     ("extended-resource-h100-fits", _extended("p8", "example.com/h100", "2"), "feasible", None),
     ("extended-resource-nobody-serves", _extended("p9", "example.com/tpu", "1"), "skipped", None),
@@ -246,10 +251,16 @@ def test_the_simulate_example_fifth_trainer_is_busy_once_four_are_placed() -> No
     fifth = next(o for o in objs if o["kind"] == "Pod" and o["metadata"]["name"] == "trainer-5")
     verdict, response = _verdict(fifth, snap=snapshot(cluster))
     assert verdict == "busy"
+
+    def held(node: str) -> str:
+        on = [c for c in allocated if c["status"]["allocation"]["devices"]["results"][0]["pool"] == node]
+        return ", ".join(sorted(f"{c['metadata']['namespace']}/{c['metadata']['name']} (2)" for c in on))
+
     assert response["warnings"] == [
         'Pod "default/trainer-5" cannot be allocated now (it will wait until devices are freed or untainted): request '
-        "gpus: 8 devices in class example-gpu; 8 match the selector; 8 allocated to other claims; 0 left (needs 2) "
-        "(2 node(s) considered, 2 pruned by device counts, best node node-1) (admission.feasibility: busy, mode warn)"
+        f"gpus: node-1 has 4 matching devices, 4 allocated to claims {held('node-1')}; 0 left, 2 requested; other "
+        f"nodes: node-2: 4 allocated to other claims (2 node(s) considered, 2 pruned by device counts, best node "
+        "node-1) (admission.feasibility: busy, mode warn)"
     ]
     assert _verdict(fifth, snap=snapshot([o for o in objs if o["kind"] != "Pod"]))[0] == "feasible"
 
@@ -276,9 +287,9 @@ def test_enforce_denies_unsatisfiable_with_an_invalid_status() -> None:
             "spec.devices.requests[0]",
             "FieldValueForbidden",
             'Forbidden: ResourceClaim "ml/c5" can never be allocated on this cluster, not even with every device free '
-            "and untainted: every request has enough devices on its own, but no combination satisfies them together "
-            "(devices or shared counters are contended) (4 node(s) considered, 4 pruned by device counts, best node "
-            "cpu-node-1)",
+            "and untainted: request gpus: gpu-node-3 has 5 matching devices, 1 lack free counters in gpu-0-counters; "
+            "4 left, 5 requested; other nodes: gpu-node-1: 4 free; gpu-node-2: 4 free (4 node(s) considered, "
+            "4 pruned by device counts, best node gpu-node-3)",
         )
     ]
     assert response["auditAnnotations"] == {

@@ -119,6 +119,8 @@ def test_an_engine_failure_is_reported_on_its_pod_and_the_next_pods_are_simulate
     calls = {"n": 0}
 
     def fails_once(self: Any, *args: Any) -> bool:
+        if args[1][0] == "lint":  # the selector lint of the validation, before any Pod
+            return original(self, *args)
         calls["n"] += 1
         if calls["n"] == 1:
             raise MemoryError()

@@ -103,7 +103,7 @@ def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     with open(raw, "w") as f:
         f.write(BAD_CLAIM)
     text = run("validate", str(tmp_path)).stdout.decode("utf-8")
-    assert "bad-\\xff-name.yaml:1: error meta.name" in text
+    assert "bad-\\xff-name.yaml:3: error meta.name" in text  # the line of metadata.name
     sarif = json.loads(run("validate", "-o", "sarif", str(tmp_path)).stdout)
     uri = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri.endswith("/bad-%FF-name.yaml")

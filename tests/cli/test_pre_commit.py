@@ -73,7 +73,7 @@ def test_hook_rejects_bad_manifest_and_accepts_good(tmp_path: Path, hook_repo: t
         ["pre-commit", "run", "--all-files"], cwd=work, capture_output=True, text=True, env=env
     )
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "slice.yaml:1: error" in p.stdout and "spec:" in p.stdout
+    assert "slice.yaml:4: error" in p.stdout and "spec:" in p.stdout  # the line of `spec`
     (work / "slice.yaml").write_text(BAD.replace("  allNodes: true\n", ""))
     git(work, "add", "-A")
     p = subprocess.run(

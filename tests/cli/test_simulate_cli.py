@@ -352,4 +352,8 @@ def test_the_bundled_cluster_example(capsys: pytest.CaptureFixture[str]) -> None
     assert [p["feasible"] for p in pods] == [True, True, True, True, False]
     used = {(r["pool"], r["device"]) for p in pods[:4] for c in p["claims"] for r in c["results"]}
     assert len(used) == 8  # every GPU once, two per PCIe root
-    assert "8 allocated to other claims; 0 left (needs 2)" in pods[4]["reason"]
+    reason = pods[4]["reason"]
+    assert reason.startswith(
+        "request gpus: node-1 has 4 matching devices, 4 allocated to claims default/trainer-"
+    )
+    assert "; 0 left, 2 requested; other nodes: node-2: 4 allocated to other claims (2 node(s)" in reason

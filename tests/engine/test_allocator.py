@@ -49,7 +49,10 @@ def test_count_too_large_is_infeasible_with_explanation() -> None:
         + claim(req(body=f"deviceClassName: gpu, selectors: [{H100}], count: 4"))
     )
     assert out.feasible is False and out.error is None
-    assert "request gpu: 4 devices in class gpu; 3 match the selector; 3 left" in out.reason
+    assert (
+        "request gpu: n1 has 3 devices of class gpu matching the request's selector (4 in the class); "
+        "4 requested" in out.reason
+    )
     stages = out.explanation[0]["stages"]
     assert stages[0] == ["devices in class gpu", 4] and stages[-1] == ["left", 3]
 
@@ -69,7 +72,10 @@ def test_cel_runtime_error_aborts() -> None:
         gpu_class() + node_slice("n1", GPUS) + claim(req(body=f"deviceClassName: gpu, selectors: [{bad}]"))
     )
     assert out.feasible is False and out.error
-    assert "claim ns/c: selector #0 on device gpu.example.com/n1/g0: CEL runtime error" in out.error
+    assert out.error.startswith(
+        "claim ns/c: CEL runtime error on device gpu.example.com/n1/g0: no such key `gpu.example.com/missing` "
+        '(selector #0: `device.attributes["gpu.example.com"].missing == 1`)'
+    )
 
 
 def test_match_attribute_backtracks() -> None:
@@ -91,10 +97,11 @@ def test_match_attribute_infeasible() -> None:
         gpu_class() + node_slice("n1", GPUS) + claim(req(body="deviceClassName: gpu, count: 3"), extra=cons)
     )
     assert out.feasible is False
-    assert (
-        "no combination satisfies them together (constraints: matchAttribute gpu.example.com/numa)"
-        in out.reason
-    )
+    assert out.reason.startswith(
+        "every request fits on n1 on its own, but not together: constraint matchAttribute "
+        "`gpu.example.com/numa`: at most 2 candidate devices share one value on n1 (0 ×2, 1 ×2); "
+        "the constrained requests need 3; the search placed at most 2 devices together"
+    ), out.reason
 
 
 def test_distinct_attribute_compares_every_device_140438() -> None:
@@ -224,7 +231,7 @@ def test_taints_and_tolerations() -> None:
     out = run(gpu_class() + node_slice("n1", tainted) + claim(req(body=body + ", count: 3")))
     assert out.feasible is False
     assert (
-        "request gpu: 4 devices in class gpu; 3 match the selector; 1 tainted NoSchedule; 2 left"
+        "request gpu: n1 has 3 matching devices, 1 tainted NoSchedule (not tolerated); 2 left, 3 requested"
         in out.reason
     )
 
@@ -313,8 +320,8 @@ status:
     out = run(gpu_class() + PARTITIONS + big + claim(req(body=tolerant)))
     assert out.feasible is False
     assert (
-        "3 devices in class gpu; 1 allocated to other claims; 1 lack free counters in gpu-0-memory; 1 left"
-        in out.reason
+        "request gpu: n1 has 3 matching devices, 1 allocated to claim ns/old, 1 lack free counters in "
+        "gpu-0-memory; 1 left, 2 requested" in out.reason
     )
 
 

@@ -157,7 +157,7 @@ def test_huge_quantities_are_compared_exactly(tmp_path: Path) -> None:
     state, claims = load(hostile.write_huge_quantities(tmp_path), CONSUMABLE)
     claims[0]["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"]["memory"] = "2e9999"
     out = allocate(state, claims)
-    assert out.feasible is False and "without enough capacity" in out.reason, out.reason
+    assert out.feasible is False and "1 without enough free capacity" in out.reason, out.reason
 
 
 def test_counter_sets_of_huge_quantities_are_exact(tmp_path: Path) -> None:

@@ -204,7 +204,7 @@ def test_deep_directory_tree_is_walked_without_recursion(tmp_path: Path) -> None
             "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: Bad_Name}\nspec: {}\n"
         )
         p = draguard("validate", str(root))
-        assert p.returncode == 1 and f"{bad}:1: error meta.name:" in p.stdout, p.stdout + p.stderr
+        assert p.returncode == 1 and f"{bad}:3: error meta.name:" in p.stdout, p.stdout + p.stderr
         p = draguard("strip", str(root))
         assert p.returncode == 0 and "name: Bad_Name" in p.stdout, p.stdout + p.stderr
         p = draguard("simulate", str(root))

@@ -140,7 +140,7 @@ def test_a_pods_feasibility_runs_on_the_real_state(server: Server) -> None:
     assert response["auditAnnotations"] == {"feasibility": "unsatisfiable"}
     assert response["warnings"] == [
         'Pod "default/vllm-inference" can never be allocated on this cluster, not even with every device free '
-        "and untainted: request container-0-request-1: 0 devices in class nvidia-a100; 0 left (3 node(s) "
+        "and untainted: request container-0-request-1: no device of class nvidia-a100 on any of the 3 nodes (3 node(s) "
         "considered, 3 pruned by device counts, best node node-1) (admission.feasibility: unsatisfiable, mode warn)"
     ]
     after = _verdicts(server, "Pod")

@@ -13,7 +13,8 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from webhook import __version__
-from webhook.model.text import one_line, xml_text
+from webhook.model.text import compact, one_line, xml_text
+from webhook.model.violation import Severity, Violation
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 
@@ -25,24 +26,51 @@ def _label(o: ObjectResult) -> str:
     return f"{o.kind or '?'} {ns}{o.name or '?'}"
 
 
+def _line(o: ObjectResult, v: Violation, tail: str = "") -> str:
+    where = f"{v.field}: " if v.field else ""
+    label = f" [{_label(o)}]" if o.kind or o.name else ""  # a file or a document that is not an object
+    return one_line(
+        f"{o.source}:{v.line or o.line}: {v.severity.value} {v.rule}: {where}{compact(v.message)}{label}{tail}"
+    )
+
+
+def _example(items: list[tuple[ObjectResult, Violation]]) -> tuple[ObjectResult, Violation]:
+    """The finding that stands for an info rule's findings: the first on a field that no warning or error
+    names already (that object is shown anyway)."""
+    for o, v in items:
+        if not any(w.field == v.field and w.severity is not Severity.INFO for w in o.violations):
+            return o, v
+    return items[0]
+
+
 def render_text(report: Report, summary: bool = False) -> str:
-    """`file:line: severity rule: field: message`, one line per violation."""
+    """`file:line: severity rule: field: message`, one line per error or warning; info findings are summed
+    up, one line per rule (its first finding, and how many more: `-o json` lists every one)."""
     lines = []
+    infos: dict[str, list[tuple[ObjectResult, Violation]]] = {}
     for o in report.objects:
         for v in o.violations:
-            where = f"{v.field}: " if v.field else ""
-            lines.append(
-                one_line(
-                    f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {where}{v.message} [{_label(o)}]"
-                )
-            )
+            if v.severity is Severity.INFO:
+                infos.setdefault(v.rule, []).append((o, v))
+            else:
+                lines.append(_line(o, v))
+    for items in infos.values():
+        more = len(items) - 1
+        lines.append(
+            _line(*_example(items), f" (and {more} more like it: -o json lists each)" if more else "")
+        )
     if summary:
         s = report.summary()
         cut = sum(1 for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations))
         lines.append(
             f"Summary: {s['objects'] - cut} objects checked, {s['errors']} errors, {s['warnings']} warnings, "
-            f"{s['skipped']} skipped"
+            f"{s['info']} info, {s['skipped']} skipped"
             + (f", {report.not_checked} not checked (the deadline passed)" if report.not_checked else "")
+            + (
+                f", {report.cluster} cluster objects (--cluster: context, not shown)"
+                if report.cluster
+                else ""
+            )
         )
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -77,11 +105,14 @@ def render_junit(report: Report) -> str:
             others = [v for v in o.violations if v.severity.value != "error"]
             if errs:
                 f = ET.SubElement(case, "failure", message=f"{len(errs)} error(s)", type="ValidationError")
-                f.text = "\n".join(_xml(f"{v.rule}: {v.field}: {v.message}") for v in errs)
+                f.text = "\n".join(
+                    _xml(f"line {v.line or o.line}: {v.rule}: {v.field}: {v.message}") for v in errs
+                )
             if others:
                 out = ET.SubElement(case, "system-out")
                 out.text = "\n".join(
-                    _xml(f"{v.severity.value} {v.rule}: {v.field}: {v.message}") for v in others
+                    _xml(f"line {v.line or o.line}: {v.severity.value} {v.rule}: {v.field}: {v.message}")
+                    for v in others
                 )
         total += len(objs)
         failures += failed
@@ -138,7 +169,7 @@ def render_sarif(report: Report) -> str:
                         {
                             "physicalLocation": {
                                 "artifactLocation": {"uri": artifact_uri(o.source)},
-                                "region": {"startLine": max(1, o.line)},
+                                "region": {"startLine": max(1, v.line or o.line)},
                             },
                             "logicalLocations": [
                                 {"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}

@@ -153,6 +153,18 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_cluster_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="the cluster's objects (files or directories, e.g. `kubectl get resourceslices,deviceclasses,"
+        "resourceclaims,nodes,namespaces -A -o yaml`): the input is checked (and simulated) against them as "
+        "the whole cluster; their own findings are not shown, except errors (repeatable)",
+    )
+
+
 def _runtime_config(args: argparse.Namespace) -> Any:
     """`--runtime-config` (all of them), checked as kube-apiserver of `--k8s-version` checks it."""
     from webhook.convert.served import parse_runtime_config
@@ -197,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
+    _add_cluster_arg(v)
     v.add_argument(
         "--feasibility",
         action="store_true",
@@ -217,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
     _add_profile_args(m)
     _add_input_args(m)
+    _add_cluster_arg(m)
     m.add_argument(
         "-j",
         "-n",
@@ -362,6 +376,7 @@ def _validate(args: argparse.Namespace) -> int:
         args.max_input_bytes,
         deadline,
         runtime_config=_runtime_config(args),
+        cluster=tuple(args.cluster),
     )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
@@ -393,8 +408,12 @@ def _simulate(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         deadline_seconds=args.deadline_seconds,
         max_bytes=args.max_input_bytes,
+        cluster=tuple(args.cluster),
     )
     report = simulate(args.paths, options, deadline=_deadline(args))
+    from webhook.findinglines import assign_lines
+
+    assign_lines(report.validation, max_bytes=args.max_input_bytes)
     if args.format == "json":
         import json
 
@@ -428,6 +447,7 @@ def _feasibility(
         jobs=args.jobs,
         deadline_seconds=RUN_SECONDS if args.deadline_seconds is None else args.deadline_seconds,
         max_bytes=args.max_input_bytes,
+        cluster=tuple(args.cluster),
     )
     sim = simulate(args.paths, options, deadline=deadline, progress=progress)
     report = sim.validation
@@ -442,6 +462,9 @@ def _feasibility(
         if target is None:
             continue
         target.violations.extend(policy.apply([violation]) if policy else [violation])
+    from webhook.findinglines import assign_lines
+
+    assign_lines(report, max_bytes=args.max_input_bytes)
     if skip:
         kept = [o for o in report.objects if o.kind not in skip]
         report.skipped += len(report.objects) - len(kept)

@@ -46,6 +46,7 @@ class NodePlan:
     promise: float = 0.0
     feasible_bound: bool = True
     failure: str = ""
+    depth: int = 0  # searched: the most devices the search placed at once (how far it got)
     _pools: Sequence[Pool] | None = None
 
     @property
@@ -388,6 +389,7 @@ def _allocate(
                 return Outcome(
                     False, None, [], str(e), [], nodes_tried=len(searched), steps=meter.used, error=str(e)
                 )
+            plan.depth = search.deepest
             if not found:
                 plan.failure = "no combination of devices satisfies all requests and constraints"
                 continue

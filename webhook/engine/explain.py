@@ -1,19 +1,34 @@
-"""Why claims do not fit: per request, the filtering stages with device counts, aggregated over nodes.
+"""Why claims do not fit: per request the filtering stages with device counts, per node and summed.
 
 Each (sub)request is filtered on its own, in the allocator's eligibility order (class selectors, request
-selectors, in use, taints, capacity, counters, compatibility groups); the first stage that leaves fewer
-devices than the request needs is the one that emptied it. When every request has enough devices on its
-own, the failure is combinatorial (constraints, counters or devices shared between requests).
+selectors, in use, taints, capacity, counters, compatibility groups), on every node. A request no node
+can serve on its own is explained by the node that came closest (`webhook.engine.causes`: "the largest
+node has 8 matching devices; 9 requested", never a sum over nodes); when each request fits somewhere but
+no node fits them all, by the node that got furthest; when every request fits on its own on that node,
+the failure is combinatorial (constraints, counters or devices shared between requests) and the claim
+constraints are examined there. The stages summed over nodes stay in the structured explanation.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import compress
 from operator import ne
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from webhook.engine.causes import (
+    closeness_of,
+    constraint_causes,
+    fits,
+    furthest,
+    holders,
+    in_use_devices,
+    node_cause,
+    request_cause,
+    where,
+)
 from webhook.engine.eligibility import (
     CAPACITY,
     COUNTERS,
@@ -121,6 +136,67 @@ def _funnel_counts(state: StateView, alt: Alt, plans: Iterable[NodePlan], f: Fea
     return len(in_class), len(seen), why, effects, sets
 
 
+def _node_parts(
+    state: StateView,
+    alt: Alt,
+    plans: Sequence[NodePlan],
+    names: tuple[str | None, ...],
+    f: Features,
+    meter: Meter,
+    stamps: Sequence[int | None] | None = None,
+) -> tuple[Callable[[int], Tally], Sequence[int | None], Hashable]:
+    """`part(i)`: the funnel's counts on the i-th node alone, remembered across versions with the node's
+    pools stamp (a state without node-independent slices; see `_funnel_by_node`); the stamps; the key."""
+    cache = state.count_cache
+    ckey = ("funnel-node", alt_key(alt), alt.class_name)
+    known: dict[str | None, tuple[int, int, Tally]] | None = cache.get(ckey)
+    if known is None:
+        known = {}
+        cache.put(ckey, known, key_bytes(ckey) + 400 * len(plans))
+    rules = state.rules.version
+    if stamps is None:
+        stamps = [state.node_stamp(plan.node) for plan in plans]
+    got_stamps = stamps
+
+    def part(i: int) -> Tally:
+        meter.tick()
+        name, stamp = names[i], got_stamps[i]
+        entry = known.get(name)
+        if entry is not None and entry[0] == stamp and entry[1] == rules:
+            return entry[2]
+        got = _funnel_counts(state, alt, (plans[i],), f, meter)
+        if stamp is not None:
+            known[name] = (stamp, rules, got)  # one dictionary operation of a finished value
+        return got
+
+    return part, stamps, ckey
+
+
+def node_tallies(
+    state: StateView,
+    alt: Alt,
+    plans: Sequence[NodePlan],
+    names: tuple[str | None, ...],
+    f: Features,
+    meter: Meter,
+    stamps: Sequence[int | None] | None = None,
+) -> list[Tally]:
+    """The funnel's counts of one (sub)request per node (never summed: "the largest node has 8"), kept
+    per version; without node-independent slices each node's part is the one `funnel` remembers."""
+    memo = state.memo()
+    key = ("tallies", alt_key(alt), alt.class_name, names)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    if state.inventory.shared_slices:
+        out = [_funnel_counts(state, alt, (plans[i],), f, meter) for i in range(len(plans))]
+    else:
+        part = _node_parts(state, alt, plans, names, f, meter, stamps)[0]
+        out = [part(i) for i in range(len(plans))]
+    memo.put(key, out, key_bytes(key[:3]) + 60 * len(names) + 120 * len(out))
+    return out
+
+
 def _funnel_by_node(
     state: StateView,
     alt: Alt,
@@ -133,29 +209,9 @@ def _funnel_by_node(
     """`_funnel_counts` for a state without node-independent slices (every device is on one node):
     summed per node, each node's part remembered across versions with its pools stamp, and the sum over
     `names` too, so after a change only the nodes it touched are counted and re-added."""
-    cache = state.count_cache
-    ckey = ("funnel-node", alt_key(alt), alt.class_name)
-    known: dict[str | None, tuple[int, int, Tally]] | None = cache.get(ckey)
-    if known is None:
-        known = {}
-        cache.put(ckey, known, key_bytes(ckey) + 400 * len(plans))
-    rules = state.rules.version
-    if stamps is None:
-        stamps = [state.node_stamp(plan.node) for plan in plans]
-
-    def part(i: int) -> Tally:
-        meter.tick()
-        name, stamp = names[i], stamps[i]
-        entry = known.get(name)
-        if entry is not None and entry[0] == stamp and entry[1] == rules:
-            return entry[2]
-        got = _funnel_counts(state, alt, (plans[i],), f, meter)
-        if stamp is not None:
-            known[name] = (stamp, rules, got)  # one dictionary operation of a finished value
-        return got
-
+    part, stamps, ckey = _node_parts(state, alt, plans, names, f, meter, stamps)
     skey = ("funnel-sum", ckey, names)
-    return summed(cache, skey, rules, stamps, part, _fold_tally, 400 * len(names))
+    return summed(state.count_cache, skey, state.rules.version, stamps, part, _fold_tally, 400 * len(names))
 
 
 _NO_TALLY: Tally = (0, 0, Counter(), Counter(), Counter())
@@ -243,28 +299,6 @@ def _fold_flags(
     return invalid, +skipped
 
 
-def _sentence(alt: Alt, rows: list[list[Any]]) -> str:
-    parts = [f"{rows[0][1]} devices in class {alt.class_name}"]
-    prev = rows[0][1]
-    for label, n in rows[1:-1]:
-        if label.startswith("match"):
-            parts.append(f"{n} {label}")
-        else:
-            removed = prev - n
-            what = label.removeprefix("not ").replace(
-                "allocated to other claims", "allocated to other claims"
-            )
-            if label.startswith("not "):
-                parts.append(f"{removed} {what}")
-            elif label.startswith("free counters in "):
-                parts.append(f"{removed} lack {label}")
-            else:
-                parts.append(f"{removed} without {label}")
-        prev = n
-    parts.append(f"{rows[-1][1]} left")
-    return f"request {alt.ref}: " + "; ".join(parts)
-
-
 def _nano(n: Nano) -> str:
     """A nano-unit counter value as a short quantity string: binary suffix when exact (8Gi), else decimal."""
     if isinstance(n, Big):
@@ -341,53 +375,95 @@ def explain(
     stamps: Sequence[int | None] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The reason paragraph and the structured explanation of an infeasible (or undecided) outcome.
-    `names` (of the plans' nodes), `best` (the most promising plan), `pools` (the i-th plan's pools),
-    `pruned` (plans pruned by device counts) and `stamps` (the plans' node stamps) may be passed when
-    the caller knows them without making every plan."""
+    `names` (of the plans' nodes), `pools` (the i-th plan's pools), `pruned` (plans pruned by device
+    counts) and `stamps` (the plans' node stamps) may be passed when the caller knows them without making
+    every plan. The node named as the best is the one that got furthest (`causes.furthest`); `best` is
+    only used when no plan can be compared."""
     if not plans:
         return "no candidate node", []
     if names is None:
         names = tuple(p.node.name for p in plans)
-    if best is None:
-        best = max(searched or plans, key=lambda p: (p.promise, -(len(p.node.name or ""))))
-    best_name = best.node.name
-    structured: list[dict[str, Any]] = []
-    emptied: list[str] = []
+    tallies: dict[int, list[Tally]] = {}
+    close: dict[int, list[float]] = {}
+    rows_of: dict[int, list[list[Any]]] = {}
+    cause_of: dict[int, str] = {}
+    failing: list[str] = []  # requests no node can serve on their own
     for pc in claims:
         for req in pc.requests:
+            causes = []
             for alt in req.alts:
                 meter.tick()
-                rows = funnel(state, alt, plans, names, f, meter, stamps)
-                need = max(alt.count, 1)
-                entry = {
-                    "claim": pc.label,
-                    "request": alt.ref,
-                    "class": alt.class_name,
-                    "needs": need if not alt.all_mode else "all",
-                    "stages": rows,
-                    "best_node": best_name,
-                }
-                structured.append(entry)
-                if rows[-1][1] < need:
-                    emptied.append(_sentence(alt, rows) + (f" (needs {need})" if need > 1 else ""))
+                rows_of[id(alt)] = funnel(state, alt, plans, names, f, meter, stamps)
+                t = tallies[id(alt)] = node_tallies(state, alt, plans, names, f, meter, stamps)
+                c = close[id(alt)] = _closeness(state, alt, t, names)
+                cause_of[id(alt)] = request_cause(alt, t, names, _owners(state, alt, plans, f, meter), c)
+                causes.append(cause_of[id(alt)])
+            if all(causes):
+                failing.append(" | ".join(causes))
+    depth = [0] * len(plans)
+    if searched:
+        at = {name: i for i, name in enumerate(names)}
+        for p in searched:
+            i = at.get(p.node.name)
+            if i is not None:
+                depth[i] = p.depth
+    bi, fit = furthest(claims, close, depth) if tallies else (0, 0)
+    chosen = plans[bi] if tallies or best is None else best
+    best_name = chosen.node.name
+    total = sum(len(pc.requests) for pc in claims)
     reasons = []
-    if emptied:
-        reasons.append(listing(emptied, " | "))  # a few requests; the structured explanation has them all
+    if failing:
+        reasons.append(listing(failing, " | "))  # a few requests; the structured explanation has them all
+    elif fit < total:
+        local = []
+        for pc in claims:
+            for req in pc.requests:
+                alts = req.alts
+                if any(fits(a, tallies[id(a)][bi]) for a in alts):
+                    continue
+                for a in alts:
+                    here = tallies[id(a)][bi]
+                    who = _owners(state, a, plans, f, meter)(bi) if here[2][IN_USE] else None
+                    fits_on = [names[k] for k, v in enumerate(close[id(a)]) if v >= 1.0]
+                    cause_of[id(a)] = node_cause(a, here, best_name, who, fits_on)
+                    local.append(cause_of[id(a)])
+        reasons.append(
+            f"no node can serve every request on its own; on {where(best_name)}, the node that got furthest "
+            f"({fit} of {total} requests fit): " + listing(local, " | ")
+        )
     else:
-        contention = [
+        found = constraint_causes(state, claims, chosen, f, meter, len(plans))
+        found += [
             m
             for pc in claims
             for req in pc.requests
             for alt in req.alts
-            if (m := _counter_contention(state, alt, best, f, meter))
+            if (m := _counter_contention(state, alt, chosen, f, meter))
         ]
-        if contention:
-            reasons.append(listing(contention, " | "))
-        cons = [f"{c.kind}Attribute {c.attribute}" for pc in claims for c in pc.constraints]
-        reasons.append(
-            "every request has enough devices on its own, but no combination satisfies them together"
-            + (f" (constraints: {listing(cons)})" if cons else " (devices or shared counters are contended)")
-        )
+        placed = f"; the search placed at most {depth[bi]} devices together" if depth[bi] else ""
+        if found:
+            on = f" on {where(best_name)}" if best_name else ""
+            reasons.append(
+                f"every request fits{on} on its own, but not together: " + listing(found, " | ") + placed
+            )
+        else:
+            cons = [f"{c.kind}Attribute {c.attribute}" for pc in claims for c in pc.constraints]
+            reasons.append(
+                "every request has enough devices on its own, but no combination satisfies them together"
+                + (
+                    f" (constraints: {listing(cons)})"
+                    if cons
+                    else " (devices or shared counters are contended)"
+                )
+                + placed
+            )
+    structured: list[dict[str, Any]] = []
+    for pc in claims:
+        for req in pc.requests:
+            for alt in req.alts:
+                entry = _entry(pc, alt, rows_of[id(alt)], tallies[id(alt)], close[id(alt)], names, best_name)
+                entry["cause"] = cause_of.get(id(alt), "")
+                structured.append(entry)
     if pruned is None:
         pruned = sum(1 for p in plans if not p.feasible_bound)
     pools_of = pools if pools is not None else (lambda i: plans[i].pools)
@@ -410,9 +486,87 @@ def explain(
     incomplete = sorted(skipped)
     if incomplete:
         reasons.append("incomplete resource pools skipped: " + listing(incomplete))
-    where = f"{len(plans)} node(s) considered, {pruned} pruned by device counts"
+    where_ = f"{len(plans)} node(s) considered, {pruned} pruned by device counts"
     if best_name:
-        where += f", best node {best_name}"
+        where_ += f", best node {best_name}"
     for e in structured:
         e["nodes"] = len(plans)
-    return f"{'; '.join(reasons)} ({where})", structured
+    return f"{'; '.join(reasons)} ({where_})", structured
+
+
+PER_NODE = 5  # nodes listed per request in the structured explanation (the closest first)
+
+
+def _entry(
+    pc: PreparedClaim,
+    alt: Alt,
+    rows: list[list[Any]],
+    tallies: list[Tally],
+    close: list[float],
+    names: tuple[str | None, ...],
+    best_name: str | None,
+) -> dict[str, Any]:
+    """One request's structured explanation: the stages summed over nodes (each device once), and per
+    node (the closest first, at most PER_NODE) what excluded its matching devices; the caller adds
+    `cause`, the sentence of the reason ("" when the request is not what failed)."""
+    need = max(alt.count, 1)
+    order = heapq.nlargest(PER_NODE, range(len(tallies)), key=close.__getitem__)  # ties: the first nodes
+    per_node = []
+    for i in order:
+        t = tallies[i]
+        per_node.append(
+            {
+                "node": names[i],
+                "inClass": t[0],
+                "matching": t[1],
+                "blocked": {b: n for b, n in sorted(t[2].items()) if n},
+                "left": t[1] - sum(t[2].values()),
+                "fits": close[i] >= 1.0,
+            }
+        )
+    return {
+        "claim": pc.label,
+        "request": alt.ref,
+        "class": alt.class_name,
+        "needs": need if not alt.all_mode else "all",
+        "stages": rows,
+        "best_node": best_name,
+        "perNode": per_node,
+    }
+
+
+def _closeness(
+    state: StateView, alt: Alt, tallies: list[Tally], names: tuple[str | None, ...]
+) -> list[float]:
+    """`causes.closeness` per node, kept per version and, across versions, per node with the tally it
+    was computed from (the funnel keeps a node's tally while its pools do not change)."""
+    memo = state.memo()
+    key = ("close", alt_key(alt), alt.class_name, alt.count, alt.all_mode, names)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    cache = state.count_cache
+    ckey = ("close-node", alt_key(alt), alt.class_name, alt.count, alt.all_mode)  # closeness depends on both
+    known: dict[str | None, tuple[Tally, float]] | None = cache.get(ckey)
+    if known is None:
+        known = {}
+        cache.put(ckey, known, key_bytes(ckey) + 150 * len(names))
+    out = []
+    get = known.get
+    for name, t in zip(names, tallies, strict=True):
+        e = get(name)
+        if e is not None and e[0] is t:
+            out.append(e[1])
+            continue
+        c = closeness_of(alt, (t,))[0]
+        known[name] = (t, c)  # one dictionary operation of a finished value
+        out.append(c)
+    memo.put(key, out, key_bytes(key[:5]) + 60 * len(names) + 40 * len(out))
+    return out
+
+
+def _owners(
+    state: StateView, alt: Alt, plans: Sequence[NodePlan], f: Features, meter: Meter
+) -> Callable[[int], Counter[str]]:
+    """node index -> the claims holding that node's devices that match `alt` but are in use."""
+    return lambda i: holders(state, in_use_devices(state, alt, plans[i], f, meter))

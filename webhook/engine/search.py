@@ -88,6 +88,8 @@ class NodeSearch:
         self.free_from: dict[Signature, int] = {}  # every candidate before it is taken
         self.all_devices: dict[int, list[Candidate]] = {}
         self.num: dict[int, int] = {}
+        self.placed = 0  # devices placed in the current branch of the search
+        self.deepest = 0  # the most devices placed at once: how far a failed search got (explanations)
 
     # --- preparation -----------------------------------------------------------------------------
     def cands_of(self, alt: Alt) -> list[Candidate]:
@@ -318,9 +320,13 @@ class NodeSearch:
                 cap_inserted = True
         results = self.results[ci]
         results.append(Picked(alt, c, share_id, consumed_now))
+        self.placed += 1
+        if self.placed > self.deepest:
+            self.deepest = self.placed
 
         def undo() -> None:
             results.pop()
+            self.placed -= 1
             if cap_inserted and consumed_now is not None:
                 entry = self.allocating_cap[dev.id]
                 for name, q in consumed_now.items():

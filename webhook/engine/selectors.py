@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhook.cel.runtime import CelRuntimeError
+from webhook.engine.celerrors import runtime_error
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim
 from webhook.model.budget import Meter
 from webhook.model.records import DeviceRec, SliceRec
@@ -30,8 +31,9 @@ from webhook.state.view import StateView
 class SelectorError:
     in_class: bool
     index: int
-    message: str
+    message: str  # the evaluator's detail
     phase: str = "runtime"
+    expression: str = ""
 
 
 @dataclass(slots=True)
@@ -52,7 +54,7 @@ class Candidate:
             return
         who = f"class {alt.class_name}" if e.in_class else f"claim {pc.label}"
         raise EngineError(
-            f"{who}: selector #{e.index} on device {'/'.join(self.dev.id)}: CEL {e.phase} error: {e.message}"
+            runtime_error(who, e.index, "/".join(self.dev.id), e.message, e.expression, e.phase)
         )
 
 
@@ -129,7 +131,7 @@ def _eval(
             ok = ev.matches(expr, d.key, driver, d.raw)
         except CelRuntimeError as e:
             charger.after_call()
-            return SelectorError(in_class, i, f"{e.detail} (expression: {expr})", e.phase)
+            return SelectorError(in_class, i, e.detail, e.phase, expr)
         charger.after_call()
         if not ok:
             return False

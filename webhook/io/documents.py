@@ -30,6 +30,8 @@ from webhook.io.files import (
     read_text,
 )
 from webhook.io.jsonload import load_json_documents
+from webhook.io.unrendered import blank_templates
+from webhook.io.unrendered import message as template_message
 from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
 
 __all__ = [
@@ -61,6 +63,8 @@ class Document:
     line: int
     obj: dict[str, Any]
     issues: list[YamlIssue] = field(default_factory=list)  # duplicate keys and the like
+    root_line: int = 0  # the line of its document's first node (a List's, for an item); 0 = `line`
+    prefix: str = ""  # its path in that document: "items[3]." for an item of a List
 
 
 @dataclass
@@ -97,6 +101,9 @@ def parse(
                         return
                     yield from _document(source, raw)
                 return
+        text, template = blank_templates(text)
+        if template is not None:  # one finding for the file: render it first
+            yield DocumentError(source, template.line, template_message(template), "input.template")
         for raw in load_documents(text):
             if expired is not None and expired():
                 yield _cut_short(source, raw)
@@ -170,7 +177,7 @@ def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]
             if not isinstance(item, dict):
                 yield DocumentError(source, line, f"{kind}: items[{i}] is a {_jsontype(item)}, not an object")
                 continue
-            yield Document(source, line, item, by_item.get(i, []))
+            yield Document(source, line, item, by_item.get(i, []), raw.line, f"items[{i}].")
         return
     yield Document(source, raw.line, data, raw.issues)
 

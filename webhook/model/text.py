@@ -52,3 +52,24 @@ def listing(items: list[str], sep: str = ", ", limit: int = LISTED) -> str:
     if len(items) <= limit:
         return sep.join(items)
     return sep.join(items[:limit]) + f"{sep}and {len(items) - limit} more"
+
+
+_SPACE_RUN = re.compile(r"\s+")
+SNIPPET = 160  # characters of an expression a message quotes
+
+
+def snippet(text: str, limit: int = SNIPPET) -> str:
+    """`text` on one line for quoting in a message: runs of whitespace (line breaks of a multi-line CEL
+    expression included) become one space, and a long text is cut with "..." after `limit` characters."""
+    flat = _SPACE_RUN.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def compact(message: str) -> str:
+    """A message for one line of text output: the source excerpts and carets a CEL error quotes
+    (` | device.x` / ` | ......^` lines) are dropped and the remaining lines joined with "; " (the JSON
+    output keeps the message as the API server words it)."""
+    if "\n" not in message:
+        return message
+    kept = [part for part in message.split("\n") if not part.startswith(" | ") and part.strip()]
+    return "; ".join(kept)

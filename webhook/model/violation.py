@@ -31,11 +31,15 @@ class Violation:
     severity: Severity
     field: str
     message: str
+    line: int = 0  # the line of `field` in its file (0: not known; the object's line is used)
 
-    def to_dict(self) -> dict[str, str]:
-        return {
+    def to_dict(self) -> dict[str, str | int]:
+        out: dict[str, str | int] = {
             "rule": self.rule,
             "severity": self.severity.value,
             "field": self.field,
             "message": self.message,
         }
+        if self.line:
+            out["line"] = self.line
+        return out

@@ -10,10 +10,12 @@ request), looking up only the names it uses."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
+from webhook.model.didyoumean import closest
 from webhook.model.path import Path
 from webhook.model.records import ClaimRec, ClassRec, PodRec
 from webhook.model.violation import Severity
@@ -124,16 +126,41 @@ def _unknown_classes(inventory: Inventory, key: Key, rec: ClaimRec) -> Iterator[
     "claim.unknown-device-class",
     kinds=("ResourceClaim", "ResourceClaimTemplate"),
     summary="a claim or template requests a DeviceClass that is not in the input (checked only when the "
-    "input contains DeviceClasses)",
+    "input contains DeviceClasses; offline an info, summed up in one line, unless the input is the whole "
+    "cluster (--cluster) or a class of the input has a close name)",
     field="spec.devices.requests[i].exactly.deviceClassName | ...firstAvailable[j].deviceClassName",
     severity=Severity.WARNING,
 )
 def unknown_device_class(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
     if not inventory.has_kind("DeviceClass"):
         return
+    known = inventory.class_names()
     for kind in ("ResourceClaim", "ResourceClaimTemplate"):
         for key, rec in inventory.of_kind(kind):
-            yield from _unknown_classes(inventory, key, rec)
+            for f in _unknown_classes(inventory, key, rec):
+                yield _open_world(f, _missing(f.message), known, ctx, "DeviceClass")
+
+
+def _missing(message: str) -> str:
+    """The name a reference finding says is missing (its first quoted name)."""
+    return message.split('"', 2)[1] if message.count('"') >= 2 else ""
+
+
+def _open_world(f: InventoryFinding, name: str, known: list[str], ctx: Any, kind: str) -> InventoryFinding:
+    """Offline, unless the input is the whole cluster (`--cluster`), an object the input lacks may simply
+    be elsewhere (another folder, the cluster): such a finding is info (text output sums them up in one
+    line), except when a name of the input is so close that a typo is likely (a warning that names it)."""
+    close = closest(name, known)
+    if close:
+        return dataclasses.replace(f, message=f'{f.message}; did you mean {kind} "{close}"?')
+    if getattr(ctx, "whole_cluster", False):
+        return f
+    return dataclasses.replace(
+        f,
+        message=f"{f.message} (if it is kept elsewhere, pass the cluster's objects with --cluster DIR to check "
+        "every reference)",
+        severity=Severity.INFO,
+    )
 
 
 def claim_findings(inventory: Inventory, key: Key, rec: ClaimRec) -> list[InventoryFinding]:
@@ -174,13 +201,24 @@ def _unknown_claims(
     "pod.unknown-claim",
     kinds=("Pod",),
     summary="a Pod references a ResourceClaim or ResourceClaimTemplate that is not in the input in its "
-    "namespace (checked only when the input contains objects of that kind)",
+    "namespace (checked only when the input contains objects of that kind; offline an info unless the input "
+    "is the whole cluster (--cluster), the name is close to one of the input, or it is in another namespace)",
     field="spec.resourceClaims[i].resourceClaimName | spec.resourceClaims[i].resourceClaimTemplateName",
     severity=Severity.WARNING,
 )
 def unknown_claim(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    names: dict[str, list[str]] = {}
+    for kind in _KINDS.values():
+        names[kind] = sorted({rec.name for _, rec in inventory.of_kind(kind)})
     for key, pod in inventory.of_kind("Pod"):
-        yield from _unknown_claims(inventory, key, pod)
+        for f in _unknown_claims(inventory, key, pod):
+            if " (found in namespace " in f.message:
+                yield f  # it exists, in another namespace: a real problem wherever the rest is
+                continue
+            kind = (
+                "ResourceClaimTemplate" if f.message.startswith("ResourceClaimTemplate") else "ResourceClaim"
+            )
+            yield _open_world(f, _missing(f.message), names[kind], ctx, kind)
 
 
 def pod_findings(inventory: Inventory, key: Key, rec: PodRec) -> list[InventoryFinding]:

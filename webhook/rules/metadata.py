@@ -77,9 +77,10 @@ def namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
 @object_rule(
     "meta.namespace-missing",
     kinds=NAMESPACED,
-    summary="offline: a namespaced manifest without metadata.namespace gets kubectl's current-context namespace",
+    summary="offline: a namespaced manifest without metadata.namespace gets kubectl's current-context "
+    "namespace (an info: text output sums them up in one line; see meta.namespace-implied)",
     field="metadata.namespace",
-    severity=Severity.WARNING,
+    severity=Severity.INFO,
     tag="lint",
 )
 def namespace_missing(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:

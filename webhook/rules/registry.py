@@ -24,6 +24,7 @@ class InventoryFinding:
     index: Hashable  # the object's key in the inventory (its position in a validate run)
     field: Path | str
     message: str
+    severity: Severity | None = None  # this finding's own severity (None: the rule's)
 
 
 InventoryRuleFn = Callable[[Any, Any], Iterable[InventoryFinding]]

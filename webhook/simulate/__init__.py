@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.clusterinput import ClusterInput
 from webhook.context import Context
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
@@ -82,6 +83,7 @@ class SimulateOptions:
     deadline_seconds: float = RUN_SECONDS  # the whole run (load, validation, allocations): see simulate()
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
+    cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (webhook.clusterinput)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -152,8 +154,18 @@ def simulate(
         deadline=deadline,
         as_stored=True,
         runtime_config=options.runtime_config,
+        whole_cluster=bool(options.cluster),
     )
+    cluster = ClusterInput()
+    if options.cluster and not isinstance(inputs, bytes) and all(isinstance(i, str) for i in inputs):
+        cluster = ClusterInput.of([str(i) for i in inputs], options.cluster)
+        inputs = [*(str(i) for i in inputs), *cluster.files]
     data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
+    if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's
+        data.pods = [p for p in data.pods if p.source not in cluster]
+        data.work = [p for p in data.work if p.source not in cluster]
+        data.pending = [p for p in data.pending if p.source not in cluster]
+        cluster.drop_from(data.report)
     if data.report.not_checked:
         when = f"while the input was loaded and validated ({data.report.not_checked} not checked)"
         return _too_late(data, when)

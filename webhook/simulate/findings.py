@@ -36,7 +36,7 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
     if sim.feasible is None and not message.startswith("undecided"):
         message = f"undecided (allocator budget exhausted): {message}"
     entries = [e for e in sim.explanation if isinstance(e.get("claim"), str) and e.get("claim")]
-    short = [e for e in entries if _falls_short(e)]
+    short = [e for e in entries if e.get("cause")] or [e for e in entries if _falls_short(e)]
     named = [(str(e["claim"]), str(e.get("request") or "").split("/", 1)[0]) for e in short or entries]
     by_claim: dict[str, list[Subject]] = {}
     for s in sim.subjects:

@@ -5,7 +5,9 @@ through `one_line`: names and messages from the input cannot print lines of thei
 
 from __future__ import annotations
 
-from webhook.model.text import one_line
+from collections.abc import Sequence
+
+from webhook.model.text import compact, one_line
 from webhook.report import ObjectResult
 from webhook.simulate import PodSimulation, SimulationReport, not_checked
 from webhook.simulate.workloads import WorkloadReport
@@ -25,6 +27,31 @@ def _result_line(r: object) -> str:
         extras.append(f"shareID {share}")
     tail = f" ({'; '.join(extras)})" if extras else ""
     return f"    {request}: {where}{tail}"
+
+
+BINDING_TIMEOUT = 600  # seconds: DynamicResourcesArgs.bindingTimeout's default
+
+
+def _binding_lines(results: Sequence[object]) -> list[str]:
+    """Devices with binding conditions: the Pod is not bound until the driver reports them."""
+    pending = [r for r in results if getattr(r, "binding_conditions", None)]
+    if not pending:
+        return []
+    lines = []
+    for r in pending:
+        device = f"{getattr(r, 'driver', '')}/{getattr(r, 'pool', '')}/{getattr(r, 'device', '')}"
+        conds = ", ".join(getattr(r, "binding_conditions", None) or [])
+        fails = ", ".join(getattr(r, "binding_failure_conditions", None) or [])
+        lines.append(
+            f"    binding conditions pending on {device}: {conds}"
+            + (f" (failure conditions: {fails})" if fails else "")
+        )
+    lines.append(
+        "    the scheduler waits in PreBind until every binding condition is True in the claim's "
+        f"status.devices (up to bindingTimeout, {BINDING_TIMEOUT} s by default); a failure condition or the "
+        "timeout clears the allocation and the Pod is scheduled again"
+    )
+    return lines
 
 
 def _node_selector(sel: object) -> str:
@@ -56,6 +83,7 @@ def render_pod(sim: PodSimulation, after_pods: bool = False) -> list[str]:
             lines.extend(_result_line(r) for r in c.results)
             selector = _node_selector(c.allocation.get("nodeSelector"))
             lines.append(f"    node selector: {selector}")
+            lines.extend(_binding_lines(c.results))
         return lines
     if sim.feasible is False:
         verdict = "infeasible"
@@ -71,13 +99,13 @@ def render_pod(sim: PodSimulation, after_pods: bool = False) -> list[str]:
 
 def _error_lines(o: ObjectResult) -> list[str]:
     ns = f"{o.namespace}/" if o.namespace else ""
-    label = f"{o.kind or '?'} {ns}{o.name or '?'}"
+    label = f" [{o.kind or '?'} {ns}{o.name or '?'}]" if o.kind or o.name else ""  # else not an object
     out = []
     for v in o.violations:
         if v.severity.value != "error":
             continue
         where = f"{v.field}: " if v.field else ""
-        out.append(f"{o.source}:{o.line}: error {v.rule}: {where}{v.message} [{label}]")
+        out.append(f"{o.source}:{v.line or o.line}: error {v.rule}: {where}{compact(v.message)}{label}")
     return out
 
 

@@ -1,0 +1,187 @@
+"""Selector lint against the devices of the input or of --cluster (issue 8 §6), on realistic manifests:
+names no device publishes, the wrong type, selectors that match nothing; severities in the open world
+(the input may hold only some devices) and the closed one (--cluster); bounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from webhook.report import Report
+from webhook.rules import selectorlint
+from webhook.validate import RunOptions, check_files
+
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      model: {string: A100-SXM4-80GB}
+      index: {int: 0}
+      nvlink: {bool: true}
+      resource.kubernetes.io/pcieRoot: {string: pci0000:15}
+    capacity:
+      memory: {value: 80Gi}
+  - name: gpu-1
+    attributes:
+      model: {string: A100-SXM4-80GB}
+      index: {int: 1}
+      nvlink: {bool: true}
+      resource.kubernetes.io/pcieRoot: {string: pci0000:16}
+    capacity:
+      memory: {value: 80Gi}
+"""
+
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.example.com'"}
+"""
+
+
+def claim(name: str, expression: str, cls: str = "gpu") -> str:
+    return f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: {cls}
+          selectors:
+          - cel:
+              expression: {expression!r}
+"""
+
+
+def run(tmp_path: Path, claims: dict[str, str], cluster: bool = False) -> Report:
+    (tmp_path / "claims.yaml").write_text("---\n".join([CLASS, *claims.values()]))
+    (tmp_path / "state").mkdir(exist_ok=True)
+    (tmp_path / "state" / "slices.yaml").write_text(SLICE)
+    if cluster:
+        return check_files([str(tmp_path / "claims.yaml")], RunOptions(cluster=(str(tmp_path / "state"),)))
+    return check_files([str(tmp_path)], RunOptions())
+
+
+def found(report: Report, rule: str) -> dict[str, tuple[str, str]]:
+    """claim name -> (severity, message) of `rule`'s findings."""
+    return {
+        str(o.name): (v.severity.value, v.message)
+        for o in report.objects
+        for v in o.violations
+        if v.rule == rule
+    }
+
+
+def test_a_typo_in_an_attribute_name_gets_the_published_name(tmp_path: Path) -> None:
+    got = found(
+        run(
+            tmp_path,
+            {
+                "typo": claim("typo", "device.attributes['gpu.example.com'].modle == 'A100-SXM4-80GB'"),
+                "case": claim("case", "device.attributes['gpu.example.com'].NVLink"),
+                "capacity": claim(
+                    "capacity", "device.attributes['gpu.example.com'].memory.compareTo(quantity('40Gi')) > 0"
+                ),
+                "domain": claim("domain", "device.attributes['gpu.exmple.com'].index == 0"),
+                "guarded": claim("guarded", "has(device.attributes['gpu.example.com'].modle)"),
+                "fine": claim("fine", "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:15'"),
+            },
+        ),
+        "selector.unknown-attribute",
+    )
+    assert set(got) == {"typo", "case", "capacity", "domain", "guarded"}
+    assert got["typo"] == (
+        "warning",
+        '`device.attributes["gpu.example.com"].modle`: no device in the input publishes the attribute '
+        "`gpu.example.com/modle` (2 devices of driver gpu.example.com checked); unguarded, the lookup is a "
+        "runtime error on every device it is evaluated on (the scheduler aborts the allocation with it); did "
+        'you mean `device.attributes["gpu.example.com"].model`?',
+    )
+    assert got["case"][1].endswith('did you mean `device.attributes["gpu.example.com"].nvlink`?')
+    assert got["capacity"][1].endswith('did you mean `device.capacity["gpu.example.com"].memory`?')
+    assert "anything in domain `gpu.exmple.com`" in got["domain"][1]
+    assert got["domain"][1].endswith('did you mean `device.attributes["gpu.example.com"].index`?')
+    assert "guarded by has() or optional chaining, the selector is false on every device" in got["guarded"][1]
+
+
+def test_a_name_without_a_close_match_is_an_info_unless_the_input_is_the_whole_cluster(
+    tmp_path: Path,
+) -> None:
+    claims = {"uuid": claim("uuid", "device.attributes['gpu.example.com'].uuid == 'GPU-1234'")}
+    assert found(run(tmp_path, claims), "selector.unknown-attribute")["uuid"][0] == "info"
+    closed = found(run(tmp_path, claims, cluster=True), "selector.unknown-attribute")["uuid"]
+    assert closed[0] == "warning" and "no device in the cluster publishes" in closed[1]
+
+
+def test_the_wrong_type_accessor_and_literal(tmp_path: Path) -> None:
+    got = found(
+        run(
+            tmp_path,
+            {
+                "accessor": claim(
+                    "accessor", "device.attributes['gpu.example.com'].model.string == 'A100-SXM4-80GB'"
+                ),
+                "bool": claim("bool", "device.attributes['gpu.example.com'].nvlink == 'true'"),
+                "int": claim("int", "device.attributes['gpu.example.com'].index == '0'"),
+                "fine": claim("fine", "device.attributes['gpu.example.com'].index >= 0"),
+            },
+        ),
+        "selector.attribute-type",
+    )
+    assert set(got) == {"accessor", "bool", "int"}
+    assert got["accessor"][1].startswith(
+        '`device.attributes["gpu.example.com"].model` is a string attribute ("A100-SXM4-80GB"): attribute '
+        'values are plain CEL values, so `.string` is a runtime error ("no such key: string")'
+    )
+    assert got["bool"][1].endswith('did you mean `device.attributes["gpu.example.com"].nvlink == true`?')
+    assert got["int"][1].endswith('did you mean `device.attributes["gpu.example.com"].index == 0`?')
+
+
+def test_a_selector_matching_nothing_names_the_values_the_devices_have(tmp_path: Path) -> None:
+    report = run(
+        tmp_path,
+        {
+            "close": claim("close", "device.attributes['gpu.example.com'].model == 'A100-SXM4-80G'"),
+            "far": claim("far", "device.attributes['gpu.example.com'].model == 'H200'"),
+            "fits": claim(
+                "fits", "device.capacity['gpu.example.com'].memory.compareTo(quantity('40Gi')) > 0"
+            ),
+            "other": claim("other", "device.attributes['dra.net'].rdma == true", cls="rdma-nic"),
+        },
+    )
+    got = found(report, "selector.matches-nothing")
+    assert set(got) == {"close", "far"}  # "other" is about a driver whose devices are not in the input
+    assert got["close"] == (
+        "warning",
+        "class gpu and this request's selectors together match none of the 2 devices of driver gpu.example.com "
+        'in the input: a claim using it cannot be allocated; `device.attributes["gpu.example.com"].model` is '
+        'never "A100-SXM4-80G": did you mean "A100-SXM4-80GB"?',
+    )
+    assert got["far"][0] == "info" and got["far"][1].endswith('(the devices have "A100-SXM4-80GB")')
+
+
+def test_no_lint_without_devices_or_past_the_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "claims.yaml").write_text(
+        CLASS + "---\n" + claim("typo", "device.attributes['gpu.example.com'].modle")
+    )
+    report = check_files([str(tmp_path / "claims.yaml")], RunOptions())
+    assert not any(v.rule.startswith("selector.") for o in report.objects for v in o.violations)
+    monkeypatch.setattr(
+        selectorlint, "MAX_SAMPLES", 1
+    )  # more devices than that: no "matches nothing" conclusion
+    report = run(tmp_path, {"far": claim("far", "device.attributes['gpu.example.com'].model == 'H200'")})
+    assert found(report, "selector.matches-nothing") == {}

@@ -1,0 +1,277 @@
+"""What the offline lint rules read across a run: per object a small, picklable summary made where the
+object is validated (a worker process), and the run's `RunFacts` built from them once.
+
+- a ResourceSlice: its driver, the attribute and capacity names its devices publish (with their types and
+  a few values), and the devices themselves (names, attributes, capacities) while a file holds at most
+  MAX_DEVICES_PER_FILE of them (beyond, `complete` is False and no rule concludes "no device matches");
+- a DeviceClass: its selectors; a ResourceClaim or ResourceClaimTemplate: per request and subrequest the
+  class, the selectors and where adminAccess is set;
+- a Namespace (a kind draguard does not validate): its name, labels and place in the input.
+
+Nothing here is used by the webhook: its cluster state holds the objects themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_DEVICES_PER_FILE = 2048  # devices kept for evaluating selectors (each a few hundred bytes)
+MAX_VALUES = 16  # distinct values kept per attribute (for did-you-mean)
+
+ATTRIBUTE_TYPES = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _s(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def qualify(name: str, driver: str) -> tuple[str, str]:
+    """(domain, id) of an attribute or capacity name: a bare name is in the driver's domain."""
+    domain, sep, ident = name.rpartition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+def attribute_type(value: Any) -> str:
+    """The type of an attribute value (`{string: x}` -> "string"; "" when unknown)."""
+    for t in ATTRIBUTE_TYPES:
+        if t in _dict(value):
+            return t
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class SliceFacts:
+    driver: str
+    devices: int  # how many the slice has
+    # (domain, id) -> (types, a few values as text) for attributes; capacity names as (domain, id)
+    attributes: dict[tuple[str, str], tuple[frozenset[str], tuple[str, ...]]]
+    capacities: frozenset[tuple[str, str]]
+    samples: tuple[dict[str, Any], ...]  # the devices (name, attributes, capacity, allowMultipleAllocations)
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorFacts:
+    path: str  # of the `cel.expression`
+    expression: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClassFacts:
+    name: str
+    selectors: tuple[SelectorFacts, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFacts:
+    path: str  # of the request or subrequest (`spec.devices.requests[0].firstAvailable[1]`)
+    class_name: str
+    class_path: str
+    selectors: tuple[SelectorFacts, ...]
+    admin_path: str  # where adminAccess: true is set ("" when it is not)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimFacts:
+    kind: str
+    namespace: str | None
+    name: str
+    requests: tuple[RequestFacts, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceFacts:
+    name: str
+    labels: dict[str, str]
+    source: str
+    line: int
+
+
+Facts = SliceFacts | ClassFacts | ClaimFacts
+
+
+def _selectors(v: Any, base: str) -> tuple[SelectorFacts, ...]:
+    out = []
+    for k, sel in enumerate(_list(v)):
+        expr = _dict(_dict(sel).get("cel")).get("expression")
+        if isinstance(expr, str) and expr:
+            out.append(SelectorFacts(f"{base}.selectors[{k}].cel.expression", expr))
+    return tuple(out)
+
+
+SCANNED = 16  # devices per slice whose attribute values (and types) are read; names are read from all
+
+
+def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
+    """A slice's facts, on the hot path of a large inventory: attribute and capacity names from every
+    device (set unions, in C), types and a few values from the first SCANNED devices and from the first
+    device that has a name the others lack."""
+    driver = _s(spec.get("driver"))
+    if not driver:
+        return None
+    types_of: dict[str, set[str]] = {}
+    values_of: dict[str, list[str]] = {}
+    cap_names: set[str] = set()
+    devices = [d for d in _list(spec.get("devices")) if type(d) is dict]
+    for n, d in enumerate(devices):
+        attrs = d.get("attributes")
+        if type(attrs) is dict and attrs:
+            names = attrs if n < SCANNED else attrs.keys() - types_of.keys()
+            for name in names:
+                _attribute(name, attrs[name], types_of, values_of)
+        capacity = d.get("capacity")
+        if type(capacity) is dict:
+            cap_names.update(capacity)
+    samples: tuple[dict[str, Any], ...] = ()
+    if budget[0] >= len(devices):
+        budget[0] -= len(devices)
+        samples = tuple(
+            {
+                "name": _s(d.get("name")),
+                "attributes": _dict(d.get("attributes")),
+                "capacity": _dict(d.get("capacity")),
+                "allowMultipleAllocations": d.get("allowMultipleAllocations") is True,
+            }
+            for d in devices
+        )
+    else:
+        budget[0] = -1  # this file's devices are not all kept: no "matches nothing" conclusion
+    return SliceFacts(
+        driver,
+        len(devices),
+        {qualify(str(k), driver): (frozenset(t), tuple(values_of[k])) for k, t in types_of.items()},
+        frozenset(qualify(str(k), driver) for k in cap_names),
+        samples,
+    )
+
+
+def _attribute(name: str, value: Any, types_of: dict[str, set[str]], values_of: dict[str, list[str]]) -> None:
+    types = types_of.get(name)
+    if types is None:
+        types = types_of[name] = set()
+        values_of[name] = []
+    if type(value) is not dict:
+        return
+    for t in value:
+        if t in ATTRIBUTE_TYPES:
+            break
+    else:
+        return
+    types.add(t)
+    values = values_of[name]
+    if len(values) < MAX_VALUES:
+        v = value[t]
+        text = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        if text not in values:
+            values.append(text)
+
+
+def without_samples(facts: list[Facts | None]) -> list[Facts | None]:
+    """A file's facts once its devices are not all kept: the samples dropped (nothing would use them,
+    and they would cross the process boundary for nothing)."""
+    return [
+        SliceFacts(f.driver, f.devices, f.attributes, f.capacities, ())
+        if isinstance(f, SliceFacts) and f.samples
+        else f
+        for f in facts
+    ]
+
+
+def _requests(spec: dict[str, Any], prefix: str) -> tuple[RequestFacts, ...]:
+    out = []
+    for i, r in enumerate(_list(_dict(spec.get("devices")).get("requests"))):
+        r = _dict(r)
+        base = f"{prefix}.devices.requests[{i}]"
+        exact = r.get("exactly")
+        if isinstance(exact, dict):
+            admin = f"{base}.adminAccess" if exact.get("adminAccess") is True else ""
+            out.append(
+                RequestFacts(
+                    f"{base}.exactly",
+                    _s(exact.get("deviceClassName")),
+                    f"{base}.exactly.deviceClassName",
+                    _selectors(exact.get("selectors"), f"{base}.exactly"),
+                    admin,
+                )
+            )
+        for j, sub in enumerate(_list(r.get("firstAvailable"))):
+            sub = _dict(sub)
+            path = f"{base}.firstAvailable[{j}]"
+            out.append(
+                RequestFacts(
+                    path,
+                    _s(sub.get("deviceClassName")),
+                    f"{path}.deviceClassName",
+                    _selectors(sub.get("selectors"), path),
+                    "",
+                )
+            )
+    return tuple(out)
+
+
+def facts_of(obj: Any, budget: list[int]) -> Facts | None:
+    """The facts of one (defaulted, stripped) object; `budget` ([devices left to keep]) is shared by a
+    file's slices."""
+    if not isinstance(obj, dict):
+        return None
+    kind = obj.get("kind")
+    spec = _dict(obj.get("spec"))
+    meta = _dict(obj.get("metadata"))
+    if kind == "ResourceSlice":
+        return _slice(spec, budget)
+    if kind == "DeviceClass":
+        return ClassFacts(_s(meta.get("name")), _selectors(spec.get("selectors"), "spec"))
+    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        ns = _s(meta.get("namespace")) or None
+        inner, prefix = (spec, "spec") if kind == "ResourceClaim" else (_dict(spec.get("spec")), "spec.spec")
+        return ClaimFacts(str(kind), ns, _s(meta.get("name")), _requests(inner, prefix))
+    return None
+
+
+def namespace_facts(obj: dict[str, Any], source: str, line: int) -> NamespaceFacts | None:
+    """A v1 Namespace of the input (not validated by draguard, but its labels matter)."""
+    if obj.get("kind") != "Namespace" or obj.get("apiVersion") != "v1":
+        return None
+    meta = _dict(obj.get("metadata"))
+    name = _s(meta.get("name"))
+    if not name:
+        return None
+    labels = {str(k): str(v) for k, v in _dict(meta.get("labels")).items()}
+    return NamespaceFacts(name, labels, source, line)
+
+
+@dataclass
+class RunFacts:
+    """The facts of a whole run, by object index (None: an object without facts), the Namespaces, and
+    per object (source, kind, namespace)."""
+
+    facts: list[Facts | None] = field(default_factory=list)
+    namespaces: list[NamespaceFacts] = field(default_factory=list)
+    objects: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    complete: bool = True  # every device of the run is in the slices' samples
+
+    def add(self, fr: Any, offset: int) -> None:
+        """Take one file's facts (a `validate.FileResult` whose objects start at index `offset`)."""
+        self.facts.extend([None] * (offset - len(self.facts)))
+        self.facts.extend(fr.facts[: len(fr.objects)])
+        self.facts.extend([None] * (offset + len(fr.objects) - len(self.facts)))
+        self.namespaces.extend(fr.namespaces)
+        self.complete = self.complete and fr.complete
+
+    def slices(self) -> list[SliceFacts]:
+        return [f for f in self.facts if isinstance(f, SliceFacts)]
+
+    def classes(self) -> dict[str, ClassFacts]:
+        out: dict[str, ClassFacts] = {}
+        for f in self.facts:
+            if isinstance(f, ClassFacts) and f.name not in out:
+                out[f.name] = f
+        return out

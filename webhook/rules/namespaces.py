@@ -1,0 +1,86 @@
+"""Offline rules about the Namespaces of the input (a kind draguard does not validate, but whose labels
+and placement matter): admin access checked against the namespace's label, and objects that a file
+meant for the Namespace it creates but that land elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from webhook.model.violation import Severity
+from webhook.rules.claim import ADMIN_LABEL
+from webhook.rules.facts import ClaimFacts, NamespaceFacts, RunFacts
+from webhook.rules.inventory import Inventory
+from webhook.rules.registry import InventoryFinding, inventory_rule
+
+NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
+
+
+def _facts(ctx: Any) -> RunFacts | None:
+    facts = getattr(ctx, "facts", None)
+    return facts if isinstance(facts, RunFacts) else None
+
+
+@inventory_rule(
+    "claim.admin-access-namespace",
+    kinds=("ResourceClaim", "ResourceClaimTemplate"),
+    summary="offline: adminAccess: true in a namespace the input defines without the label "
+    'resource.kubernetes.io/admin-access: "true" (the API server rejects the claim; the webhook checks '
+    "the live namespace: claim.admin-access)",
+    field="spec.devices.requests[i].adminAccess",
+    severity=Severity.ERROR,
+    tag="api",
+)
+def admin_access_namespace(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    facts = _facts(ctx)
+    if facts is None or not facts.namespaces or not ctx.enabled("DRAAdminAccess"):
+        return
+    namespaces: dict[str, NamespaceFacts] = {}
+    for ns in facts.namespaces:
+        namespaces.setdefault(ns.name, ns)
+    for i, f in enumerate(facts.facts):
+        if not isinstance(f, ClaimFacts) or f.namespace is None or f.namespace not in namespaces:
+            continue
+        ns = namespaces[f.namespace]
+        if ns.labels.get(ADMIN_LABEL) == "true":
+            continue
+        admin = next((r.admin_path for r in f.requests if r.admin_path), "")
+        if not admin:
+            continue
+        yield InventoryFinding(
+            i,
+            admin,  # upstream's path (`requests[i].adminAccess`), as claim.admin-access reports it
+            "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label "
+            f"on the containing namespace: Namespace {ns.name} ({ns.source}:{ns.line}) does not have it; label "
+            f'it `{ADMIN_LABEL}: "true"` (admins only) or drop adminAccess',
+        )
+
+
+@inventory_rule(
+    "meta.namespace-implied",
+    kinds=NAMESPACED,
+    summary="offline: a file creates one Namespace, but this namespaced object of the same file has no "
+    "metadata.namespace: kubectl puts it in the current context's namespace, not in that one",
+    field="metadata.namespace",
+    severity=Severity.WARNING,
+    tag="lint",
+)
+def namespace_implied(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    facts = _facts(ctx)
+    if facts is None or not facts.namespaces:
+        return
+    by_file: dict[str, list[NamespaceFacts]] = {}
+    for ns in facts.namespaces:
+        by_file.setdefault(ns.source, []).append(ns)
+    for i, (source, kind, namespace) in enumerate(facts.objects):
+        created = by_file.get(source)
+        if not created or len(created) != 1 or kind not in NAMESPACED or namespace:
+            continue
+        ns = created[0]
+        yield InventoryFinding(
+            i,
+            "metadata.namespace",
+            f"this file creates Namespace {ns.name} (line {ns.line}), but this {kind} has no metadata.namespace: "
+            f"kubectl applies it to the current context's namespace (usually default), not to {ns.name}; set "
+            f"`namespace: {ns.name}`",
+        )
