@@ -115,7 +115,8 @@ def test_cross_object_findings_use_the_manifest_paths_too(tmp_path: Path) -> Non
         "spec:\n  devices:\n    requests:\n    - name: r\n      deviceClassName: no-such-class\n"
     )
     code, found = findings("--runtime-config", "resource.k8s.io/v1beta1", str(f))
-    assert ("c", "claim.unknown-device-class", "warning", "spec.devices.requests[0].deviceClassName") in found
+    # an info offline (the class may be kept elsewhere: issue 8 §6), at the manifest's own path
+    assert ("c", "claim.unknown-device-class", "info", "spec.devices.requests[0].deviceClassName") in found
 
 
 def test_v1beta1_defaulting_is_narrower_than_v1s(tmp_path: Path) -> None:
