@@ -586,6 +586,10 @@ class Handler(BaseHTTPRequestHandler):
     server: StandIn
     server_version = "standin-apiserver"
 
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle delay per answer
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (BaseHTTPRequestHandler's name)
         pass
 
@@ -849,27 +853,23 @@ class Handler(BaseHTTPRequestHandler):
             next_bookmark = time.monotonic() + settings.bookmark_interval
             while True:
                 out: list[bytes] = []
-                with store.cond:
+                end = ""  # why the stream ends: drop | graceful | timeout | expired (decided under the lock)
+                with store.cond:  # nothing is written to the socket while holding the store's lock
                     while True:
                         now = time.monotonic()
                         if store.drop_gen != drop_gen:
-                            if store.drop_graceful:
-                                self._chunk(b"")
-                            else:
-                                self._reset()
-                            return
+                            end = "graceful" if store.drop_graceful else "drop"
+                            break
                         if now >= deadline:
-                            self._chunk(b"")
-                            return
+                            end = "timeout"
+                            break
                         if store.stall:
                             store.cond.wait(min(0.5, deadline - now))
                             continue
-                        if not store.servable(res, cursor):
-                            # fell behind the retained history (expired under a live watch)
-                            status = expired(f"too old resource version: {cursor} ({store.floor})").status()
-                            self._chunk(_dumps({"type": "ERROR", "object": status}) + b"\n")
-                            self._chunk(b"")
-                            return
+                        if not store.servable(res, cursor):  # expired under a live watch
+                            end = "expired"
+                            floor = store.floor
+                            break
                         i = bisect.bisect_right(kind.hist_rv, cursor)
                         if i < len(kind.hist_rv):
                             out = [line for ns, line in kind.hist[i:] if keep(ns, line)]
@@ -884,6 +884,15 @@ class Handler(BaseHTTPRequestHandler):
                         if out:
                             break
                         store.cond.wait(max(0.01, min(next_bookmark, deadline) - now))
+                if end == "drop":
+                    self._reset()
+                    return
+                if end == "expired":
+                    status = expired(f"too old resource version: {cursor} ({floor})").status()
+                    self._chunk(_dumps({"type": "ERROR", "object": status}) + b"\n")
+                if end:
+                    self._chunk(b"")
+                    return
                 with settings.lock:
                     settings.watches[wid]["cursor"] = cursor
                 self._chunk(b"".join(out))
