@@ -63,9 +63,38 @@ def add_serve_parser(
     s.add_argument("--policy", metavar="FILE", help="policy file: rule severities (and feasibility modes)")
     s.add_argument(
         "--state",
-        metavar="DIR",
+        metavar="DIR|cluster",
         help=f"manifests forming the cluster state, loaded as `simulate` loads them and re-read when "
-        f"they change (default: {DEFAULT_STATE}/)",
+        f"they change (default: {DEFAULT_STATE}/); `cluster`: list and watch the API server (in-cluster "
+        "configuration, else $KUBECONFIG)",
+    )
+    s.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="the API server to list and watch (implies --state cluster)",
+    )
+    s.add_argument(
+        "--watch-timeout-seconds",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="server-side timeout of each watch (default: random 300-600 s per watch, as client-go's "
+        "reflector); the watch is then reopened from its resourceVersion",
+    )
+    s.add_argument(
+        "--watch-read-timeout-seconds",
+        type=_positive(float),
+        default=150.0,
+        metavar="S",
+        help="a watch that received nothing (no event, no bookmark) for this long is taken as dead and "
+        "reopened (default 150; the API server sends a bookmark about every minute)",
+    )
+    s.add_argument(
+        "--list-page-size",
+        type=_count,
+        default=500,
+        metavar="N",
+        help="items per LIST page of the initial lists and relists (default 500; 0 = unpaginated)",
     )
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8443, help="port (default 8443; 0 = any free port, logged)")
@@ -190,17 +219,29 @@ def run_certs(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from webhook.io.files import discover_all
     from webhook.profile import load_profile, parse_feature_gates
-    from webhook.server.options import DEFAULT_MAX_BODY, DEFAULT_THREADS, ServeOptions
+    from webhook.server.options import CLUSTER, DEFAULT_MAX_BODY, DEFAULT_THREADS, ServeOptions
 
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates)
-    state = args.state or DEFAULT_STATE
-    if args.state is None and not Path(state).is_dir():
+    if args.kubeconfig and args.state not in (None, CLUSTER):
         raise UsageError(
-            f"no --state given and no {DEFAULT_STATE}/ directory here: pass --state DIR "
-            "(manifests forming the cluster state)"
+            f"--kubeconfig lists and watches the API server: it goes with --state {CLUSTER}, not --state {args.state}"
         )
-    discover_all([state])  # UnreadableInput (exit 2) when it does not exist
+    state = CLUSTER if args.kubeconfig else args.state or DEFAULT_STATE
+    if state == CLUSTER:
+        from webhook.state.live import ConfigError, load_api_client
+
+        try:
+            load_api_client(args.kubeconfig).close()  # a missing or broken configuration: exit 2 now
+        except ConfigError as e:
+            raise UsageError(str(e)) from None
+    else:
+        if args.state is None and not Path(state).is_dir():
+            raise UsageError(
+                f"no --state given and no {DEFAULT_STATE}/ directory here: pass --state DIR "
+                f"(manifests forming the cluster state) or --state {CLUSTER}"
+            )
+        discover_all([state])  # UnreadableInput (exit 2) when it does not exist
     certs = args.certs or DEFAULT_CERTS
     _ensure_serving_cert(certs, embedded=args.certs is None, address=args.address)
     options = ServeOptions(
@@ -224,6 +265,10 @@ def run_serve(args: argparse.Namespace) -> int:
         graceful_timeout=args.graceful_timeout,
         log_level=args.log_level,
         access_log=args.access_log,
+        kubeconfig=args.kubeconfig,
+        watch_timeout_seconds=args.watch_timeout_seconds or None,
+        watch_read_timeout_seconds=args.watch_read_timeout_seconds,
+        list_page_size=args.list_page_size,
     )
     if args.client_ca and not Path(args.client_ca).is_file():
         raise UsageError(f"--client-ca {args.client_ca}: no such file")

@@ -63,9 +63,10 @@ class Runtime:
         self.configs = {e: make_config(options, e, self.profile, self.policy) for e in ("validate", "mutate")}
         self.context = Context(profile=self.profile, lint=False)
         self.tls = tls
-        _import_everything()
+        _import_everything(options.live)
         self.store: Any = None
         self.loader: StateLoader | None = None
+        self.live: Any = None  # --state cluster: webhook.state.live.LiveState
 
     # --- worker lifecycle (gunicorn hooks call these) ----------------------------------------------
     def start_worker(self, heartbeat: Any = None, alive: Any = None) -> bool:
@@ -79,18 +80,25 @@ class Runtime:
             self.tls.on_error = lambda e: metrics.CERT_RELOADS.labels("error").inc()
             _certificate_loaded(self.tls.loaded)
         self.store = make_store(self.profile)
-        source = ManifestDirectory(self.options.state, self.context, self.policy)
-        self.loader = StateLoader(
-            source,
-            self.store,
-            self.options.reload_interval,
-            on_publish=_published,
-            on_tick=_tick,
-            on_error=lambda e: metrics.RELOADS.labels("error").inc(),
-            on_first=_warm_up,
-        )
-        self.loader.start()
-        while not self.loader.ready.wait(1.0):
+        if self.options.live:
+            from webhook.server.livestate import start_live_state
+
+            self.live = start_live_state(self.options, self.store, on_first=_warm_up)
+            source_ready = self.live.ready
+        else:
+            source = ManifestDirectory(self.options.state, self.context, self.policy)
+            self.loader = StateLoader(
+                source,
+                self.store,
+                self.options.reload_interval,
+                on_publish=_published,
+                on_tick=_tick,
+                on_error=lambda e: metrics.RELOADS.labels("error").inc(),
+                on_first=_warm_up,
+            )
+            self.loader.start()
+            source_ready = self.loader.ready
+        while not source_ready.wait(1.0):  # gunicorn restarts a worker that stops heartbeating
             if heartbeat is not None:
                 heartbeat()
             if alive is not None and not alive():
@@ -100,14 +108,29 @@ class Runtime:
     def stop_worker(self) -> None:
         if self.loader is not None:
             self.loader.stop()
+        if self.live is not None:
+            self.live.stop()
 
     def ready(self) -> bool:
+        if self.live is not None:
+            return self.live.ready.is_set()
         return self.loader is not None and self.loader.ready.is_set()
 
+    def not_ready_reason(self) -> str:
+        if self.live is not None:
+            waiting = ", ".join(self.live.waiting_for())
+            return f"the cluster state is not synced yet (waiting for the initial list of: {waiting})"
+        return "the cluster state is not loaded yet"
 
-def _import_everything() -> None:
+
+def _import_everything(live: bool = False) -> None:
     """Import, in the arbiter before it forks, what requests and the loader would import on first
     use: the workers share those pages and no request pays for an import."""
+    if live:
+        import kubernetes.client  # noqa: F401
+        import kubernetes.config  # noqa: F401
+
+        import webhook.server.livestate  # noqa: F401
     import webhook.admission.feasibility  # noqa: F401
     import webhook.cel.runtime  # noqa: F401
     import webhook.engine  # noqa: F401
@@ -251,14 +274,16 @@ def create_app(runtime: Runtime) -> Flask:
     @app.get("/readyz")
     def readyz() -> Response:
         if not runtime.ready():
-            return _json(status_body(503, "the cluster state is not loaded yet"), 503)
+            return _json(status_body(503, runtime.not_ready_reason()), 503)
         snapshot = runtime.store.snapshot()
-        body = {
+        body: dict[str, Any] = {
             "status": "ready",
             "stateVersion": snapshot.version,
             "stateAgeSeconds": round(time.monotonic() - snapshot.published_at, 3),
             "objects": snapshot.counts(),
         }
+        if runtime.live is not None:  # per kind, the resourceVersion this worker's state has reached
+            body["resourceVersions"] = runtime.live.resource_versions()
         return _json(json.dumps(body).encode())
 
     @app.get("/metrics")

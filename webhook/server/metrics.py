@@ -102,6 +102,56 @@ CERT_RELOADS = Counter(
 )
 
 
+# --- the live state (`serve --state cluster`): per worker, every worker watches ---------------------------
+WATCH_KINDS = frozenset(
+    {
+        "ResourceSlice",
+        "DeviceClass",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "DeviceTaintRule",
+        "Node",
+        "Namespace",
+    }
+)
+WATCH_EVENTS = Counter(
+    "draguard_watch_events",
+    "Watch events received, by kind and type (ADDED, MODIFIED, DELETED, BOOKMARK)",
+    ["kind", "type"],
+)
+WATCH_RELISTS = Counter(
+    "draguard_watch_relists",
+    "LISTs of a kind: initial, expired (410: the watch could not resume), error",
+    ["kind", "reason"],
+)
+WATCH_RESTARTS = Counter(
+    "draguard_watch_restarts",
+    "Watches reopened from their resourceVersion: timeout (server-side timeout), closed (ended early by "
+    "the server), error (refused, broken, or silent for the read timeout)",
+    ["kind", "reason"],
+)
+WATCH_LAST_EVENT = Gauge(
+    "draguard_watch_last_event_timestamp_seconds",
+    "Unix time of the last event, bookmark or completed list of a kind (the stalest live worker's)",
+    ["kind"],
+    multiprocess_mode="livemin",
+)
+STATE_SYNCED = Gauge(
+    "draguard_state_synced",
+    "1 once every kind's initial list is applied and published (the least synced live worker's)",
+    multiprocess_mode="livemin",
+)
+EVENT_TO_VISIBLE = Histogram(
+    "draguard_watch_event_to_visible_seconds",
+    "Time from a watch event's arrival to the publication of the state that contains it",
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+
+
+def watch_kind_label(kind: Any) -> str:
+    return kind if isinstance(kind, str) and kind in WATCH_KINDS else "other"
+
+
 class GCTimer:
     """A `gc.callbacks` entry observing every collection's pause into GC_PAUSES (one per worker)."""
 

@@ -20,9 +20,14 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+CLUSTER = "cluster"  # --state cluster: live state from the API server (list + watch)
+DEFAULT_LIST_PAGE_SIZE = 500
+DEFAULT_WATCH_READ_TIMEOUT = 150.0  # the API server's watch cache sends a bookmark about every minute
+
+
 @dataclass(frozen=True)
 class ServeOptions:
-    state: str  # directory (or file) of manifests forming the cluster state
+    state: str  # directory (or file) of manifests forming the cluster state, or CLUSTER
     certs: str  # directory with tls.crt / tls.key (ca.crt)
     address: str = DEFAULT_ADDRESS
     port: int = DEFAULT_PORT
@@ -43,6 +48,15 @@ class ServeOptions:
     worker_timeout: float = 60.0  # a worker silent for longer is restarted (also bounds its first load)
     log_level: str = "info"
     access_log: bool = False
+    kubeconfig: str | None = None  # --state cluster: None = in-cluster config, else $KUBECONFIG
+    watch_timeout_seconds: int | None = None  # server-side watch timeout; None = random 300-600 s per watch
+    watch_read_timeout_seconds: float = DEFAULT_WATCH_READ_TIMEOUT  # a watch silent this long is reopened
+    list_page_size: int = DEFAULT_LIST_PAGE_SIZE
+
+    @property
+    def live(self) -> bool:
+        """Whether the state comes from the API server (`--state cluster`)."""
+        return self.state == CLUSTER
 
     @property
     def worker_count(self) -> int:

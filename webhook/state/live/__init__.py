@@ -1,0 +1,93 @@
+"""The cluster state kept current from the API server: one reflector thread per kind lists and watches
+(reflector.py over client.py), one applier thread is the StateStore's only writer (applier.py).
+
+    live = LiveState(KubeClient(load_api_client(kubeconfig)), store, observer=...)
+    live.start(); live.ready.wait()          # every kind's initial list applied and published
+    live.stop()
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from webhook.state.live.applier import Applier
+from webhook.state.live.client import ApiError, ConfigError, Expired, KubeClient, Unreachable, load_api_client
+from webhook.state.live.kinds import WATCHED, WatchedKind
+from webhook.state.live.observer import Observer
+from webhook.state.live.reflector import PAGE_SIZE, READ_TIMEOUT, Backoff, Reflector
+
+__all__ = [
+    "ApiError",
+    "Backoff",
+    "ConfigError",
+    "Expired",
+    "KubeClient",
+    "LiveState",
+    "Observer",
+    "Unreachable",
+    "WATCHED",
+    "load_api_client",
+]
+
+
+class LiveState:
+    """Reflectors for `kinds` feeding one applier that writes `store`."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        store: Any,
+        kinds: Iterable[WatchedKind] = WATCHED,
+        observer: Observer | None = None,
+        on_first: Callable[[Any], None] | None = None,
+        page_size: int = PAGE_SIZE,
+        watch_timeout: int | None = None,
+        read_timeout: float = READ_TIMEOUT,
+        backoff: Callable[[], Backoff] = Backoff,
+    ) -> None:
+        self.client = client
+        self.kinds = list(kinds)
+        self._stop = threading.Event()
+        self.applier = Applier(store, self.kinds, observer, on_first)
+        self.reflectors = [
+            Reflector(
+                client,
+                kind,
+                self.applier.put,
+                self._stop,
+                observer,
+                page_size=page_size,
+                watch_timeout=watch_timeout,
+                read_timeout=read_timeout,
+                backoff=backoff(),
+            )
+            for kind in self.kinds
+        ]
+
+    @property
+    def ready(self) -> threading.Event:
+        return self.applier.ready
+
+    def waiting_for(self) -> list[str]:
+        return self.applier.waiting_for()
+
+    def resource_versions(self) -> dict[str, str]:
+        """Per kind, the resourceVersion of the last list or event published."""
+        return self.applier.resource_versions
+
+    def start(self) -> None:
+        self.applier.start()
+        for r in self.reflectors:
+            r.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        for r in self.reflectors:
+            r.interrupt()
+        self.applier.stop(timeout)
+        for r in self.reflectors:
+            if r.thread is not None:
+                r.thread.join(timeout)
+        self.client.close()

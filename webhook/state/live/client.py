@@ -1,0 +1,265 @@
+"""LIST and WATCH over the `kubernetes` client's REST layer, as raw JSON: objects stay plain dicts with the
+API's field names (the client's models would drop unknown fields and rename the rest).
+
+    api = KubeClient(load_api_client(kubeconfig=None))     # in-cluster config, else $KUBECONFIG
+    page = api.list_page("/apis/resource.k8s.io/v1/resourceslices", limit=500, cont="")
+    with api.watch(path, resource_version=page["metadata"]["resourceVersion"], timeout_seconds=300) as w:
+        for event in w:                                    # {"type": ..., "object": {...}}
+            ...
+
+Requests go through `ApiClient.param_serialize` / `call_api` (authentication as the client does it: the
+in-cluster token file is re-read when it rotates), always unpreloaded (the body is read and parsed here).
+Every request has a connect and a read timeout: a watch whose connection died is noticed when nothing
+(no event, no bookmark) arrived for `read_timeout` seconds. urllib3's own retries are off: the reflector
+decides when to retry. Errors: `ApiError` for an answer that is not 2xx (its Status parsed), `Expired`
+for 410, `Unreachable` for connection, TLS and timeout failures and streams that break.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+CONNECT_TIMEOUT = 10.0
+LIST_READ_TIMEOUT = 60.0  # one page
+POOL_SIZE = 16  # connections per worker: 7 watches, their lists, and the translate writer
+
+
+class ApiError(Exception):
+    """A non-2xx answer: `status`, the Status' `reason` and message, `retry_after` (seconds) if sent."""
+
+    def __init__(self, status: int, reason: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(f"{status} {reason}: {message}" if reason else f"{status}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.retry_after = retry_after
+
+
+class Expired(ApiError):
+    """410 Gone (reason Expired): the resourceVersion or continue token is older than the server keeps."""
+
+
+class Unreachable(Exception):
+    """No answer: connection refused or reset, TLS failure, a timeout, a stream that broke off."""
+
+
+def load_api_client(kubeconfig: str | None = None, in_cluster: dict[str, str] | None = None) -> Any:
+    """A `kubernetes.client.ApiClient`: from `kubeconfig` when given; else the in-cluster service
+    account (`in_cluster` overrides its token/CA file paths, for tests); outside a cluster, $KUBECONFIG.
+    Raises `ConfigError` naming what is missing."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    configuration = client.Configuration()
+    try:
+        if kubeconfig:
+            if not os.path.isfile(kubeconfig):
+                raise ConfigError(f"--kubeconfig {kubeconfig}: no such file")
+            config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            paths = in_cluster or {}
+            loader = config.incluster_config.InClusterConfigLoader(
+                token_filename=paths.get("token", config.incluster_config.SERVICE_TOKEN_FILENAME),
+                cert_filename=paths.get("ca", config.incluster_config.SERVICE_CERT_FILENAME),
+            )
+            loader.load_and_set(configuration)
+        elif os.environ.get("KUBECONFIG"):
+            config.load_kube_config(client_configuration=configuration)
+        else:
+            raise ConfigError(
+                "--state cluster: not running in a cluster (no KUBERNETES_SERVICE_HOST) and no "
+                "$KUBECONFIG; pass --kubeconfig PATH"
+            )
+    except ConfigException as e:
+        raise ConfigError(f"cluster configuration: {e}") from None
+    configuration.retries = False  # the reflector retries, with its own backoff
+    configuration.connection_pool_maxsize = POOL_SIZE
+    return client.ApiClient(configuration)
+
+
+class ConfigError(Exception):
+    """No usable cluster configuration (a usage error of `serve --state cluster`)."""
+
+
+def _error(status: int, body: bytes, headers: Any) -> ApiError:
+    reason, message = "", body[:300].decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(body)
+        if isinstance(data, dict) and data.get("kind") == "Status":
+            reason, message = str(data.get("reason") or ""), str(data.get("message") or "")
+    except ValueError:
+        pass
+    retry_after = None
+    raw = headers.get("Retry-After") if headers is not None else None
+    if raw:
+        try:
+            retry_after = float(raw)
+        except ValueError:
+            retry_after = None
+    cls = Expired if status == 410 else ApiError
+    return cls(status, reason, message, retry_after)
+
+
+def status_error(status: dict[str, Any]) -> ApiError:
+    """The error a watch ERROR event's Status stands for."""
+    code = status.get("code")
+    code = code if isinstance(code, int) else 500
+    cls = Expired if code == 410 else ApiError
+    return cls(code, str(status.get("reason") or ""), str(status.get("message") or ""))
+
+
+class KubeClient:
+    """Raw LIST and WATCH of one API server (one per process; thread-safe as urllib3's pool is)."""
+
+    def __init__(self, api_client: Any, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        self.api = api_client
+        self.connect_timeout = connect_timeout
+
+    def close(self) -> None:
+        self.api.close()
+
+    def _get(self, path: str, query: list[tuple[str, str]], read_timeout: float) -> Any:
+        """The unread urllib3 response of a GET; ApiError for a non-2xx answer, Unreachable when none."""
+        import urllib3
+
+        method, url, headers, body, post = self.api.param_serialize(
+            "GET",
+            path,
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        try:
+            r = self.api.call_api(
+                method, url, headers, body, post, _request_timeout=(self.connect_timeout, read_timeout)
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise Unreachable(f"GET {path}: {e}") from None
+        except Exception as e:  # the client wraps TLS failures in ApiException(status=0)
+            if getattr(e, "status", None) == 0:
+                raise Unreachable(f"GET {path}: {getattr(e, 'reason', e)}") from None
+            raise
+        resp = r.response
+        if not 200 <= resp.status <= 299:
+            try:
+                data = resp.read()
+            except (urllib3.exceptions.HTTPError, OSError):
+                data = b""
+            finally:
+                resp.release_conn()
+            raise _error(resp.status, data, resp.headers)
+        return resp
+
+    def list_page(
+        self,
+        path: str,
+        limit: int,
+        cont: str = "",
+        resource_version: str = "",
+        read_timeout: float = LIST_READ_TIMEOUT,
+    ) -> dict[str, Any]:
+        """One page of a LIST (a consistent read unless `resource_version` is given)."""
+        import urllib3
+
+        query = [("limit", str(limit))] if limit else []
+        if cont:
+            query.append(("continue", cont))
+        elif resource_version:
+            query.append(("resourceVersion", resource_version))
+        resp = self._get(path, query, read_timeout)
+        try:
+            data = resp.read()
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise Unreachable(f"GET {path}: reading the list failed: {e}") from None
+        finally:
+            resp.release_conn()
+        try:
+            page = json.loads(data)
+        except ValueError as e:
+            raise Unreachable(f"GET {path}: the list is not JSON: {e}") from None
+        if not isinstance(page, dict) or not isinstance(page.get("items", []), list):
+            raise Unreachable(f"GET {path}: the answer is not a list")
+        return page
+
+    def watch(
+        self,
+        path: str,
+        resource_version: str,
+        timeout_seconds: int,
+        read_timeout: float,
+        bookmarks: bool = True,
+    ) -> WatchStream:
+        """A WATCH from `resource_version` that the server ends after `timeout_seconds`."""
+        query = [("watch", "true"), ("resourceVersion", resource_version)]
+        if bookmarks:
+            query.append(("allowWatchBookmarks", "true"))
+        query.append(("timeoutSeconds", str(timeout_seconds)))
+        return WatchStream(path, self._get(path, query, read_timeout))
+
+
+class WatchStream:
+    """The events of one watch response, one JSON object per line; `close()` from any thread ends it."""
+
+    def __init__(self, path: str, resp: Any) -> None:
+        self.path = path
+        self._resp = resp
+        self._closed = threading.Event()
+
+    def __enter__(self) -> WatchStream:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        try:
+            self._resp.shutdown()  # unblocks a read in another thread (urllib3 >= 2.3)
+        except Exception:
+            pass
+        try:
+            self._resp.release_conn()
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Events until the server ends the stream cleanly; Unreachable when it breaks off or stays
+        silent for the read timeout."""
+        import urllib3
+
+        buf = b""
+        try:
+            for chunk in self._resp.stream(64 << 10, decode_content=True):
+                buf += chunk
+                if b"\n" not in buf:
+                    continue
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield _event(self.path, line)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            if self._closed.is_set():
+                return
+            raise Unreachable(f"watch {self.path}: {type(e).__name__}: {e}") from None
+        if buf.strip() and not self._closed.is_set():
+            yield _event(self.path, buf)
+
+
+def _event(path: str, line: bytes) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except ValueError as e:
+        raise Unreachable(f"watch {path}: an event is not JSON: {e}") from None
+    if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
+        raise Unreachable(f"watch {path}: an event without an object")
+    return event
