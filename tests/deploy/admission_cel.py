@@ -97,7 +97,7 @@ def environment() -> Env:
 
 
 def compile_condition(expression: str) -> str:
-    """"" when `expression` compiles to a bool in the matchConditions environment, else the errors."""
+    """ "" when `expression` compiles to a bool in the matchConditions environment, else the errors."""
     parsed = parse(expression)
     if parsed.expr is None:
         return "compilation failed: " + render(parsed.issues, expression)

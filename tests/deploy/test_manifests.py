@@ -128,7 +128,9 @@ def test_deployment_is_highly_available(rendered: dict[str, list[dict[str, Any]]
 
 
 @pytest.mark.parametrize("overlay", ALL)
-def test_probes_are_https_on_the_serving_port(rendered: dict[str, list[dict[str, Any]]], overlay: str) -> None:
+def test_probes_are_https_on_the_serving_port(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
     c = container(rendered[overlay])
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert ports == {"https": 8443}
@@ -197,7 +199,9 @@ def _serve_args(c: dict[str, Any]) -> argparse.Namespace:
         with contextlib.redirect_stderr(stderr):
             return build_parser().parse_args(c["args"])
     except SystemExit:
-        raise AssertionError(f"draguard rejects the Deployment's args {c['args']}: {stderr.getvalue()}") from None
+        raise AssertionError(
+            f"draguard rejects the Deployment's args {c['args']}: {stderr.getvalue()}"
+        ) from None
 
 
 def _serve_knows(flag: str) -> bool:
@@ -206,7 +210,9 @@ def _serve_knows(flag: str) -> bool:
 
 
 @pytest.mark.parametrize("overlay", ALL)
-def test_container_args_are_serves_real_flags(rendered: dict[str, list[dict[str, Any]]], overlay: str) -> None:
+def test_container_args_are_serves_real_flags(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
     objects = rendered[overlay]
     c = container(objects)
     translate = any(a.startswith("--extended-resources") for a in c["args"])
@@ -228,7 +234,9 @@ def test_container_args_are_serves_real_flags(rendered: dict[str, list[dict[str,
 
 
 @pytest.mark.parametrize("overlay", ALL)
-def test_service_routes_443_to_the_serving_port(rendered: dict[str, list[dict[str, Any]]], overlay: str) -> None:
+def test_service_routes_443_to_the_serving_port(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
     objects = rendered[overlay]
     svc = one(objects, "Service", "draguard")
     labels = one(objects, "Deployment", "draguard")["spec"]["template"]["metadata"]["labels"]
@@ -257,7 +265,9 @@ def _grants(role: dict[str, Any]) -> set[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize("overlay", ALL)
-def test_rbac_is_exactly_what_the_state_reads(rendered: dict[str, list[dict[str, Any]]], overlay: str) -> None:
+def test_rbac_is_exactly_what_the_state_reads(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
     objects = rendered[overlay]
     reads = {(g, r, v) for g, r in STATE_READS for v in ("get", "list", "watch")}
     assert _grants(one(objects, "ClusterRole", "draguard")) == reads
@@ -265,12 +275,17 @@ def test_rbac_is_exactly_what_the_state_reads(rendered: dict[str, list[dict[str,
     roles = {o["metadata"]["name"] for o in find(objects, "ClusterRole")}
     assert roles == ({"draguard", "draguard-translate"} if translate else {"draguard"})
     if translate:
-        writes = {("resource.k8s.io", "resourceclaimtemplates", "create"), ("resource.k8s.io", "resourceclaimtemplates", "patch")}
+        writes = {
+            ("resource.k8s.io", "resourceclaimtemplates", "create"),
+            ("resource.k8s.io", "resourceclaimtemplates", "patch"),
+        }
         assert _grants(one(objects, "ClusterRole", "draguard-translate")) == writes
     assert not find(objects, "Role") and not find(objects, "RoleBinding")
     for binding in find(objects, "ClusterRoleBinding"):
         assert binding["roleRef"]["name"] in roles
-        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}]
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}
+        ]
     assert one(objects, "ServiceAccount", SERVICE_ACCOUNT)["metadata"]["namespace"] == NAMESPACE
 
 
@@ -284,7 +299,9 @@ def _covered(objects: list[dict[str, Any]], config: str) -> set[tuple[str, str, 
         if kind != config:
             continue
         for rule in w["rules"]:
-            assert rule["apiVersions"] == ["v1"], f"{w['name']}: matchPolicy Equivalent converts other versions"
+            assert rule["apiVersions"] == ["v1"], (
+                f"{w['name']}: matchPolicy Equivalent converts other versions"
+            )
             for g in rule["apiGroups"]:
                 for r in rule["resources"]:
                     for op in rule["operations"]:
@@ -357,7 +374,10 @@ def test_draguard_never_waits_on_itself(rendered: dict[str, list[dict[str, Any]]
     way for cluster-scoped kinds); both name what the rendered objects really are."""
     objects = rendered[overlay]
     sa = one(objects, "ServiceAccount", SERVICE_ACCOUNT)
-    assert f"system:serviceaccount:{sa['metadata']['namespace']}:{sa['metadata']['name']}" == SERVICE_ACCOUNT_USER
+    assert (
+        f"system:serviceaccount:{sa['metadata']['namespace']}:{sa['metadata']['name']}"
+        == SERVICE_ACCOUNT_USER
+    )
     request = {k: v for k, v in REVIEW["request"].items() if k not in ("object", "oldObject", "uid")}
     (pod,) = [p for p in _example_pods() if p["metadata"]["name"] == "vllm-inference"]  # nvidia.com/gpu
     own = {**request, "userInfo": {"username": SERVICE_ACCOUNT_USER, "groups": ["system:serviceaccounts"]}}
@@ -407,8 +427,12 @@ PLAIN_POD = {
     "kind": "Pod",
     "metadata": {"name": "web", "namespace": "default"},
     "spec": {
-        "containers": [{"name": "nginx", "image": "nginx", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
-        "initContainers": [{"name": "init", "image": "busybox", "resources": {"requests": {"hugepages-2Mi": "2Mi"}}}],
+        "containers": [
+            {"name": "nginx", "image": "nginx", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+        ],
+        "initContainers": [
+            {"name": "init", "image": "busybox", "resources": {"requests": {"hugepages-2Mi": "2Mi"}}}
+        ],
     },
 }
 
@@ -423,7 +447,9 @@ def test_pod_webhooks_see_exactly_the_pods_with_devices(rendered: dict[str, list
     assert len(pods) >= 5
     for pod in pods:
         assert evaluate(validating, object=pod) is True, pod["metadata"]["name"]
-        extended = any("/" in n for c in pod["spec"]["containers"] for n in c.get("resources", {}).get("limits", {}))
+        extended = any(
+            "/" in n for c in pod["spec"]["containers"] for n in c.get("resources", {}).get("limits", {})
+        )
         assert evaluate(mutating, object=pod) is extended, pod["metadata"]["name"]
     assert evaluate(validating, object=PLAIN_POD) is False
     assert evaluate(mutating, object=PLAIN_POD) is False
@@ -433,9 +459,16 @@ def test_pod_webhooks_see_exactly_the_pods_with_devices(rendered: dict[str, list
     assert evaluate(mutating, object=init_gpu) is True
     no_claims = {**PLAIN_POD, "spec": {**PLAIN_POD["spec"], "resourceClaims": []}}
     assert evaluate(validating, object=no_claims) is False
-    mirror = {**init_gpu, "metadata": {**init_gpu["metadata"], "annotations": {"kubernetes.io/config.mirror": "x"}}}
-    assert evaluate(_condition(objects, "pods.mutate.draguard.io", "not-a-mirror-pod"), object=mirror) is False
-    assert evaluate(_condition(objects, "pods.mutate.draguard.io", "not-a-mirror-pod"), object=init_gpu) is True
+    mirror = {
+        **init_gpu,
+        "metadata": {**init_gpu["metadata"], "annotations": {"kubernetes.io/config.mirror": "x"}},
+    }
+    assert (
+        evaluate(_condition(objects, "pods.mutate.draguard.io", "not-a-mirror-pod"), object=mirror) is False
+    )
+    assert (
+        evaluate(_condition(objects, "pods.mutate.draguard.io", "not-a-mirror-pod"), object=init_gpu) is True
+    )
 
 
 # -- certificates and caBundles ------------------------------------------------------------------------
@@ -455,7 +488,11 @@ def test_cert_manager_injects_the_ca_of_the_serving_certificate(
     assert "draguard.draguard-system.svc" in serving["spec"]["dnsNames"]
     issuer = one(objects, "Issuer", serving["spec"]["issuerRef"]["name"])
     assert "ca" in issuer["spec"], "a CA issuer: the caBundle survives the serving certificate's renewals"
-    ca = [c for c in find(objects, "Certificate") if c["spec"]["secretName"] == issuer["spec"]["ca"]["secretName"]]
+    ca = [
+        c
+        for c in find(objects, "Certificate")
+        if c["spec"]["secretName"] == issuer["spec"]["ca"]["secretName"]
+    ]
     assert ca and ca[0]["spec"]["isCA"] is True
     # renewed before the 14-day expiry alert would fire
     assert _hours(serving["spec"]["renewBefore"]) > 14 * 24

@@ -129,7 +129,9 @@ def _dashboard_exprs(dashboard: dict[str, Any]) -> list[str]:
     return exprs
 
 
-def test_every_metric_name_and_label_of_the_alerts_is_exported(rendered: dict[str, list[dict[str, Any]]]) -> None:
+def test_every_metric_name_and_label_of_the_alerts_is_exported(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
     series = _series()
     problems = []
     for rule in _rules(rendered["monitoring"]):
@@ -200,7 +202,10 @@ def test_promtool_accepts_the_rules_and_the_dashboard_queries(
 ) -> None:
     objects = rendered["monitoring"]
     groups = one(objects, "PrometheusRule", "draguard")["spec"]["groups"]
-    dash = [{"record": f"draguard:dashboard:{i}", "expr": e} for i, e in enumerate(_dashboard_exprs(_dashboard(objects)))]
+    dash = [
+        {"record": f"draguard:dashboard:{i}", "expr": e}
+        for i, e in enumerate(_dashboard_exprs(_dashboard(objects)))
+    ]
     path = tmp_path / "rules.yaml"
     path.write_text(yaml.safe_dump({"groups": [*groups, {"name": "dashboard", "rules": dash}]}))
     p = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
@@ -255,7 +260,9 @@ def test_dashboard_is_a_labelled_configmap(rendered: dict[str, list[dict[str, An
             assert panel["targets"], panel["title"]
 
 
-def test_servicemonitor_scrapes_the_service_over_verified_tls(rendered: dict[str, list[dict[str, Any]]]) -> None:
+def test_servicemonitor_scrapes_the_service_over_verified_tls(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
     objects = rendered["monitoring"]
     sm = one(objects, "ServiceMonitor", "draguard")
     svc = one(objects, "Service", "draguard")
@@ -283,12 +290,49 @@ def _obj(required: list[str], **props: Any) -> dict[str, Any]:
 
 _STR = {"type": "string"}
 _STRMAP = {"type": "object", "additionalProperties": _STR}
-_DURATION = {"type": "string", "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"}
+_DURATION = {
+    "type": "string",
+    "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$",
+}
 _META = _obj(["name", "namespace"], name=_STR, namespace=_STR, labels=_STRMAP, annotations=_STRMAP)
 _SELECTOR = _obj([], matchLabels=_STRMAP)
 _ISSUER_REF = _obj(["name"], name=_STR, kind={"enum": ["Issuer", "ClusterIssuer"]}, group=_STR)
-_KEY = _obj([], algorithm={"enum": ["RSA", "ECDSA", "Ed25519"]}, size={"type": "integer"}, rotationPolicy={"enum": ["Never", "Always"]})
-_USAGES = {"type": "array", "items": {"enum": ["signing", "digital signature", "content commitment", "key encipherment", "key agreement", "data encipherment", "cert sign", "crl sign", "encipher only", "decipher only", "any", "server auth", "client auth", "code signing", "email protection", "s/mime", "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"]}}
+_KEY = _obj(
+    [],
+    algorithm={"enum": ["RSA", "ECDSA", "Ed25519"]},
+    size={"type": "integer"},
+    rotationPolicy={"enum": ["Never", "Always"]},
+)
+_USAGES = {
+    "type": "array",
+    "items": {
+        "enum": [
+            "signing",
+            "digital signature",
+            "content commitment",
+            "key encipherment",
+            "key agreement",
+            "data encipherment",
+            "cert sign",
+            "crl sign",
+            "encipher only",
+            "decipher only",
+            "any",
+            "server auth",
+            "client auth",
+            "code signing",
+            "email protection",
+            "s/mime",
+            "ipsec end system",
+            "ipsec tunnel",
+            "ipsec user",
+            "timestamping",
+            "ocsp signing",
+            "microsoft sgc",
+            "netscape sgc",
+        ]
+    },
+}
 _GO_DURATION = {"type": "string", "pattern": r"^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$"}
 
 SHAPES: dict[tuple[str, str], dict[str, Any]] = {
@@ -381,7 +425,9 @@ SHAPES: dict[tuple[str, str], dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("overlay", ("cert-manager", "monitoring", "translate"))
-def test_custom_resources_have_their_crds_shape(rendered: dict[str, list[dict[str, Any]]], overlay: str) -> None:
+def test_custom_resources_have_their_crds_shape(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
     seen = 0
     for o in rendered[overlay]:
         shape = SHAPES.get((o["apiVersion"], o["kind"]))
