@@ -549,3 +549,18 @@ def test_every_installable_overlay_provides_the_serving_secret(
     secrets = {o["metadata"]["name"] for o in find(objects, "Secret")}
     secrets |= {c["spec"]["secretName"] for c in find(objects, "Certificate")}
     assert "draguard-tls" in secrets
+
+
+@pytest.mark.parametrize("overlay", INSTALLABLE)
+def test_the_staged_install_selectors_split_off_exactly_the_webhook_configurations(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    """deploy/README.md applies `-l app.kubernetes.io/component!=webhook-configuration` first and the
+    webhook configurations (`=webhook-configuration`) once draguard is ready."""
+    objects = rendered[overlay]
+    labelled = [
+        o
+        for o in objects
+        if o["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "webhook-configuration"
+    ]
+    assert sorted(o["kind"] for o in labelled) == sorted([VALIDATING, MUTATING])
