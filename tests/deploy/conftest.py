@@ -6,14 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deploy_render import DEPLOY, KUBECTL, copy_deploy, kustomize, make_certs
+from deploy_render import DEPLOY, KUBECTL, NO_KUBECTL, copy_deploy, kustomize, make_certs
 
 
 @pytest.fixture(scope="session")
 def self_managed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A copy of deploy/ after the documented `draguard certs` step, and the caBundle it printed."""
     if KUBECTL is None:
-        pytest.skip("kubectl is not installed")
+        pytest.skip(NO_KUBECTL)
     deploy = copy_deploy(tmp_path_factory.mktemp("self-managed"))
     return deploy, make_certs(deploy)
 

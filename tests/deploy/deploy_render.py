@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,10 +24,9 @@ SERVICE_ACCOUNT_USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 WEBHOOK_CONFIGS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 
 KUBECTL = shutil.which("kubectl")
-needs_kubectl = pytest.mark.skipif(
-    KUBECTL is None,
-    reason="kubectl (with kustomize v5) is not installed: deploy/ is not rendered or checked; "
-    "install kubectl to run tests/deploy",
+NO_KUBECTL = (
+    "kubectl (with kustomize v5) is not installed: deploy/ is not rendered or checked; "
+    "install kubectl to run tests/deploy"
 )
 
 

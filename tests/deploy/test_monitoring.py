@@ -18,10 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from deploy_render import NAMESPACE, find, needs_kubectl, one
+from deploy_render import NAMESPACE, find, one
 from promql_names import PromQLError, reads
-
-pytestmark = needs_kubectl
 
 # Labels Prometheus attaches to every target of the ServiceMonitor (kubernetes_sd endpoints role, as the
 # prometheus-operator configures it). `endpoint` is the operator's too, but the ServiceMonitor sets
@@ -52,13 +50,13 @@ def _registered() -> dict[str, tuple[str, frozenset[str]]]:
         mod = importlib.import_module(pkg)
         for info in pkgutil.walk_packages(mod.__path__, pkg + "."):
             importlib.import_module(info.name)
-    out = {}
+    out: dict[str, tuple[str, frozenset[str]]] = {}
     for name, mod in list(sys.modules.items()):
         if not (name == "webhook" or name.startswith("webhook.")) or mod is None:
             continue
         for value in vars(mod).values():
             if isinstance(value, MetricWrapperBase):
-                out[value._name] = (value._type, frozenset(value._labelnames))
+                out[value._name] = (str(value._type), frozenset(value._labelnames))
     assert webhook and out
     return out
 
