@@ -22,6 +22,21 @@ NAMESPACE = "draguard-system"
 SERVICE_ACCOUNT = "draguard"
 SERVICE_ACCOUNT_USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 WEBHOOK_CONFIGS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+# the PrometheusRule's alerts (components/monitoring)
+ALERTS = {
+    "DraguardWebhookDown",
+    "DraguardReplicasDown",
+    "DraguardNotReady",
+    "DraguardAdmissionLatencyHigh",
+    "DraguardStateStale",
+    "DraguardWatchRelistLoop",
+    "DraguardWatchErrors",
+    "DraguardCertificateExpiresSoon",
+    "DraguardCertificateReloadFailing",
+    "DraguardDenialsSpiking",
+    "DraguardInternalErrors",
+    "DraguardTranslationErrors",
+}
 
 KUBECTL = shutil.which("kubectl")
 NO_KUBECTL = (

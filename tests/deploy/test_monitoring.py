@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from deploy_render import NAMESPACE, find, one
+from deploy_render import ALERTS, NAMESPACE, find, one
 from promql_names import PromQLError, reads
 
 # Labels Prometheus attaches to every target of the ServiceMonitor (kubernetes_sd endpoints role, as the
@@ -208,22 +208,6 @@ def test_promtool_accepts_the_rules_and_the_dashboard_queries(
     path.write_text(yaml.safe_dump({"groups": [*groups, {"name": "dashboard", "rules": dash}]}))
     p = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
-
-
-ALERTS = {
-    "DraguardWebhookDown",
-    "DraguardReplicasDown",
-    "DraguardNotReady",
-    "DraguardAdmissionLatencyHigh",
-    "DraguardStateStale",
-    "DraguardWatchRelistLoop",
-    "DraguardWatchErrors",
-    "DraguardCertificateExpiresSoon",
-    "DraguardCertificateReloadFailing",
-    "DraguardDenialsSpiking",
-    "DraguardInternalErrors",
-    "DraguardTranslationErrors",
-}
 
 
 def test_the_alerts_issue_9_names_exist_and_say_what_to_do(rendered: dict[str, list[dict[str, Any]]]) -> None:
