@@ -32,6 +32,8 @@ import concurrent.futures
 import copy
 import json
 import os
+import ssl
+import sys
 import threading
 import time
 import unicodedata
@@ -539,20 +541,22 @@ class HookConfig:
 
     configurations: [deploy-rendered.yaml, ...]   # files of rendered YAML (relative to this file)
     services: {draguard-system/draguard: "127.0.0.1:40123"}
-    apiserver: http://127.0.0.1:40000             # the stand-in itself: namespaces are read from it
+    apiserver: https://127.0.0.1:40000            # the stand-in itself: namespaces are read from it
+    apiserverCA: standin-ca.crt                   # its CA (HTTPS)
     served: [v1]                                  # resource.k8s.io versions the API server serves
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, int, int] | None = None
         self._lock = threading.Lock()
         self._chain: Admission | None = None
         self._apiserver = ""
+        self._apiserver_ca: str | None = None
 
     def chain(self) -> Admission:
         st = os.stat(self.path)
-        stamp = (st.st_mtime_ns, st.st_size)
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         with self._lock:
             if self._chain is None or stamp != self._stamp:
                 data = yaml.safe_load(self.path.read_text()) or {}
@@ -560,6 +564,7 @@ class HookConfig:
                 files = [base / p for p in data.get("configurations") or []]
                 served = set(data.get("served") or ["v1"])
                 self._apiserver = str(data.get("apiserver") or "")
+                self._apiserver_ca = str(base / data["apiserverCA"]) if data.get("apiserverCA") else None
                 self._chain = Admission(
                     documents(files),
                     dict(data.get("services") or {}),
@@ -573,12 +578,32 @@ class HookConfig:
         """GET the namespace from the stand-in (upstream's matcher reads its lister, then the API)."""
         if not self._apiserver:
             return None
+        ctx = ssl.create_default_context(cafile=self._apiserver_ca) if self._apiserver_ca else None
         try:
-            with urllib.request.urlopen(f"{self._apiserver}/api/v1/namespaces/{name}", timeout=10) as r:
+            url = f"{self._apiserver}/api/v1/namespaces/{name}"
+            with urllib.request.urlopen(url, timeout=10, context=ctx) as r:
                 ns: dict[str, Any] = json.loads(r.read())
                 return ns
         except OSError:
             return None
+
+
+def log(request: Any, result: Result) -> None:
+    """One line per write and one per webhook call on stderr (the stand-in's log): what the tests and the
+    e2e report read to see which path a write took."""
+    where = f"{request.namespace}/{request.name}" if request.namespace else request.name
+    verdict = (
+        "admitted" if result.status is None else f"{result.status['code']} {result.status.get('reason', '')}"
+    )
+    lines = [
+        f"admission: {request.operation} {request.kind.get('kind')} {where} uid={request.uid} -> {verdict}"
+    ]
+    for c in result.calls:
+        lines.append(
+            f"admission:   {c.phase} {c.webhook} {c.outcome} {c.seconds:.3f}s uid={request.uid}"
+            + (f" error={c.error}" if c.error else "")
+        )
+    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def load(config: Path) -> Callable[[Any], Any]:
@@ -611,6 +636,7 @@ def load(config: Path) -> Callable[[Any], Any]:
             )
         )
         request.warnings.extend(result.warnings)
+        log(request, result)
         if result.status is None:
             return result.object
         s = result.status
