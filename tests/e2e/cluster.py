@@ -16,7 +16,6 @@ Endpoints), as a cluster's Service routing does.
 
 from __future__ import annotations
 
-import base64
 import copy
 import http.client
 import json
@@ -113,11 +112,16 @@ def request_spec(cls: str, count: int) -> dict[str, Any]:
     }
 
 
+def _meta(name: str, ns: str) -> dict[str, Any]:
+    """A name ending in "-" is a generateName."""
+    return {"generateName" if name.endswith("-") else "name": name, "namespace": ns}
+
+
 def template(name: str, cls: str, count: int, ns: str = "ml") -> dict[str, Any]:
     return {
         "apiVersion": DRA,
         "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": ns},
+        "metadata": _meta(name, ns),
         "spec": {"spec": request_spec(cls, count)},
     }
 
@@ -158,12 +162,7 @@ def pod(name: str, template_name: str | None = None, ns: str = "ml", **limits: s
         container["resources"] = {"claims": [{"name": "dev"}]}
     if limits:
         container.setdefault("resources", {})["limits"] = {k.replace("__", "/"): v for k, v in limits.items()}
-    meta: dict[str, Any] = {"namespace": ns}
-    if name.endswith("-"):
-        meta["generateName"] = name
-    else:
-        meta["name"] = name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(name, ns), "spec": spec}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -324,6 +323,23 @@ class Cluster:
         status, body = self.webhook.get("/readyz")
         return json.loads(body) if status == 200 else None
 
+    def probe(self, timeout: float = 1.0) -> dict[str, Any] | None:
+        """/readyz as a readiness probe with a timeout: None unless 200 in time (a worker that has not
+        synced yet accepts no connection, so the probe times out)."""
+        assert self.webhook is not None
+        conn = http.client.HTTPSConnection(
+            "127.0.0.1", self.webhook.port, context=self.webhook.context(), timeout=timeout
+        )
+        try:
+            conn.request("GET", "/readyz")
+            r = conn.getresponse()
+            body = r.read()
+            return json.loads(body) if r.status == 200 else None
+        except (OSError, http.client.HTTPException):
+            return None
+        finally:
+            conn.close()
+
     def metrics(self) -> dict[Any, float]:
         assert self.webhook is not None
         status, body = self.webhook.get("/metrics")
@@ -362,16 +378,6 @@ class Cluster:
                 self.webhook.stop()
         finally:
             self.api.stop()
-
-
-def uid_of(answer_log: list[str], line_part: str) -> str:
-    """The uid of the first admission log line containing `line_part`."""
-    line = next(line for line in answer_log if line_part in line)
-    return line.split("uid=")[1].split()[0]
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
 
 
 __all__ = ["Answer", "Cluster", "wait_for"]

@@ -75,12 +75,20 @@ def target(webhook: dict[str, Any], resolve: ServiceResolver) -> Target:
     return Target(url, (parts.hostname, parts.port or 443), parts.hostname)
 
 
+def go_base64(text: Any) -> bytes:
+    """A `[]byte` field of JSON as Go decodes it: standard base64, line breaks (\\r, \\n) ignored (kustomize's
+    secretGenerator wraps a caBundle every 76 characters). Raises ValueError."""
+    if not isinstance(text, str):
+        raise ValueError(f"expected a base64 string, got {type(text).__name__}")
+    return base64.b64decode(text.replace("\r", "").replace("\n", ""), validate=True)
+
+
 def _tls_context(webhook: dict[str, Any]) -> ssl.SSLContext:
     bundle = (webhook.get("clientConfig") or {}).get("caBundle")
     if not bundle:
         return ssl.create_default_context()  # the API server's system trust roots
     try:
-        pem = base64.b64decode(bundle, validate=True).decode()
+        pem = go_base64(bundle).decode()
         return ssl.create_default_context(cadata=pem)
     except (binascii.Error, UnicodeDecodeError, ssl.SSLError, ValueError) as e:
         raise CallFailure(webhook["name"], f"could not get REST client: invalid caBundle: {e}") from None
@@ -208,7 +216,7 @@ def verify(webhook: str, uid: str, mutating: bool, review: dict[str, Any]) -> Re
     raw = b""
     if patch_b64 is not None:
         try:
-            raw = base64.b64decode(patch_b64, validate=True)
+            raw = go_base64(patch_b64)
         except (binascii.Error, TypeError, ValueError) as e:  # the AdmissionReview fails to decode
             raise CallFailure(
                 webhook, f"failed to call webhook: illegal base64 data in response.patch: {e}"

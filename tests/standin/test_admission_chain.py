@@ -180,6 +180,16 @@ def test_the_ca_bundle_is_verified_against_the_service_name(tmp_path: Path, doub
     assert result.status is not None and "tls: failed to verify certificate" in result.status["message"]
 
 
+def test_a_ca_bundle_wrapped_as_kustomize_writes_it_is_read_as_go_reads_it(double: WebhookDouble) -> None:
+    w = hook("a.example.com", double)
+    bundle = w["clientConfig"]["caBundle"]
+    w["clientConfig"]["caBundle"] = "\n".join(bundle[i : i + 76] for i in range(0, len(bundle), 76)) + "\n"
+    assert validating(double, w).admit(create_slice()).allowed and len(double.received) == 1
+    w["clientConfig"]["caBundle"] = "not base64!"
+    result = validating(double, w).admit(create_slice())
+    assert result.status is not None and "invalid caBundle" in result.status["message"]
+
+
 def test_a_url_client_config_is_called_directly(tmp_path: Path) -> None:
     with WebhookDouble(tmp_path, allow, name="localhost", namespace="x") as d:
         w = hook("u.example.com", d)

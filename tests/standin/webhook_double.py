@@ -103,7 +103,9 @@ class WebhookDouble:
         self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.double = self
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     @property
