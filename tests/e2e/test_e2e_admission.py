@@ -60,8 +60,28 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     print(f"\ne2e: setup: stand-in + draguard serve ready in {time.monotonic() - t0:.2f} s ({c.source})")
     try:
         yield c
+        print(f"e2e: {call_latencies(c.admission_log())}")
     finally:
         c.stop()
+
+
+def call_latencies(log: list[str]) -> str:
+    """Percentiles of the webhook calls that were answered (the stand-in's admission log)."""
+    seconds = sorted(
+        float(line.split()[4][:-1])
+        for line in log
+        if line.startswith("admission:   ") and line.split()[3] in ("allowed", "denied", "patched")
+    )
+    if not seconds:
+        return "no webhook call answered"
+
+    def pct(q: float) -> float:
+        return seconds[min(len(seconds) - 1, int(q * len(seconds)))] * 1000
+
+    return (
+        f"{len(seconds)} answered webhook calls (stand-in → draguard over HTTPS, kept-alive connections): "
+        f"p50 {pct(0.5):.0f} ms, p99 {pct(0.99):.0f} ms, max {seconds[-1] * 1000:.0f} ms"
+    )
 
 
 def calls_for(cluster: Cluster, what: str) -> list[str]:

@@ -47,7 +47,15 @@ from typing import Any
 import yaml
 
 from tests.standin import admission_cel as cel
-from tests.standin.admission_call import CallFailure, Response, ServiceResolver, apply_patch, post, verify
+from tests.standin.admission_call import (
+    CallFailure,
+    Pool,
+    Response,
+    ServiceResolver,
+    apply_patch,
+    post,
+    verify,
+)
 from tests.standin.admission_match import (
     DRA,
     EXEMPT_KINDS,
@@ -318,6 +326,7 @@ class Admission:
         self.resolve = service_resolver(services) if isinstance(services, dict) else services
         self.namespaces = namespaces
         self.served = served  # which versions the API server serves (matchPolicy Equivalent's candidates)
+        self.pool = Pool()  # kept-alive connections to the webhooks
 
     @classmethod
     def from_files(cls, paths: Iterable[Path | str], services: dict[str, str], **kw: Any) -> Admission:
@@ -405,7 +414,7 @@ class Admission:
             raise StatusFailure(
                 status(400, "BadRequest", f'admission webhook "{hook.name}" does not support dry run')
             )
-        answer = post(w, review, self.resolve)
+        answer = post(w, review, self.resolve, self.pool)
         call.response = answer
         return verify(hook.name, review["request"]["uid"], hook.mutating, answer)
 
@@ -565,6 +574,8 @@ class HookConfig:
                 served = set(data.get("served") or ["v1"])
                 self._apiserver = str(data.get("apiserver") or "")
                 self._apiserver_ca = str(base / data["apiserverCA"]) if data.get("apiserverCA") else None
+                if self._chain is not None:
+                    self._chain.pool.close()  # its idle connections (calls in flight finish on theirs)
                 self._chain = Admission(
                     documents(files),
                     dict(data.get("services") or {}),

@@ -20,6 +20,7 @@ import json
 import math
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,45 +100,133 @@ def go_duration(seconds: float) -> str:
     return f"{int(seconds)}s"
 
 
-def post(webhook: dict[str, Any], review: dict[str, Any], resolve: ServiceResolver) -> dict[str, Any]:
-    """POST `review` to the webhook within timeoutSeconds; the decoded answer. Raises CallFailure."""
+class Pool:
+    """Kept-alive connections per (address, TLS name, caBundle), as the API server's HTTP transport keeps
+    them to a webhook: a call takes an idle connection or dials a new one, and gives it back after a
+    complete answer. Bounded: at most `idle` idle connections per key."""
+
+    def __init__(self, idle: int = 8) -> None:
+        self.idle = idle
+        self._closed = False
+        self._lock = threading.Lock()
+        self._conns: dict[tuple[Any, ...], list[http.client.HTTPSConnection]] = {}
+
+    def take(self, key: tuple[Any, ...]) -> http.client.HTTPSConnection | None:
+        with self._lock:
+            conns = self._conns.get(key)
+            return conns.pop() if conns else None
+
+    def give(self, key: tuple[Any, ...], conn: http.client.HTTPSConnection) -> None:
+        with self._lock:
+            conns = self._conns.setdefault(key, [])
+            if not self._closed and len(conns) < self.idle:
+                conns.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            conns = [c for cs in self._conns.values() for c in cs]
+            self._conns.clear()
+        for c in conns:
+            c.close()
+
+
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+
+    def left(self) -> float:
+        remaining = self.at - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        return remaining
+
+
+def _dial(tgt: Target, ctx: ssl.SSLContext, deadline: _Deadline) -> http.client.HTTPSConnection:
+    sock = socket.create_connection(tgt.address, timeout=deadline.left())
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as Go's net/http (no Nagle delays)
+        tls = ctx.wrap_socket(sock, server_hostname=tgt.server_name, do_handshake_on_connect=False)
+    except BaseException:
+        sock.close()
+        raise
+    try:
+        tls.settimeout(deadline.left())
+        tls.do_handshake()
+    except BaseException:
+        tls.close()
+        raise
+    conn = http.client.HTTPSConnection(tgt.server_name, tgt.address[1])
+    conn.sock = tls  # connected and verified: http.client never dials itself
+    return conn
+
+
+def _exchange(
+    conn: http.client.HTTPSConnection, path: str, body: bytes, deadline: _Deadline
+) -> tuple[int, bytes, bool]:
+    """One request on `conn`: (status, body, whether the connection may be reused)."""
+    sock = conn.sock  # (getresponse() drops conn.sock when the answer closes the connection)
+    assert sock is not None
+    sock.settimeout(deadline.left())
+    conn.request(
+        "POST",
+        path,
+        body=body,
+        headers={"Content-Type": "application/json", "Accept": "application/json, */*"},
+    )
+    sock.settimeout(deadline.left())
+    resp = conn.getresponse()
+    sock.settimeout(deadline.left())
+    data = resp.read()
+    return resp.status, data, not resp.will_close
+
+
+# what a kept-alive connection the server has closed fails with, before any answer arrives
+_CLOSED = (
+    http.client.RemoteDisconnected,
+    BrokenPipeError,
+    ConnectionResetError,
+    ConnectionAbortedError,
+    ssl.SSLEOFError,
+    ssl.SSLZeroReturnError,
+)
+
+
+def post(
+    webhook: dict[str, Any], review: dict[str, Any], resolve: ServiceResolver, pool: Pool | None = None
+) -> dict[str, Any]:
+    """POST `review` to the webhook within timeoutSeconds; the decoded answer. Raises CallFailure.
+    A kept-alive connection the webhook closed meanwhile is retried once on a new one (Go's transport
+    retries a request whose body it can replay when the server closed an idle connection)."""
     name = webhook["name"]
     tgt = target(webhook, resolve)
     timeout = float(webhook.get("timeoutSeconds", 10))
-    deadline = time.monotonic() + timeout
+    deadline = _Deadline(timeout)
     query = f"timeout={go_duration(math.ceil(timeout))}"
     url = f"{tgt.url}?{query}"
     path = (urlsplit(tgt.url).path or "/") + "?" + query
     ctx = _tls_context(webhook)
     body = json.dumps(review).encode()
-
-    def left() -> float:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError
-        return remaining
-
-    sock: socket.socket | None = None
+    key = (tgt.address, tgt.server_name, (webhook.get("clientConfig") or {}).get("caBundle"))
+    conn: http.client.HTTPSConnection | None = None
     try:
-        sock = socket.create_connection(tgt.address, timeout=left())
-        tls = ctx.wrap_socket(sock, server_hostname=tgt.server_name, do_handshake_on_connect=False)
-        sock = tls
-        tls.settimeout(left())
-        tls.do_handshake()
-        conn = http.client.HTTPSConnection(tgt.server_name, tgt.address[1], timeout=left())
-        conn.sock = tls  # already connected and verified
-        tls.settimeout(left())
-        conn.request(
-            "POST",
-            path,
-            body=body,
-            headers={"Content-Type": "application/json", "Accept": "application/json, */*"},
-        )
-        tls.settimeout(left())
-        resp = conn.getresponse()
-        tls.settimeout(left())
-        data = resp.read()
-        code = resp.status
+        conn = pool.take(key) if pool is not None else None
+        reused = conn is not None
+        if conn is None:
+            conn = _dial(tgt, ctx, deadline)
+        try:
+            code, data, keep = _exchange(conn, path, body, deadline)
+        except _CLOSED:
+            if not reused:
+                raise
+            conn.close()
+            conn = _dial(tgt, ctx, deadline)
+            code, data, keep = _exchange(conn, path, body, deadline)
+        if keep and pool is not None:
+            pool.give(key, conn)
+            conn = None
     except TimeoutError:
         raise CallFailure(name, f'failed to call webhook: Post "{url}": context deadline exceeded') from None
     except ConnectionRefusedError:
@@ -153,8 +242,8 @@ def post(webhook: dict[str, Any], review: dict[str, Any], resolve: ServiceResolv
     except (OSError, http.client.HTTPException) as e:
         raise CallFailure(name, f'failed to call webhook: Post "{url}": {type(e).__name__}: {e}') from None
     finally:
-        if sock is not None:
-            sock.close()
+        if conn is not None:
+            conn.close()
     if not 200 <= code < 300:
         raise CallFailure(name, f"failed to call webhook: {_status_text(code, data)}")
     try:

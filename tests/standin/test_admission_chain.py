@@ -223,6 +223,20 @@ def test_an_unreachable_webhook_takes_the_failure_policy(double: WebhookDouble, 
         }
 
 
+def test_connections_are_kept_alive_and_a_closed_one_is_redialled(double: WebhookDouble) -> None:
+    chain = validating(double, hook("a.example.com", double))
+    for _ in range(3):
+        assert chain.admit(create_slice()).allowed
+    assert len({r["peer"] for r in double.received}) == 1  # one connection for three calls
+    double.drop_connections()  # the webhook closed it meanwhile (restart, idle timeout)
+    assert chain.admit(create_slice()).allowed
+    double.keep_alive = False
+    assert chain.admit(create_slice()).allowed and chain.admit(create_slice()).allowed
+    peers = [r["peer"] for r in double.received]
+    # A A A (kept alive), B (redialled after the drop), B (kept: its answer says close), C (a new one)
+    assert peers[:3] == [peers[0]] * 3 and peers[3] == peers[4] and len(set(peers)) == 3
+
+
 def test_a_service_without_an_address_is_a_call_failure(double: WebhookDouble) -> None:
     w = hook("a.example.com", double)
     result = Admission([config("ValidatingWebhookConfiguration", "v", w)], {}).admit(create_slice())

@@ -40,6 +40,7 @@ def patch_response(review: dict[str, Any], ops: list[dict[str, Any]], **response
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     double: WebhookDouble
+    open: set[Any]
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         # the TLS handshake in the connection's own thread (a stalled client never blocks accept)
@@ -47,9 +48,15 @@ class _Server(ThreadingHTTPServer):
             tls = self.double.tls.wrap_socket(request, server_side=True)
         except (OSError, ssl.SSLError):
             return
+        with self.double.lock:
+            self.open.add(tls)
         try:
             super().finish_request(tls, client_address)
+        except OSError:
+            pass
         finally:
+            with self.double.lock:
+                self.open.discard(tls)
             tls.close()
 
 
@@ -66,7 +73,14 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         review = json.loads(body)
         with double.lock:
-            double.received.append({"path": parts.path, "query": parse_qs(parts.query), "review": review})
+            double.received.append(
+                {
+                    "path": parts.path,
+                    "query": parse_qs(parts.query),
+                    "review": review,
+                    "peer": self.client_address,
+                }
+            )
         if double.delay:
             time.sleep(double.delay)
         answer = double.handler(review)
@@ -77,6 +91,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if not double.keep_alive:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         try:
             self.wfile.write(data)
@@ -92,6 +109,7 @@ class WebhookDouble:
     ) -> None:
         self.handler = handler
         self.delay = delay
+        self.keep_alive = True  # False: every answer closes its connection
         self.name, self.namespace = name, namespace
         self.received: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -102,6 +120,7 @@ class WebhookDouble:
         self.tls.load_cert_chain(str(files.tls_cert), str(files.tls_key))
         self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.double = self
+        self.server.open = set()
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -121,6 +140,16 @@ class WebhookDouble:
     def reviews(self) -> list[dict[str, Any]]:
         with self.lock:
             return [r["review"] for r in self.received]
+
+    def drop_connections(self) -> None:
+        """Close every open connection (as a server restart or an idle timeout does)."""
+        with self.lock:
+            conns = list(self.server.open)
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def close(self) -> None:
         self.server.shutdown()
