@@ -126,16 +126,21 @@ def template(name: str, cls: str, count: int, ns: str = "ml") -> dict[str, Any]:
     }
 
 
+def claim(name: str, cls: str, count: int, ns: str = "ml") -> dict[str, Any]:
+    return {
+        "apiVersion": DRA,
+        "kind": "ResourceClaim",
+        "metadata": _meta(name, ns),
+        "spec": request_spec(cls, count),
+    }
+
+
 def allocated_claim(
     name: str, cls: str, node_name: str, devices: list[str], ns: str = "ml"
 ) -> dict[str, Any]:
     """A claim the scheduler has allocated (its status as kube-scheduler writes it)."""
     driver = cls
-    return {
-        "apiVersion": DRA,
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": request_spec(cls, len(devices)),
+    return claim(name, cls, len(devices), ns) | {
         "status": {
             "allocation": {
                 "devices": {
@@ -363,10 +368,23 @@ class Cluster:
         status, body, headers = self.api.request("POST", path, copy.deepcopy(obj), token=user)
         return Answer(status, body, _warnings(headers), time.monotonic() - t0)
 
-    def get(self, kind: str, name: str, ns: str | None = None) -> tuple[int, Any]:
+    def update(self, obj: dict[str, Any], user: str = "jane", subresource: str = "") -> Answer:
+        """PUT `obj` (with its metadata.resourceVersion) to the object, or to its subresource."""
+        meta = obj["metadata"]
+        path = self._path(obj["kind"], meta["name"], meta.get("namespace")) + (
+            f"/{subresource}" if subresource else ""
+        )
+        t0 = time.monotonic()
+        status, body, headers = self.api.request("PUT", path, copy.deepcopy(obj), token=user)
+        return Answer(status, body, _warnings(headers), time.monotonic() - t0)
+
+    @staticmethod
+    def _path(kind: str, name: str, ns: str | None) -> str:
         base = f"/apis/{DRA}" if kind not in ("Pod", "Namespace", "Node") else "/api/v1"
-        path = f"{base}/namespaces/{ns}/{PLURALS[kind]}/{name}" if ns else f"{base}/{PLURALS[kind]}/{name}"
-        status, body, _ = self.api.request("GET", path)
+        return f"{base}/namespaces/{ns}/{PLURALS[kind]}/{name}" if ns else f"{base}/{PLURALS[kind]}/{name}"
+
+    def get(self, kind: str, name: str, ns: str | None = None) -> tuple[int, Any]:
+        status, body, _ = self.api.request("GET", self._path(kind, name, ns))
         return status, body
 
     def admission_log(self) -> list[str]:

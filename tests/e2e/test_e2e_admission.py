@@ -20,6 +20,7 @@ from tests.e2e.cluster import (
     Answer,
     Cluster,
     allocated_claim,
+    claim,
     device_class,
     namespace,
     node,
@@ -161,6 +162,21 @@ def test_writes_the_configurations_exclude_never_reach_the_webhook(cluster: Clus
     ]
 
 
+def test_a_status_write_reaches_the_status_webhooks_only(cluster: Cluster) -> None:
+    created = cluster.create(claim("c-status", "gpu.example.com", 1))
+    assert created.status == 201, created.body
+    stored = created.body
+    stored["status"] = allocated_claim("c-status", "gpu.example.com", "node-b", ["gpu-3"])["status"]
+    answer = cluster.update(stored, user="system:kube-scheduler", subresource="status")
+    assert answer.status == 200, answer.body
+    assert answer.body["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-3"
+    log = calls_for(cluster, "UPDATE ResourceClaim ml/c-status")
+    assert [line.split()[1:4] for line in log[1:]] == [
+        ["mutating", "objects.mutate.draguard.io", "allowed"],  # its rules name resourceclaims/status
+        ["validating", "claim-status.validate.draguard.io", "allowed"],  # not objects.validate (no /status)
+    ]
+
+
 class Traffic:
     """Dry-run writes in a loop on their own thread, every answer recorded (None: no answer at all)."""
 
@@ -211,7 +227,8 @@ def test_a_slice_published_while_pods_are_admitted_changes_the_next_verdict(clus
         traffic.wait(3)
     finally:
         traffic.stop()
-    after = [a for t, a, _ in traffic.answers if t > t_admitted]
+    # one worker: once /readyz shows the slice, every verdict is made on a state that holds it
+    after = [a for t, a, _ in traffic.answers if t > t_visible]
     assert after and all(a is not None and a.status == 201 and not feasibility_warnings(a) for a in after)
     before = [a for t, a, _ in traffic.answers if t + (a.seconds if a else 0) < t_published]
     assert before and all(a is not None and a.status == 422 for a in before)
