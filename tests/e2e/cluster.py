@@ -8,8 +8,7 @@ rendered webhook configurations: tests/standin/admission.py) and a real `draguar
     cluster.restart_webhook(...), cluster.stop()
 
 The webhook configurations are deploy/ rendered by `kubectl kustomize` (the self-managed-certs overlay, its
-certificate from `draguard certs`) when deploy/ is in the checkout, else tests/e2e/fixtures/webhooks.yaml
-with the caBundle filled in. The Service's address is what the admission side reads from its config file:
+certificate from `draguard certs`; without kubectl the module is skipped, as tests/deploy is). The Service's address is what the admission side reads from its config file:
 set when the webhook is ready (its readiness probe passes), removed when it stops (a Pod leaving the
 Endpoints), as a cluster's Service routing does.
 """
@@ -20,7 +19,6 @@ import copy
 import http.client
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,13 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from tests.deploy.deploy_render import KUBECTL, NO_KUBECTL, copy_deploy, kustomize
 from tests.server.server_proc import Server, metric_samples
 from tests.standin.process import StandIn, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DRA = "resource.k8s.io/v1"
 SERVICE = ("draguard-system", "draguard")
 DRAGUARD_USER = "system:serviceaccount:draguard-system:draguard"
@@ -196,35 +195,18 @@ def _certs(directory: Path) -> str:
 
 
 def render_webhooks(tmp: Path) -> tuple[Path, Path, str]:
-    """(rendered YAML, certificate directory, where the configurations came from)."""
-    overlay = ROOT / "deploy" / "overlays" / "self-managed-certs"
+    """deploy/ rendered as a platform team installs it with self-managed certificates: a copy of deploy/,
+    `draguard certs` into its certs/ directory, `kubectl kustomize overlays/self-managed-certs`. Returns
+    (the rendered YAML, the certificate directory, what was rendered). Skips without kubectl."""
+    if KUBECTL is None:
+        pytest.skip(NO_KUBECTL)
+    deploy = copy_deploy(tmp)
+    certs = deploy / "components" / "self-managed-certs" / "certs"
+    _certs(certs)
+    objects = kustomize(deploy / "overlays" / "self-managed-certs")
     out = tmp / "rendered.yaml"
-    if overlay.is_dir():
-        copy_ = tmp / "deploy"
-        shutil.copytree(ROOT / "deploy", copy_, ignore=shutil.ignore_patterns("*.crt", "*.key"))
-        certs = copy_ / "components" / "self-managed-certs" / "certs"
-        _certs(certs)
-        if shutil.which("kubectl") is None:
-            raise AssertionError(
-                "kubectl (with kustomize v5) is needed to render deploy/: install it (see .ci/run)"
-            )
-        p = subprocess.run(
-            ["kubectl", "kustomize", str(copy_ / "overlays" / "self-managed-certs")],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert p.returncode == 0, p.stderr
-        out.write_text(p.stdout)
-        return out, certs, "deploy/overlays/self-managed-certs (kubectl kustomize)"
-    certs = tmp / "certs"
-    bundle = _certs(certs)
-    docs = [d for d in yaml.safe_load_all((FIXTURES / "webhooks.yaml").read_text()) if d]
-    for d in docs:
-        for w in d["webhooks"]:
-            w["clientConfig"]["caBundle"] = bundle
-    out.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return out, certs, "tests/e2e/fixtures/webhooks.yaml"
+    out.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+    return out, certs, "deploy/overlays/self-managed-certs, rendered by kubectl kustomize"
 
 
 # ---------------------------------------------------------------------------------------------------------

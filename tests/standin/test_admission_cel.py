@@ -1,6 +1,6 @@
 """matchConditions in the stand-in: compiled by draguard's CEL engine in the admission variables'
 environment, decided as upstream's matchconditions matcher decides (false beats errors; errors go to the
-failurePolicy), and the expressions draguard's own webhook configurations use, over real Pods."""
+failurePolicy), and the expressions draguard's own webhook configurations (deploy/) use, over real Pods."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.standin.admission import documents
 from tests.standin.admission_cel import ConditionError, compile_conditions, evaluate
 
-FIXTURES = Path(__file__).resolve().parents[1] / "e2e" / "fixtures"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 
 def variables(obj: Any = None, old: Any = None, username: str = "jane") -> dict[str, Any]:
@@ -133,14 +133,80 @@ POD_CASES = [
 ]
 
 
+def deploy_webhook(name: str) -> dict[str, Any]:
+    """A webhook as deploy/ declares it: the base's configurations, the translate component's patch."""
+    base = [
+        yaml.safe_load((DEPLOY / "base" / f).read_text())
+        for f in ("validating-webhook.yaml", "mutating-webhook.yaml")
+    ]
+    webhooks = [w for cfg in base for w in cfg["webhooks"]]
+    webhooks += [
+        op["value"]
+        for op in yaml.safe_load((DEPLOY / "components" / "translate" / "pods-webhook.yaml").read_text())
+    ]
+    (w,) = [w for w in webhooks if w["name"] == name]
+    return w
+
+
+def test_every_match_condition_of_deploy_compiles_and_excludes_draguard_itself() -> None:
+    names = ["objects.validate.draguard.io", "claim-status.validate.draguard.io", "pods.validate.draguard.io"]
+    names += ["objects.mutate.draguard.io", "pods.mutate.draguard.io"]
+    for name in names:
+        hook = deploy_webhook(name)
+        cs = compile_conditions(hook["matchConditions"])
+        me = evaluate(
+            cs,
+            variables(
+                pod(container({"example.com/gpu": "1"})),
+                username="system:serviceaccount:draguard-system:draguard",
+            ),
+            "Fail",
+        )
+        assert (me.matches, me.failed) == (False, "not-draguard-itself"), name
+
+
 @pytest.mark.parametrize(("pod_", "sent"), [c[1:] for c in POD_CASES], ids=[c[0] for c in POD_CASES])
 def test_the_pods_webhook_conditions_send_only_pods_that_use_devices(
     pod_: dict[str, Any], sent: bool
 ) -> None:
-    (validating,) = [d for d in documents([FIXTURES / "webhooks.yaml"]) if d["kind"].startswith("Validating")]
-    (hook,) = [w for w in validating["webhooks"] if w["name"].startswith("pods.")]
+    hook = deploy_webhook("pods.validate.draguard.io")
     cs = compile_conditions(hook["matchConditions"])
     assert evaluate(cs, variables(pod_), hook["failurePolicy"]).matches is sent
-    # draguard's own ServiceAccount is never sent, whatever the Pod
-    me = evaluate(cs, variables(pod_, username="system:serviceaccount:draguard-system:draguard"), "Ignore")
-    assert not me.matches and me.failed == "not-draguard-itself"
+
+
+TRANSLATE_CASES = [
+    ("an extended resource", pod(container({"example.com/gpu": "2"})), True),
+    (
+        "claims only: nothing to translate",
+        pod(container(), claims=[{"name": "gpu", "resourceClaimTemplateName": "t"}]),
+        False,
+    ),
+    (
+        "a mirror Pod is never mutated",
+        pod(container({"example.com/gpu": "2"}), annotations={"kubernetes.io/config.mirror": "x"}),
+        False,
+    ),
+    ("other annotations", pod(container({"example.com/gpu": "2"}), annotations={"a": "b"}), True),
+    (
+        "an init container's extended resource",
+        pod(container())
+        | {
+            "spec": {
+                "containers": [container()],
+                "initContainers": [container(None, {"example.com/gpu": "1"})],
+            }
+        },
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod_", "sent"), [c[1:] for c in TRANSLATE_CASES], ids=[c[0] for c in TRANSLATE_CASES]
+)
+def test_the_translate_webhook_conditions_send_only_pods_with_extended_resources(
+    pod_: dict[str, Any], sent: bool
+) -> None:
+    hook = deploy_webhook("pods.mutate.draguard.io")
+    cs = compile_conditions(hook["matchConditions"])
+    assert evaluate(cs, variables(pod_), hook["failurePolicy"]).matches is sent
