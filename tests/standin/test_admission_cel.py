@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.standin.admission_cel import ConditionError, compile_conditions, evaluate
+from tests.standin.admission_cel import ConditionError, Match, compile_conditions, evaluate
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -62,11 +62,15 @@ def test_object_is_null_on_delete_and_old_object_on_create() -> None:
 
 
 def test_the_cost_budget_is_shared_and_running_out_goes_to_the_failure_policy() -> None:
-    heavy = "[" + ",".join(["1"] * 200) + "].all(x, [" + ",".join(["1"] * 200) + "].all(y, x == y))"
-    cs = conditions(*((f"c{i}", heavy) for i in range(40)))
-    m = evaluate(cs, variables({}), "Fail")
-    assert not m.matches and "running out of cost budget" in m.error
-    assert evaluate(cs, variables({}), "Ignore").error == ""
+    # each condition costs ~100,000 on a 1,000,000-character string: 30 of them exceed the 2,500,000 budget
+    cs = conditions(*((f"c{i}", "!object.s.contains('b')") for i in range(30)))
+    big = variables({"s": "a" * 1_000_000})
+    assert evaluate(cs[:20], big, "Fail").matches  # 20 fit in the budget
+    m = evaluate(cs, big, "Fail")
+    assert not m.matches and m.error == (
+        "validation failed due to running out of cost budget, no further validation rules will be run"
+    )
+    assert evaluate(cs, big, "Ignore") == Match(False)  # skipped, no error
 
 
 @pytest.mark.parametrize(
