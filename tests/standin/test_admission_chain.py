@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.standin.admission import Admission, Attributes, ConfigError, Warnings, denial
+from tests.standin.admission import Admission, Attributes, Warnings, denial
+from tests.standin.admission_config import ConfigError
 from tests.standin.webhook_double import WebhookDouble, allow, closed_port, patch_response
 
 DRA = "resource.k8s.io"
@@ -625,7 +626,7 @@ def test_equivalent_requests_reach_a_v1_webhook_converted(double: WebhookDouble)
 
 
 def test_configurations_the_api_server_would_refuse_fail_loudly(double: WebhookDouble) -> None:
-    for bad, message in [
+    refused: list[tuple[dict[str, Any], str]] = [
         ({"name": "two.parts"}, "at least three segments"),
         ({"sideEffects": "Some"}, "sideEffects"),
         ({"admissionReviewVersions": ["v2"]}, "admissionReviewVersions"),
@@ -635,7 +636,8 @@ def test_configurations_the_api_server_would_refuse_fail_loudly(double: WebhookD
             {"matchConditions": [{"name": "a", "expression": "authorizer.group('').check('x').allowed()"}]},
             "does not implement",
         ),
-    ]:
+    ]
+    for bad, message in refused:
         with pytest.raises(ConfigError, match=message):
             validating(double, hook("x.example.com", double, **bad))
 
