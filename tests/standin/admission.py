@@ -15,13 +15,15 @@ Per write (k8s.io/apiserver `admission/plugin/webhook/{generic,mutating,validati
    uid per call) POSTed over HTTPS verifying the caBundle (tests/standin/admission_call.py); call failures
    and timeouts → failurePolicy (Fail: 500 InternalError `failed calling webhook "<name>": ...`, Ignore:
    continue and record `failed-open...` audit annotation); a denial stops the chain; JSON Patches applied in
-   order, later webhooks see the patched object. Reinvocation (IfNeeded) is not done.
+   order, later webhooks see the patched object.
 2. Validating webhooks in parallel on the final object: all must allow; the first error collected wins;
    a denial is answered with the webhook's Status (code < 400 → 400, message prefixed
    `admission webhook "<name>" denied the request: `, reason and details passed through).
 Warnings of every called webhook are kept (de-duplicated, bounded as the API server's recorder does),
-with a denial too. Not modelled: typed decoding and defaulting of a patched object (unknown fields stay),
-built-in admission plugins and validation between the phases (the stand-in's own checks do that).
+with a denial too. Connections are kept alive per webhook address, as the API server's transport does.
+Not modelled: typed decoding and defaulting of a patched object (unknown fields stay), built-in admission
+plugins and validation between the phases (the stand-in's own checks do that), the `authorizer` CEL
+variable and AdmissionReview v1beta1 (refused loudly when a configuration needs them), reinvocation.
 
 `load(config)` is the stand-in's hook factory (`--admission-config FILE`); see `HookConfig`.
 """
@@ -69,7 +71,6 @@ from tests.standin.admission_match import (
     match_namespace_selector,
     match_object_selector,
     match_rules,
-    status,
 )
 from webhook.convert import from_v1, to_v1, version_of
 
@@ -298,13 +299,9 @@ class Admission:
         return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
     def _call(self, hook: Hook, review: dict[str, Any], call: Call) -> Response:
-        """POST and verify; raises CallFailure or StatusFailure (dry run not supported)."""
-        w = hook.webhook
-        if review["request"]["dryRun"] and w.get("sideEffects") not in ("None", "NoneOnDryRun"):
-            raise StatusFailure(
-                status(400, "BadRequest", f'admission webhook "{hook.name}" does not support dry run')
-            )
-        answer = post(w, review, self.resolve, self.pool)
+        """POST and verify; raises CallFailure. (A dry run reaches every webhook: v1 configurations only
+        hold sideEffects None or NoneOnDryRun, which admission_config checks.)"""
+        answer = post(hook.webhook, review, self.resolve, self.pool)
         call.response = answer
         return verify(hook.name, review["request"]["uid"], hook.mutating, answer)
 
