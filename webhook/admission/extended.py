@@ -421,14 +421,19 @@ def _summary(
     claim_of: dict[str, str],
     entries: list[dict[str, Any]],
 ) -> str:
+    """One line: which containers' resources now come from which claim and template."""
     template = {e["name"]: e["resourceClaimTemplateName"] for e in entries}
     parts: list[str] = []
     for r in requests:
         pc = claim_of[r["name"]]
         who = [m for m in mappings if m.request == r["name"]]
-        users = ", ".join(dict.fromkeys(f'{m.resource} of container "{m.container_name}"' for m in who))
+        resources = ", ".join(dict.fromkeys(m.resource for m in who))
+        names = list(dict.fromkeys(m.container_name for m in who))
+        containers = ("container " if len(names) == 1 else "containers ") + _names(names)
+        exactly = r["exactly"]
         parts.append(
-            f'{users} → claim "{pc}" ({r["exactly"]["count"]} × DeviceClass "{r["exactly"]["deviceClassName"]}", template "{template[pc]}")'
+            f'{resources} of {containers} → claim "{pc}" ({exactly["count"]} × DeviceClass '
+            f'"{exactly["deviceClassName"]}", template "{template[pc]}")'
         )
     more = f"; and {len(parts) - LISTED} more" if len(parts) > LISTED else ""
     return (
