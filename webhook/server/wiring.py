@@ -38,6 +38,12 @@ def load_serve_policy(options: ServeOptions) -> Policy | None:
 def make_config(
     options: ServeOptions, endpoint: str, profile: Profile, policy: Policy | None
 ) -> AdmissionConfig:
+    templates = None
+    if options.extended_resources == "translate" and endpoint == "mutate":
+        from webhook.admission.templates_writer import ApiTemplateWriter, api_client
+
+        kubeconfig = getattr(options, "kubeconfig", None)  # `--kubeconfig` (live state); else in-cluster
+        templates = ApiTemplateWriter(lambda: api_client(kubeconfig), field_manager=options.field_manager)
     return AdmissionConfig(
         endpoint=endpoint,
         profile=profile,
@@ -45,6 +51,8 @@ def make_config(
         deadline_seconds=options.deadline_seconds,
         feasibility_budget=Budget(steps=options.budget_steps, seconds=options.budget_seconds),
         failure_mode=options.failure_mode,
+        extended_resources=options.extended_resources,
+        templates=templates,
     )
 
 
