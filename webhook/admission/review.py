@@ -1,4 +1,4 @@
-"""`review()`: one AdmissionReview in, one AdmissionReview out (pure: no I/O, no threads, no globals).
+"""`review()`: one AdmissionReview in, one AdmissionReview out (no threads, no globals; I/O: see below).
 
     review(admission_review, snapshot, config, deadline=None) -> dict
 
