@@ -21,9 +21,10 @@ from admission_fixtures import admission_review, pod, served, snapshot
 
 from webhook.admission import AdmissionConfig, review_with_info
 from webhook.admission.extended import template_object
-from webhook.admission.templates_writer import APPLY_PATCH, ApiTemplateWriter, TemplateWriteError, api_client
+from webhook.admission.templates_writer import APPLY_PATCH, ApiTemplateWriter, TemplateWriteError
 from webhook.profile import load_profile
 from webhook.server.certs import ensure_certs
+from webhook.state.live.client import load_api_client
 
 TOKEN = "t0k3n-for-tests"
 TEMPLATE = template_object("ml", "gpu.example.com", 2)
@@ -118,7 +119,7 @@ def _kubeconfig(tmp_path: Path, ca: Path, port: int) -> Path:
 
 def _writer(tmp_path: Path, certs: Any, port: int, manager: str = "draguard-test") -> ApiTemplateWriter:
     config = _kubeconfig(tmp_path, certs.ca_cert, port)
-    return ApiTemplateWriter(lambda: api_client(str(config)), field_manager=manager)
+    return ApiTemplateWriter(lambda: load_api_client(str(config)), field_manager=manager)
 
 
 def test_apply_is_a_server_side_apply_patch(tmp_path: Path, certs: Any, server: FakeAPIServer) -> None:
@@ -215,3 +216,9 @@ def test_a_translated_pod_writes_its_template_through_the_api(
         out["response"]["allowed"] is False
         and "etcdserver: request timed out" in out["response"]["status"]["message"]
     )
+
+
+def test_a_configuration_that_does_not_load_is_a_write_error(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing-kubeconfig")
+    with pytest.raises(TemplateWriteError, match=f"no API client: --kubeconfig {missing}: no such file"):
+        ApiTemplateWriter(lambda: load_api_client(missing)).apply(TEMPLATE, timeout=5)

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from admission_fixtures import admission_review, pod, served, snapshot
 
+from tests.standin import process
 from webhook.admission import AdmissionConfig, review_with_info
 from webhook.admission.extended import template_object
-from webhook.admission.templates_writer import APPLY_PATCH, ApiTemplateWriter, TemplateWriteError, api_client
+from webhook.admission.templates_writer import APPLY_PATCH, ApiTemplateWriter, TemplateWriteError
 from webhook.profile import load_profile
-
-process = pytest.importorskip("tests.standin.process")  # the stand-in lands with the live-state work
+from webhook.state.live.client import load_api_client
 
 SA = "system:serviceaccount:draguard-system:draguard"
 TEMPLATES = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaimtemplates"
@@ -32,7 +32,7 @@ def test_server_side_apply_against_the_stand_in(tmp_path: Path) -> None:
     with process.StandIn.start(tmp_path, tls=True) as api:
         api.seed([_namespace("ml")])
         kubeconfig = str(api.kubeconfig(tmp_path / "kubeconfig", token=SA))
-        writer = ApiTemplateWriter(lambda: api_client(kubeconfig), field_manager="draguard")
+        writer = ApiTemplateWriter(lambda: load_api_client(kubeconfig), field_manager="draguard")
         template = template_object("ml", "gpu.example.com", 2)
         name = template["metadata"]["name"]
 
@@ -71,7 +71,7 @@ def test_a_translated_pod_leaves_its_template_in_the_api_server(tmp_path: Path) 
             endpoint="mutate",
             profile=load_profile("1.35"),
             extended_resources="translate",
-            templates=ApiTemplateWriter(lambda: api_client(kubeconfig)),
+            templates=ApiTemplateWriter(lambda: load_api_client(kubeconfig)),
         )
         p = pod("trainer")
         p["spec"]["containers"][0]["resources"] = {"limits": {"example.com/h100": "2"}}

@@ -1,14 +1,21 @@
 """`draguard serve --extended-resources` / `--field-manager`: usage errors before anything starts, the
-admission configs the server builds from them (the mutating one with the real template writer), and
-the translation counter on /metrics."""
+admission configs the server builds from them (the mutating one with the real template writer), the
+translation counter on /metrics, and a real `draguard serve --state cluster --extended-resources
+translate` fed by the API-server stand-in: the Pod CREATE is rewritten, its template applied to the
+stand-in by server-side apply (not for dryRun, not again once the watch has brought it into the state)."""
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import REGISTRY
 
 from tests.cliproc import draguard
+from tests.server.server_proc import Server, make_certs, metric_samples, review_of, wait_for
+from tests.standin.process import StandIn
 from webhook.admission import ReviewInfo
 from webhook.admission.templates_writer import ApiTemplateWriter
 from webhook.server import app
@@ -69,3 +76,93 @@ def test_translations_are_counted_by_result() -> None:
         "dryrun": 1,
         "error": 1,
     }
+
+
+SA = "system:serviceaccount:draguard-system:draguard"
+TEMPLATES = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaimtemplates"
+
+
+def _trainer(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.example.com/trainer:1",
+                    "resources": {"limits": {"example.com/gpu": "2"}, "requests": {"example.com/gpu": "2"}},
+                }
+            ]
+        },
+    }
+
+
+def test_translate_end_to_end_with_the_stand_in(tmp_path: Path) -> None:
+    gpu_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu.example.com"},
+        "spec": {
+            "extendedResourceName": "example.com/gpu",
+            "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
+        },
+    }
+    with StandIn.start(tmp_path, tls=True) as api:
+        api.seed([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}, gpu_class])
+        make_certs(tmp_path / "certs")
+        server = Server(
+            tmp_path,
+            *("--state", "cluster", "--kubeconfig", str(api.kubeconfig(tmp_path / "kubeconfig", token=SA))),
+            *(
+                "--k8s-version",
+                "1.35",
+                "--extended-resources",
+                "translate",
+                "--field-manager",
+                "draguard-e2e",
+            ),
+            *("--certs", str(tmp_path / "certs"), "--workers", "1"),
+            certs=tmp_path / "certs",
+        )
+        try:
+            status, dry = server.review(review_of(_trainer("t0"), dry_run=True), path="/mutate")
+            assert status == 200 and dry["response"]["allowed"] is True
+            assert api.request("GET", f"{TEMPLATES}/draguard-gpu.example.com-2")[0] == 404
+
+            status, answer = server.review(review_of(_trainer("t1")), path="/mutate")
+            ops = json.loads(base64.b64decode(answer["response"]["patch"]))
+            assert ops[-1] == {
+                "op": "add",
+                "path": "/spec/resourceClaims",
+                "value": [
+                    {
+                        "name": "container-0-request-0",
+                        "resourceClaimTemplateName": "draguard-gpu.example.com-2",
+                    }
+                ],
+            }
+            assert ops == json.loads(base64.b64decode(dry["response"]["patch"]))
+            code, stored, _ = api.request("GET", f"{TEMPLATES}/draguard-gpu.example.com-2")
+            assert code == 200 and stored["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+            assert [f["manager"] for f in stored["metadata"]["managedFields"]] == ["draguard-e2e"]
+
+            def held() -> bool:
+                return json.loads(server.get("/readyz")[1])["objects"]["ResourceClaimTemplate"] == 1
+
+            wait_for("the watch to bring the template into the state", held)
+            api.requests(clear=True)
+            status, again = server.review(review_of(_trainer("t2")), path="/mutate")
+            assert again["response"]["patch"] == answer["response"]["patch"]
+            assert [r for r in api.requests() if r["method"] == "PATCH"] == []
+
+            samples = metric_samples(server.get("/metrics")[1].decode())
+            counted = {
+                dict(labels)["result"]: v
+                for (name, labels), v in samples.items()
+                if name == "draguard_extended_resource_translations_total"
+            }
+            assert counted == {"translated": 2.0, "dryrun": 1.0}
+        finally:
+            assert server.stop() == 0, server.log()

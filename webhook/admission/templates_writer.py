@@ -6,8 +6,9 @@
 `application/apply-patch+yaml` (the body is JSON, which is YAML), `fieldManager` = `--field-manager`,
 `force=true` (draguard owns these objects: an edit by someone else is taken back). Applying the same
 template again changes nothing, so concurrent Pods (and webhook replicas) may apply it together. Its
-`ApiClient` is made on first use in each process (gunicorn workers are forked; a connection pool is
-not shared across a fork). The review core takes any object with this `apply` (tests inject their own).
+`ApiClient` (the live state's configuration: `webhook.state.live.client.load_api_client`) is made on
+first use in each process (gunicorn workers are forked; a connection pool is not shared across a fork).
+The review core takes any object with this `apply` (tests inject their own).
 """
 
 from __future__ import annotations
@@ -38,20 +39,12 @@ class TemplateWriter(Protocol):
         """Create or update `template` (a whole ResourceClaimTemplate) within `timeout` seconds."""
 
 
-def api_client(kubeconfig: str | None = None) -> Any:
-    """A kubernetes `ApiClient`: the kubeconfig file when given, else the in-cluster service account,
-    else `$KUBECONFIG` / `~/.kube/config`."""
-    from kubernetes import client, config
+def default_client() -> Any:
+    """The live state's `ApiClient` (in-cluster config, else $KUBECONFIG; `--kubeconfig` through the
+    factory `draguard serve` passes)."""
+    from webhook.state.live.client import load_api_client
 
-    cfg = client.Configuration()
-    if kubeconfig:
-        config.load_kube_config(config_file=kubeconfig, client_configuration=cfg, persist_config=False)
-    else:
-        try:
-            config.load_incluster_config(client_configuration=cfg)
-        except config.ConfigException:
-            config.load_kube_config(client_configuration=cfg, persist_config=False)
-    return client.ApiClient(cfg)
+    return load_api_client()
 
 
 def _status_detail(body: Any) -> str:
@@ -72,7 +65,7 @@ class ApiTemplateWriter:
     """The real writer: server-side apply through the kubernetes client (see the module docstring)."""
 
     def __init__(
-        self, client_factory: Callable[[], Any] = api_client, field_manager: str = DEFAULT_FIELD_MANAGER
+        self, client_factory: Callable[[], Any] = default_client, field_manager: str = DEFAULT_FIELD_MANAGER
     ) -> None:
         self._factory = client_factory
         self.field_manager = field_manager
@@ -85,7 +78,10 @@ class ApiTemplateWriter:
 
         with self._lock:
             if self._client is None or self._pid != os.getpid():
-                self._client = self._factory()
+                try:
+                    self._client = self._factory()
+                except Exception as e:  # noqa: BLE001 - a configuration that does not load (ConfigError)
+                    raise TemplateWriteError(f"no API client: {one_line(str(e))[:MAX_DETAIL]}") from None
                 self._pid = os.getpid()
             return client.ResourceV1Api(self._client)
 

@@ -40,10 +40,13 @@ def make_config(
 ) -> AdmissionConfig:
     templates = None
     if options.extended_resources == "translate" and endpoint == "mutate":
-        from webhook.admission.templates_writer import ApiTemplateWriter, api_client
+        from webhook.admission.templates_writer import ApiTemplateWriter
+        from webhook.state.live.client import load_api_client
 
-        kubeconfig = getattr(options, "kubeconfig", None)  # `--kubeconfig` (live state); else in-cluster
-        templates = ApiTemplateWriter(lambda: api_client(kubeconfig), field_manager=options.field_manager)
+        kubeconfig = options.kubeconfig  # None: in-cluster, else $KUBECONFIG (as the live state)
+        templates = ApiTemplateWriter(
+            lambda: load_api_client(kubeconfig), field_manager=options.field_manager
+        )
     return AdmissionConfig(
         endpoint=endpoint,
         profile=profile,
