@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.admission.extended import MODES, default_mode
+from webhook.admission.templates_writer import TemplateWriter
 from webhook.context import Context
 from webhook.model.budget import Budget, Deadline, check_seconds
 from webhook.policy import Policy
@@ -33,6 +35,11 @@ class AdmissionConfig:
       the empty cluster); the request deadline bounds them too, minus `reserve_seconds` for the answer.
     - `failure_mode`: on an internal error, "open" admits with a warning, "closed" denies (500).
     - `max_warnings` / `max_warning_chars`: caps of `response.warnings` (see `response.cap_warnings`).
+    - `extended_resources`: `native` (check the DeviceClass mapping of a Pod's extended resources),
+      `translate` (rewrite them into ResourceClaims on the mutating endpoint) or `off`; None: `native`
+      when the profile's DRAExtendedResource gate is on, else `off` (see `webhook.admission.extended`).
+    - `templates`: the writer of the ResourceClaimTemplates `translate` refers Pods to (required by the
+      mutating endpoint in that mode; `webhook.admission.templates_writer`).
     """
 
     endpoint: str = "validate"
@@ -44,10 +51,20 @@ class AdmissionConfig:
     failure_mode: str = "open"
     max_warnings: int = 20
     max_warning_chars: int = 4096
+    extended_resources: str | None = None
+    templates: TemplateWriter | None = None
 
     def __post_init__(self) -> None:
         if self.policy is None:
             object.__setattr__(self, "policy", Policy())
+        if self.extended_resources is None:
+            object.__setattr__(self, "extended_resources", default_mode(self.profile))
+        if self.extended_resources not in MODES:
+            raise ValueError(
+                f"extended_resources must be one of {', '.join(MODES)}, not {self.extended_resources!r}"
+            )
+        if self.extended_resources == "translate" and self.endpoint == "mutate" and self.templates is None:
+            raise ValueError("extended_resources translate needs a template writer on the mutating endpoint")
         if self.endpoint not in ENDPOINTS:
             raise ValueError(f"endpoint must be one of {', '.join(ENDPOINTS)}, not {self.endpoint!r}")
         if self.failure_mode not in FAILURE_MODES:

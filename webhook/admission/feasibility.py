@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import copy
 import time
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,13 +61,14 @@ class Feasibility:
     seconds: float = 0.0
 
 
-def _world(snapshot: Any) -> World:
-    """The snapshot's objects (`Snapshot.objects(kind)`, read-only) as a scheduling run reads them. A
-    Pod or claim being created owns no claims yet, so there is nothing to find by owner (no index of
-    generated or extended claims)."""
+def _world(snapshot: Any, templates: Mapping[tuple[str, str], dict[str, Any]] | None = None) -> World:
+    """The snapshot's objects (`Snapshot.objects(kind)`, read-only) as a scheduling run reads them, plus
+    `templates` the snapshot does not hold yet. A Pod or claim being created owns no claims yet, so
+    there is nothing to find by owner (no index of generated or extended claims)."""
+    stored = snapshot.objects("ResourceClaimTemplate")
     return World(
         claims=snapshot.objects("ResourceClaim"),
-        templates=snapshot.objects("ResourceClaimTemplate"),
+        templates=ChainMap(dict(templates), stored) if templates else stored,
         nodes=snapshot.objects("Node").values(),
         classes=snapshot.objects("DeviceClass").values(),
         generated={},
@@ -153,11 +156,17 @@ def check_claim(
 
 
 def check_pod(
-    pod: dict[str, Any], namespace: str | None, snapshot: Any, config: AdmissionConfig, deadline: Deadline
+    pod: dict[str, Any],
+    namespace: str | None,
+    snapshot: Any,
+    config: AdmissionConfig,
+    deadline: Deadline,
+    templates: Mapping[tuple[str, str], dict[str, Any]] | None = None,
 ) -> Feasibility:
-    """A Pod being created: its claims together, as the scheduler would place it."""
+    """A Pod being created: its claims together, as the scheduler would place it (`templates`: ones
+    the snapshot does not hold yet, by (namespace, name))."""
     pod = _with_namespace(pod, namespace)
-    world = _world(snapshot)
+    world = _world(snapshot, templates)
     has_claims = bool((pod.get("spec") or {}).get("resourceClaims"))
     extended = config.profile.enabled("DRAExtendedResource") and ext.needs_special_claim(
         pod, ext.class_mapping(world.classes)

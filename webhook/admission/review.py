@@ -1,4 +1,4 @@
-"""`review()`: one AdmissionReview in, one AdmissionReview out (pure: no I/O, no threads, no globals).
+"""`review()`: one AdmissionReview in, one AdmissionReview out (no threads, no globals; I/O: see below).
 
     review(admission_review, snapshot, config, deadline=None) -> dict
 
@@ -7,9 +7,16 @@
   names are denied with 400 `BadRequest`; an internal error is admitted with a warning
   (`failure_mode: open`) or denied with 500 `InternalError` (`closed`).
 - Handled (validate): CREATE and UPDATE of ResourceSlice, DeviceClass, ResourceClaim (and its `status`),
-  ResourceClaimTemplate, DeviceTaintRule (`resource.k8s.io/v1`) and Pod CREATE; (mutate) CREATE and
-  UPDATE of the kinds with version-skew fields. Everything else is allowed untouched.
-- `dryRun` changes nothing: `review` has no side effects at all.
+  ResourceClaimTemplate, DeviceTaintRule (`resource.k8s.io/v1`) and Pod CREATE (with
+  `extended_resources: native`, the DeviceClass mapping of its extended resources too); (mutate) CREATE
+  and UPDATE of the kinds with version-skew fields, and Pod CREATE with `extended_resources: translate`.
+  Everything else is allowed untouched.
+- Side effects: none, except one. A translated Pod refers to ResourceClaimTemplates; those the
+  snapshot does not hold yet are applied through `config.templates` before the answer — never for a
+  `dryRun` request (same patch, nothing written). When that fails, the failure mode answers: `closed`
+  denies the Pod (500 InternalError naming the template and the API server's reason: its controller
+  retries), `open` admits it unchanged with a warning (as the API server would with failurePolicy
+  Ignore and the webhook unreachable).
 """
 
 from __future__ import annotations
@@ -17,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.admission import extended, mutating, validating
 from webhook.admission import feasibility as fz
-from webhook.admission import mutating, validating
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.request import (
     BadReview,
@@ -34,6 +41,7 @@ from webhook.admission.response import (
     invalid_status,
     json_patch,
 )
+from webhook.admission.templates_writer import TemplateWriteError
 from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.text import one_line
 from webhook.model.violation import Severity, Violation
@@ -41,6 +49,7 @@ from webhook.model.violation import Severity, Violation
 DRA_GROUP = "resource.k8s.io"
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 FEASIBILITY_RULE = "admission.feasibility"
+UNKNOWN_CLAIM = "pod.unknown-claim"
 
 __all__ = ["BadReview", "ReviewInfo", "review", "review_with_info"]
 
@@ -55,6 +64,7 @@ class ReviewInfo:
     verdict: str | None = None  # feasibility verdict, when feasibility ran
     feasibility_seconds: float | None = None
     warnings: int = 0
+    extended: str | None = None  # translate mode: translated | unmapped | dryrun | error
 
 
 @dataclass
@@ -67,6 +77,7 @@ class _Answer:
     decision: str = "allowed"
     verdict: str | None = None
     feasibility_seconds: float | None = None
+    extended: str | None = None
 
 
 def review(
@@ -105,7 +116,13 @@ def review_with_info(
     if answer.audit:
         response["auditAnnotations"] = answer.audit
     info = ReviewInfo(
-        kind, operation, answer.decision, answer.verdict, answer.feasibility_seconds, len(warnings)
+        kind,
+        operation,
+        answer.decision,
+        answer.verdict,
+        answer.feasibility_seconds,
+        len(warnings),
+        answer.extended,
     )
     return envelope(response), info
 
@@ -148,8 +165,21 @@ def _answer(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Dead
         return _Answer(False, failure_status(400, "BadRequest", mismatch), decision="denied")
     if config.endpoint == "mutate":
         ops, warnings = mutating.skew_patch(req, config)
-        return _Answer(patch=ops, warnings=warnings)
+        answer = _Answer(patch=ops, warnings=warnings)
+        if _is_pod_create(req) and config.extended_resources == "translate":
+            _translate(answer, req, snapshot, config, deadline)
+        return answer
     return _validate(req, snapshot, config, deadline)
+
+
+def _is_pod_create(req: Request) -> bool:
+    return req.kind.kind == "Pod" and req.kind.group == "" and req.operation == "CREATE"
+
+
+def _pod_namespace(req: Request) -> str:
+    meta = (req.object or {}).get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    return req.namespace or (ns if isinstance(ns, str) and ns else "default")
 
 
 def _target(req: Request, config: AdmissionConfig) -> bool | _Answer:
@@ -195,6 +225,56 @@ def _kind_mismatch(req: Request) -> str:
     return ""
 
 
+# -- extended resources -----------------------------------------------------------------------------
+
+
+def _translate(
+    answer: _Answer, req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline
+) -> None:
+    """Add the translation of a Pod's extended resources into claims to `answer` (see the module
+    docstring for the templates it writes, and for what a failed write answers)."""
+    assert req.object is not None
+    namespace = _pod_namespace(req)
+    t = extended.translate(
+        req.object, namespace, snapshot.objects("DeviceClass").values(), snapshot.objects("Node").values()
+    )
+    answer.extended = t.result
+    if t.result != "translated":
+        return
+    if req.dry_run:
+        answer.extended = "dryrun"
+    else:
+        stored = snapshot.objects("ResourceClaimTemplate")
+        assert config.templates is not None
+        for template in t.templates:
+            if extended.same_template(stored.get((namespace, template["metadata"]["name"])), template):
+                continue
+            try:
+                config.templates.apply(template, deadline.remaining() - config.reserve_seconds)
+            except TemplateWriteError as e:
+                _not_translated(answer, str(e), config)
+                return
+    answer.patch.extend(t.ops)
+    answer.warnings.extend(t.warnings)
+    answer.audit["extended-resources"] = t.audit
+
+
+def _not_translated(answer: _Answer, detail: str, config: AdmissionConfig) -> None:
+    answer.extended = "error"
+    answer.decision = "error"
+    what = f"draguard could not translate this Pod's extended resources into ResourceClaims ({detail})"
+    if config.failure_mode == "open":
+        answer.warnings.append(
+            f"{what}; admitted unchanged (failure mode: open): this cluster's scheduler does not serve its "
+            "extended resources through DRA"
+        )
+        return
+    answer.allowed = False
+    answer.status = failure_status(
+        500, "InternalError", f"{what}; denied (failure mode: closed), retry later"
+    )
+
+
 # -- the validating endpoint -----------------------------------------------------------------------
 
 
@@ -210,6 +290,15 @@ def _validate(req: Request, snapshot: Any, config: AdmissionConfig, deadline: De
     except DeadlinePassed:
         return _too_late(config)
     errors, warns = found.errors, list(found.warnings)
+    templates: dict[tuple[str, str], dict[str, Any]] = {}
+    if _is_pod_create(req) and found.stored is not None:
+        more, templates = _extended_checks(req, found.stored, snapshot, config)
+        errors = errors + [v for v in more if v.severity is Severity.ERROR]
+        warns += [v for v in more if v.severity is Severity.WARNING]
+        if templates:  # the templates exist (just made by the mutating webhook): not unknown claims
+            known = _template_fields(found.stored, templates)
+            warns = [v for v in warns if not (v.rule == UNKNOWN_CLAIM and v.field in known)]
+            errors = [v for v in errors if not (v.rule == UNKNOWN_CLAIM and v.field in known)]
     if config.failure_mode == "open":  # a rule that crashed does not deny with fail-open
         warns += [v for v in errors if v.rule.startswith("internal.")]
         errors = [v for v in errors if not v.rule.startswith("internal.")]
@@ -217,8 +306,39 @@ def _validate(req: Request, snapshot: Any, config: AdmissionConfig, deadline: De
     if errors:
         return _deny(answer, req, errors)
     if req.operation == "CREATE" and found.stored is not None and req.kind.kind in ("ResourceClaim", "Pod"):
-        _feasibility(answer, req, found.stored, snapshot, config, deadline)
+        _feasibility(answer, req, found.stored, snapshot, config, deadline, templates)
     return answer
+
+
+def _extended_checks(
+    req: Request, pod: dict[str, Any], snapshot: Any, config: AdmissionConfig
+) -> tuple[list[Violation], dict[tuple[str, str], dict[str, Any]]]:
+    """Native mode: the DeviceClass mapping of the Pod's extended resources (policy applied). Translate
+    mode: the draguard templates the Pod refers to that the state does not hold yet."""
+    if config.extended_resources == "native":
+        found = extended.native_violations(
+            pod, snapshot.objects("DeviceClass").values(), snapshot.objects("Node").values()
+        )
+        return config.policy.apply(found), {}
+    if config.extended_resources == "translate":
+        templates = extended.managed_templates(
+            pod,
+            _pod_namespace(req),
+            snapshot.objects("ResourceClaimTemplate"),
+            snapshot.objects("DeviceClass"),
+        )
+        return [], templates
+    return [], {}
+
+
+def _template_fields(pod: dict[str, Any], templates: dict[tuple[str, str], dict[str, Any]]) -> set[str]:
+    names = {name for _, name in templates}
+    entries = (pod.get("spec") or {}).get("resourceClaims") or []
+    return {
+        f"spec.resourceClaims[{i}].resourceClaimTemplateName"
+        for i, e in enumerate(entries)
+        if isinstance(e, dict) and e.get("resourceClaimTemplateName") in names
+    }
 
 
 def _deny(
@@ -244,6 +364,7 @@ def _feasibility(
     snapshot: Any,
     config: AdmissionConfig,
     deadline: Deadline,
+    templates: dict[tuple[str, str], dict[str, Any]] | None = None,
 ) -> None:
     kind = req.kind.kind
     mode = config.policy.feasibility.mode(kind, req.namespace)
@@ -251,8 +372,10 @@ def _feasibility(
         return
     inner = Deadline(deadline.at - config.reserve_seconds)
     try:
-        check = fz.check_claim if kind == "ResourceClaim" else fz.check_pod
-        result = check(obj, req.namespace, snapshot, config, inner)
+        if kind == "ResourceClaim":
+            result = fz.check_claim(obj, req.namespace, snapshot, config, inner)
+        else:
+            result = fz.check_pod(obj, req.namespace, snapshot, config, inner, templates)
     except fz.FeasibilityCrash as e:
         raise RuntimeError(f"feasibility check failed: {e}") from None
     answer.verdict = result.verdict

@@ -9,6 +9,7 @@ import ipaddress
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from webhook.model.errors import UsageError
 
@@ -167,6 +168,22 @@ def add_serve_parser(
         metavar="S",
         help="seconds in-flight requests get after SIGTERM (default 20)",
     )
+    s.add_argument(
+        "--extended-resources",
+        choices=("native", "translate", "off"),
+        default=None,
+        help="Pods asking for extended resources a DeviceClass maps (example.com/gpu: 2): native = the "
+        "scheduler serves them (DRAExtendedResource on), the webhook checks the mapping; translate = the "
+        "mutating webhook rewrites Pod CREATEs into ResourceClaims from ResourceClaimTemplates it applies "
+        "(needs --state cluster and RBAC to patch resourceclaimtemplates); off. Default: native when the "
+        "profile's DRAExtendedResource gate is on, else off",
+    )
+    s.add_argument(
+        "--field-manager",
+        default="draguard",
+        metavar="NAME",
+        help="server-side apply field manager of the ResourceClaimTemplates translate writes (default draguard)",
+    )
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     s.add_argument("--access-log", action="store_true", help="log every request to stderr")
 
@@ -222,7 +239,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from webhook.server.options import CLUSTER, DEFAULT_MAX_BODY, DEFAULT_THREADS, ServeOptions
 
     gates = parse_feature_gates(args.feature_gates)
-    load_profile(args.k8s_version, gates)
+    profile = load_profile(args.k8s_version, gates)
+    _check_extended_resources(args, profile)
     if args.kubeconfig and args.state not in (None, CLUSTER):
         raise UsageError(
             f"--kubeconfig lists and watches the API server: it goes with --state {CLUSTER}, not --state {args.state}"
@@ -269,6 +287,8 @@ def run_serve(args: argparse.Namespace) -> int:
         watch_timeout_seconds=args.watch_timeout_seconds or None,
         watch_read_timeout_seconds=args.watch_read_timeout_seconds,
         list_page_size=args.list_page_size,
+        extended_resources=args.extended_resources,
+        field_manager=args.field_manager,
     )
     if args.client_ca and not Path(args.client_ca).is_file():
         raise UsageError(f"--client-ca {args.client_ca}: no such file")
@@ -277,6 +297,27 @@ def run_serve(args: argparse.Namespace) -> int:
 
     load_serve_policy(options)  # a bad policy file is a usage error before gunicorn starts
     return serve(options)
+
+
+def _check_extended_resources(args: argparse.Namespace, profile: Any) -> None:
+    """`native` needs a scheduler that serves extended resources through DRA; `translate` writes
+    ResourceClaimTemplates through the API server, so it needs the live state's API access."""
+    from webhook.server.options import CLUSTER
+
+    mode = args.extended_resources
+    if mode == "native" and not profile.enabled("DRAExtendedResource"):
+        raise UsageError(
+            f"--extended-resources native: the DRAExtendedResource feature gate is off in Kubernetes "
+            f"{profile.version}, so its scheduler does not serve extended resources through DRA; use "
+            "--extended-resources translate (or off)"
+        )
+    if mode == "translate" and args.state != CLUSTER and not args.kubeconfig:
+        raise UsageError(
+            "--extended-resources translate creates ResourceClaimTemplates through the API server: "
+            "add --state cluster (in the cluster, or with --kubeconfig PATH)"
+        )
+    if not args.field_manager or len(args.field_manager) > 128 or not args.field_manager.isprintable():
+        raise UsageError("--field-manager: 1 to 128 printable characters")
 
 
 def _ensure_serving_cert(directory: str, embedded: bool, address: str) -> None:

@@ -317,6 +317,8 @@ def _observe(endpoint: str, info: ReviewInfo, seconds: float) -> None:
     decision = info.decision if info.decision in ("allowed", "denied", "error") else "error"
     metrics.REQUESTS.labels(endpoint, kind, metrics.operation_label(info.operation), decision).inc()
     metrics.LATENCY.labels(endpoint, kind).observe(seconds)
+    if info.extended in metrics.EXTENDED_RESULTS:
+        metrics.EXTENDED.labels(info.extended).inc()
     if info.verdict is not None:
         metrics.FEASIBILITY.labels(kind, metrics.verdict_label(info.verdict)).inc()
         took = info.feasibility_seconds

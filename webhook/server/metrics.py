@@ -53,6 +53,14 @@ FEASIBILITY_TIME = Histogram(
     ["kind"],
     buckets=LATENCY_BUCKETS,
 )
+EXTENDED = Counter(
+    "draguard_extended_resource_translations",
+    "Pod CREATEs with extended resources on the mutating endpoint in --extended-resources translate, by "
+    "result: translated, unmapped (no DeviceClass maps them), dryrun (translated, nothing written), error "
+    "(a ResourceClaimTemplate could not be applied: the failure mode answered)",
+    ["result"],
+)
+EXTENDED_RESULTS = frozenset({"translated", "unmapped", "dryrun", "error"})
 STATE_OBJECTS = Gauge(
     "draguard_state_objects",
     "Objects in the cluster state by kind (the most recently published worker's count)",

@@ -52,6 +52,8 @@ class ServeOptions:
     watch_timeout_seconds: int | None = None  # server-side watch timeout; None = random 300-600 s per watch
     watch_read_timeout_seconds: float = DEFAULT_WATCH_READ_TIMEOUT  # a watch silent this long is reopened
     list_page_size: int = DEFAULT_LIST_PAGE_SIZE
+    extended_resources: str | None = None  # native | translate | off; None: by the profile's gate
+    field_manager: str = "draguard"  # server-side apply of translate's ResourceClaimTemplates
 
     @property
     def live(self) -> bool:

@@ -38,6 +38,15 @@ def load_serve_policy(options: ServeOptions) -> Policy | None:
 def make_config(
     options: ServeOptions, endpoint: str, profile: Profile, policy: Policy | None
 ) -> AdmissionConfig:
+    templates = None
+    if options.extended_resources == "translate" and endpoint == "mutate":
+        from webhook.admission.templates_writer import ApiTemplateWriter
+        from webhook.state.live.client import load_api_client
+
+        kubeconfig = options.kubeconfig  # None: in-cluster, else $KUBECONFIG (as the live state)
+        templates = ApiTemplateWriter(
+            lambda: load_api_client(kubeconfig), field_manager=options.field_manager
+        )
     return AdmissionConfig(
         endpoint=endpoint,
         profile=profile,
@@ -45,6 +54,8 @@ def make_config(
         deadline_seconds=options.deadline_seconds,
         feasibility_budget=Budget(steps=options.budget_steps, seconds=options.budget_seconds),
         failure_mode=options.failure_mode,
+        extended_resources=options.extended_resources,
+        templates=templates,
     )
 
 

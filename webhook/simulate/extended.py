@@ -43,25 +43,32 @@ def _created(cls: dict[str, Any]) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-def class_mapping(classes: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """Extended resource name → DeviceClass name. Every class serves its implicit name; an explicit
-    `extendedResourceName` declared by several classes goes to the newest `creationTimestamp`, ties
-    (and classes without a timestamp, which count as oldest) to the smaller name."""
-    out: dict[str, str] = {}
+def class_candidates(classes: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
+    """Extended resource name → every DeviceClass that declares it, the one that serves it first.
+
+    Every class serves its implicit name; an explicit `extendedResourceName` declared by several
+    classes goes to the newest `creationTimestamp`, ties (and classes without a timestamp, which
+    count as oldest) to the smaller name; the others follow in that order."""
+    out: dict[str, list[str]] = {}
     explicit: dict[str, list[tuple[datetime, str]]] = {}
     oldest = datetime.min.replace(tzinfo=UTC)
     for cls in classes:
         name = _dict(cls.get("metadata")).get("name")
         if not isinstance(name, str) or not name:
             continue
-        out[IMPLICIT_PREFIX + name] = name
+        out[IMPLICIT_PREFIX + name] = [name]
         ern = _dict(cls.get("spec")).get("extendedResourceName")
         if isinstance(ern, str) and ern:
             explicit.setdefault(ern, []).append((_created(cls) or oldest, name))
     for ern, group in explicit.items():
-        newest = max(t for t, _ in group)
-        out[ern] = min(n for t, n in group if t == newest)
+        ranked = sorted(group, key=lambda tn: (oldest - tn[0], tn[1]))  # newest first, then the name
+        out[ern] = list(dict.fromkeys(n for _, n in ranked))
     return out
+
+
+def class_mapping(classes: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Extended resource name → the DeviceClass that serves it (see `class_candidates`)."""
+    return {resource: names[0] for resource, names in class_candidates(classes).items()}
 
 
 def container_requests(container: dict[str, Any]) -> dict[str, Any]:

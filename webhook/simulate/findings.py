@@ -50,8 +50,12 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
             if (id(s), where) not in seen:
                 seen.add((id(s), where))
                 out.append((s, Violation(rule.id, rule.severity, where, s.message or message)))
-    if not out:
-        targets = [s for s in sim.subjects if not s.claim] or sim.subjects
+    if not out:  # no request named: the claim the reason names (its own limits), else the Pod
+        targets = (
+            [s for s in sim.subjects if s.claim and f"claim {s.claim}:" in message]
+            or [s for s in sim.subjects if not s.claim]
+            or sim.subjects
+        )
         for s in targets:
             out.append((s, Violation(rule.id, rule.severity, s.path, s.message or message)))
     return out

@@ -400,7 +400,9 @@ class PodRun:
                 .key(m.resource)
             )
             paths.setdefault(m.request, str(p))
-        return _Plan(pod, sc.claim, origin.subject(claim_key(sc.claim), paths), weight)
+        # a cause of the whole claim (its size) is reported where its first request comes from
+        first = next(iter(paths.values()), "")
+        return _Plan(pod, sc.claim, origin.subject(claim_key(sc.claim), paths, first), weight)
 
     @staticmethod
     def _special_name(pod: dict[str, Any]) -> str:
