@@ -199,6 +199,9 @@ class Reflector:
             return None
         with self._lock:
             self._stream = stream
+        if self.stop.is_set():  # stopped while the watch was opening: interrupt() did not see it
+            stream.close()
+            return None
         events = 0
         try:
             for event in stream:
