@@ -131,9 +131,11 @@ class Reflector:
                 pending = self._watch()
             except Expired as e:  # a list's continue token expired: list again from the start
                 log.info("%s: %s; listing again", self.kind.kind, e)
+                pending = "expired"
             except (ApiError, Unreachable) as e:
                 delay = self.backoff.next(getattr(e, "retry_after", None) or 0.0)
                 log.warning("%s: list failed (%s); retrying in %.1f s", self.kind.kind, e, delay)
+                pending = "error"
                 self._wait(delay)
             except Exception:  # a bug must not end the thread: the last published state stays
                 delay = self.backoff.next()
