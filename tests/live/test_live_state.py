@@ -153,6 +153,26 @@ def test_ready_only_after_every_kind_is_listed(api: StandIn, live_factory: Any) 
     assert live.state.ready.wait(60) and live.state.waiting_for() == []
 
 
+def test_a_kind_the_api_server_does_not_serve_is_empty_and_checked_again(
+    api: StandIn, live_factory: Any
+) -> None:
+    api.fail(
+        10_000, 404, path="/apis/resource.k8s.io/v1/devicetaintrules", method="GET"
+    )  # e.g. a 1.35 server
+    live = live_factory(recheck_seconds=0.2)
+    assert live.state.ready.wait(60) and live.names("DeviceTaintRule") == set()
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "maintenance"},
+        "spec": {"taint": {"key": "maintenance", "effect": "NoSchedule"}},
+    }
+    api.seed([rule])
+    api.clear_failures()  # served from now on (an upgrade): the next check lists and watches it
+    live.wait_names("DeviceTaintRule", {"maintenance"})
+    assert ("DeviceTaintRule", "error") in live.observer.relists
+
+
 def test_events_are_applied_in_order_and_a_republished_pool_uses_its_new_generation(
     api: StandIn, live_factory: Any
 ) -> None:

@@ -16,7 +16,7 @@ from webhook.state.live.applier import Applier
 from webhook.state.live.client import ApiError, ConfigError, Expired, KubeClient, Unreachable, load_api_client
 from webhook.state.live.kinds import WATCHED, WatchedKind
 from webhook.state.live.observer import Observer
-from webhook.state.live.reflector import PAGE_SIZE, READ_TIMEOUT, Backoff, Reflector
+from webhook.state.live.reflector import NOT_SERVED_RECHECK, PAGE_SIZE, READ_TIMEOUT, Backoff, Reflector
 
 __all__ = [
     "ApiError",
@@ -46,6 +46,7 @@ class LiveState:
         watch_timeout: int | None = None,
         read_timeout: float = READ_TIMEOUT,
         backoff: Callable[[], Backoff] = Backoff,
+        recheck_seconds: float = NOT_SERVED_RECHECK,
     ) -> None:
         self.client = client
         self.kinds = list(kinds)
@@ -62,6 +63,8 @@ class LiveState:
                 watch_timeout=watch_timeout,
                 read_timeout=read_timeout,
                 backoff=backoff(),
+                recheck_seconds=recheck_seconds,
+                stored=lambda kind: store.snapshot().objects(kind),
             )
             for kind in self.kinds
         ]
