@@ -1213,7 +1213,7 @@ class Handler(BaseHTTPRequestHandler):
                 res = BY_KIND.get((obj.get("apiVersion"), obj.get("kind")))
                 if res is None:
                     raise bad_request(f"no resource for {obj.get('apiVersion')} {obj.get('kind')}")
-                store.put(res, copy.deepcopy(obj))
+                store.put(res, obj)  # freshly parsed from the request: stored as it is
             self._send_obj(200, {"resourceVersion": store.rv})
         elif method == "POST" and what == "delete":
             refs = data.get("items") or [data]

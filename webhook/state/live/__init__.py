@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -86,11 +87,14 @@ class LiveState:
             r.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the threads, waiting `timeout` seconds in all (they are daemons: a reflector reading a
+        list page cannot be interrupted and ends with the process)."""
+        end = time.monotonic() + timeout
         self._stop.set()
         for r in self.reflectors:
             r.interrupt()
         self.applier.stop(timeout)
         for r in self.reflectors:
             if r.thread is not None:
-                r.thread.join(timeout)
+                r.thread.join(max(0.0, end - time.monotonic()))
         self.client.close()
