@@ -47,8 +47,10 @@ Control API (JSON bodies, not logged, never failed, never admitted):
     POST /_control/config                 {"listDelaySeconds", "bookmarkIntervalSeconds", "stallWatches",
                                            "historyLimit"}: stalled watches send nothing until unstalled
     POST /_control/fail                   {"count": N, "code": 500|429|..., "path": substring?, "method"?,
-                                           "retryAfter"?}: the next N matching requests fail with that code
-    GET  /_control/requests               the request log; DELETE clears it
+                                           "retryAfter"?}: the next N matching requests fail with that code;
+                                          {"clear": true} forgets every such rule
+    GET  /_control/requests               the request log (an entry per request from its start: status 0 and
+                                          end null while it runs); DELETE clears it
 """
 
 from __future__ import annotations
@@ -623,13 +625,23 @@ class Handler(BaseHTTPRequestHandler):
         self._status = 0
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
-        started = time.time()
         if url.path.startswith("/_control/"):
             try:
                 self._control(method, url.path[len("/_control/") :])
             except ApiError as e:
                 self._send(e.code, _dumps(e.status()))
             return
+        entry = {  # logged when the request starts (a watch is in the log while it runs), completed at its end
+            "method": method,
+            "path": url.path,
+            "query": query,
+            "status": 0,
+            "user": _user(self.headers.get("Authorization"))["username"],
+            "contentType": self.headers.get("Content-Type", ""),
+            "start": time.time(),
+            "end": None,
+        }
+        self.server.settings.log(entry)
         try:
             rule = self.server.settings.take_failure(method, url.path)
             if rule is not None:
@@ -652,18 +664,8 @@ class Handler(BaseHTTPRequestHandler):
             if self._status == 0:
                 self._send(500, _dumps(ApiError(500, "InternalError", f"stand-in: {e!r}").status()))
         finally:
-            self.server.settings.log(
-                {
-                    "method": method,
-                    "path": url.path,
-                    "query": query,
-                    "status": self._status,
-                    "user": _user(self.headers.get("Authorization"))["username"],
-                    "contentType": self.headers.get("Content-Type", ""),
-                    "start": started,
-                    "end": time.time(),
-                }
-            )
+            with self.server.settings.lock:
+                entry["status"], entry["end"] = self._status, time.time()
 
     def do_GET(self) -> None:  # noqa: N802
         self._handle("GET")
@@ -1211,7 +1213,7 @@ class Handler(BaseHTTPRequestHandler):
                 res = BY_KIND.get((obj.get("apiVersion"), obj.get("kind")))
                 if res is None:
                     raise bad_request(f"no resource for {obj.get('apiVersion')} {obj.get('kind')}")
-                store.put(res, copy.deepcopy(obj))
+                store.put(res, obj)  # freshly parsed from the request: stored as it is
             self._send_obj(200, {"resourceVersion": store.rv})
         elif method == "POST" and what == "delete":
             refs = data.get("items") or [data]
@@ -1252,6 +1254,10 @@ class Handler(BaseHTTPRequestHandler):
                     store.history_limit = int(data["historyLimit"])
                 store.cond.notify_all()
             self._send_obj(200, {"ok": True})
+        elif method == "POST" and what == "fail" and data.get("clear"):
+            with settings.lock:
+                settings.fail_rules.clear()
+            self._send_obj(200, {"ok": True})
         elif method == "POST" and what == "fail":
             rule = {"count": int(data.get("count", 1)), "code": int(data.get("code", 500))}
             for k in ("path", "method", "retryAfter", "message"):
@@ -1262,7 +1268,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send_obj(200, {"ok": True})
         elif what == "requests" and method in ("GET", "DELETE"):
             with settings.lock:
-                items = list(settings.requests)
+                items = [dict(r) for r in settings.requests]
                 if method == "DELETE":
                     settings.requests.clear()
             self._send_obj(200, {"items": items})

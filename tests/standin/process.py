@@ -174,6 +174,9 @@ class StandIn:
         """The next `count` requests (matching path substring / method) fail with `code`."""
         self.control("POST", "fail", {"count": count, "code": code, **match})
 
+    def clear_failures(self) -> None:
+        self.control("POST", "fail", {"clear": True})
+
     def requests(self, clear: bool = False) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.control("DELETE" if clear else "GET", "requests")["items"]
         return items

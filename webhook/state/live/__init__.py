@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -16,7 +17,7 @@ from webhook.state.live.applier import Applier
 from webhook.state.live.client import ApiError, ConfigError, Expired, KubeClient, Unreachable, load_api_client
 from webhook.state.live.kinds import WATCHED, WatchedKind
 from webhook.state.live.observer import Observer
-from webhook.state.live.reflector import PAGE_SIZE, READ_TIMEOUT, Backoff, Reflector
+from webhook.state.live.reflector import NOT_SERVED_RECHECK, PAGE_SIZE, READ_TIMEOUT, Backoff, Reflector
 
 __all__ = [
     "ApiError",
@@ -46,6 +47,7 @@ class LiveState:
         watch_timeout: int | None = None,
         read_timeout: float = READ_TIMEOUT,
         backoff: Callable[[], Backoff] = Backoff,
+        recheck_seconds: float = NOT_SERVED_RECHECK,
     ) -> None:
         self.client = client
         self.kinds = list(kinds)
@@ -62,6 +64,8 @@ class LiveState:
                 watch_timeout=watch_timeout,
                 read_timeout=read_timeout,
                 backoff=backoff(),
+                recheck_seconds=recheck_seconds,
+                stored=lambda kind: store.snapshot().objects(kind),
             )
             for kind in self.kinds
         ]
@@ -83,11 +87,14 @@ class LiveState:
             r.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the threads, waiting `timeout` seconds in all (they are daemons: a reflector reading a
+        list page cannot be interrupted and ends with the process)."""
+        end = time.monotonic() + timeout
         self._stop.set()
         for r in self.reflectors:
             r.interrupt()
         self.applier.stop(timeout)
         for r in self.reflectors:
             if r.thread is not None:
-                r.thread.join(timeout)
+                r.thread.join(max(0.0, end - time.monotonic()))
         self.client.close()

@@ -222,8 +222,9 @@ class WatchStream:
         try:
             self._resp.shutdown()  # unblocks a read in another thread (urllib3 >= 2.3)
         except Exception:
-            pass
+            pass  # already released to the pool: the stream was read to its end
         try:
+            self._resp.close()  # a stream left before its end: its connection is not reused
             self._resp.release_conn()
         except Exception:
             pass

@@ -8,6 +8,8 @@
   A stream the server ends is reopened from the last resourceVersion (no relist).
 - 410 Expired (an ERROR event or the answer to the WATCH) → relist; another error event, or a WATCH
   refused with a status that retrying cannot fix (400, 403, 404 ...) → relist after a backoff.
+- A kind the API server does not serve (404 on its first LIST: an API version or a feature gate off) is
+  taken as empty, so the state can be ready, and listed again every 5 minutes.
 - Connection failures, 429 and 5xx, streams that break or stay silent for the read timeout → reopen after
   a capped exponential backoff with jitter (at least the Retry-After of a 429/503), reset once a list
   succeeds or a watch delivers.
@@ -22,12 +24,12 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from webhook.state.live.client import ApiError, Expired, KubeClient, Unreachable, WatchStream, status_error
-from webhook.state.live.kinds import WatchedKind, kept
+from webhook.state.live.kinds import WatchedKind, kept, key_of
 from webhook.state.live.observer import Observer
 
 log = logging.getLogger("draguard.state.live")
@@ -36,10 +38,11 @@ WATCH_TIMEOUT_RANGE = (300, 600)  # seconds, as client-go's reflector picks them
 READ_TIMEOUT = 150.0  # a watch silent this long is dead (the API server sends a bookmark about every minute)
 PAGE_SIZE = 500
 RETRIABLE = frozenset({429, 500, 502, 503, 504})
+NOT_SERVED_RECHECK = 300.0  # seconds between two lists of a kind the API server does not serve
 
 
 class Backoff:
-    """Capped exponential backoff with jitter: delay n is min(cap, initial·2ⁿ)·(1 + jitter·U[0,1))."""
+    """Capped exponential backoff with jitter: delay n is min(cap, initial·2ⁿ·(1 + jitter·U[0,1)))."""
 
     def __init__(self, initial: float = 0.8, cap: float = 30.0, jitter: float = 1.0, rng: Any = None) -> None:
         self.initial, self.cap, self.jitter = initial, cap, jitter
@@ -47,9 +50,9 @@ class Backoff:
         self._n = 0
 
     def next(self, at_least: float = 0.0) -> float:
-        base = min(self.cap, self.initial * (2**self._n))
+        delay = min(self.cap, self.initial * (2**self._n) * (1.0 + self.jitter * self._rng.random()))
         self._n = min(self._n + 1, 32)
-        return max(at_least, base * (1.0 + self.jitter * self._rng.random()))
+        return max(at_least, delay)
 
     def reset(self) -> None:
         self._n = 0
@@ -89,6 +92,8 @@ class Reflector:
         watch_timeout: int | None = None,
         read_timeout: float = READ_TIMEOUT,
         backoff: Backoff | None = None,
+        recheck_seconds: float = NOT_SERVED_RECHECK,
+        stored: Callable[[str], Mapping[tuple[str, str], dict[str, Any]]] | None = None,
     ) -> None:
         self.client = client
         self.kind = kind
@@ -99,6 +104,10 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.read_timeout = read_timeout
         self.backoff = backoff or Backoff()
+        self.recheck_seconds = recheck_seconds
+        self.stored = stored  # the published objects of a kind (read-only: a snapshot's map)
+        self._listed_once_served = False
+        self._reported_not_served = False
         self.resource_version = ""  # the last one seen (list, event or bookmark)
         self._stream: WatchStream | None = None
         self._lock = threading.Lock()
@@ -131,9 +140,20 @@ class Reflector:
                 pending = self._watch()
             except Expired as e:  # a list's continue token expired: list again from the start
                 log.info("%s: %s; listing again", self.kind.kind, e)
-            except (ApiError, Unreachable) as e:
-                delay = self.backoff.next(getattr(e, "retry_after", None) or 0.0)
+                pending = "expired"
+            except ApiError as e:
+                if e.status == 404 and not self._listed_once_served:
+                    self._not_served(e)
+                    pending = "error"
+                    continue
+                delay = self.backoff.next(e.retry_after or 0.0)
                 log.warning("%s: list failed (%s); retrying in %.1f s", self.kind.kind, e, delay)
+                pending = "error"
+                self._wait(delay)
+            except Unreachable as e:
+                delay = self.backoff.next()
+                log.warning("%s: list failed (%s); retrying in %.1f s", self.kind.kind, e, delay)
+                pending = "error"
                 self._wait(delay)
             except Exception:  # a bug must not end the thread: the last published state stays
                 delay = self.backoff.next()
@@ -141,10 +161,28 @@ class Reflector:
                 pending = pending or "error"
                 self._wait(delay)
 
+    def _not_served(self, e: ApiError) -> None:
+        """The API server does not serve this kind (404 on the collection: an API version or feature
+        gate off, e.g. DeviceTaintRules before 1.37): the kind counts as listed, with no objects, so
+        the state can be ready; the list is tried again every `recheck_seconds`."""
+        if not self._reported_not_served:
+            log.warning(
+                "%s: %s is not served by the API server (%s); taken as empty, checked again every %.0f s",
+                self.kind.kind,
+                self.kind.path,
+                e,
+                self.recheck_seconds,
+            )
+            self._reported_not_served = True
+        self.resource_version = ""
+        self.sink(Replace(self.kind, [], "", "error"))
+        self._wait(self.recheck_seconds)
+
     def _list(self, reason: str) -> None:
         self.observer.relist(self.kind.kind, reason)
         t0 = time.monotonic()
         objects: list[dict[str, Any]] = []
+        stored = self.stored(self.kind.kind) if self.stored is not None else {}
         cont, rv, pages = "", "", 0
         while True:
             page = self.client.list_page(self.kind.path, self.page_size, cont)
@@ -152,7 +190,14 @@ class Reflector:
             meta = page.get("metadata") or {}
             if not cont:
                 rv = str(meta.get("resourceVersion") or "")
-            objects.extend(kept(self.kind, o) for o in page.get("items") or [] if isinstance(o, dict))
+            for item in page.get("items") or []:
+                if isinstance(item, dict):
+                    obj = kept(self.kind, item)
+                    same = stored.get(key_of(self.kind, obj))
+                    # an unchanged object: the stored one is kept and this copy freed at once, so a relist
+                    # holds one page, not a second copy of the cluster
+                    objects.append(same if same is not None and same == obj else obj)
+            del page
             cont = str(meta.get("continue") or "")
             if not cont or self.stop.is_set():
                 break
@@ -171,6 +216,7 @@ class Reflector:
         )
         self.resource_version = rv
         self.sink(Replace(self.kind, objects, rv, reason))
+        self._listed_once_served = True  # from now on a 404 is an error like another (retried)
         self.backoff.reset()
 
     def _watch(self) -> str | None:
@@ -199,6 +245,9 @@ class Reflector:
             return None
         with self._lock:
             self._stream = stream
+        if self.stop.is_set():  # stopped while the watch was opening: interrupt() did not see it
+            stream.close()
+            return None
         events = 0
         try:
             for event in stream:
