@@ -200,22 +200,12 @@ def _serve_args(c: dict[str, Any]) -> argparse.Namespace:
         ) from None
 
 
-def _serve_knows(option: str) -> bool:
-    """Whether `draguard serve` has the option `--name=value` (an unknown one is left over)."""
-    with contextlib.redirect_stderr(io.StringIO()):
-        _, extra = build_parser().parse_known_args(["serve", option])
-    return not extra
-
-
 @pytest.mark.parametrize("overlay", ALL)
 def test_container_args_are_serves_real_flags(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:
     objects = rendered[overlay]
     c = container(objects)
-    translate = any(a.startswith("--extended-resources") for a in c["args"])
-    if translate and not _serve_knows("--extended-resources=translate"):
-        pytest.skip("`draguard serve --extended-resources` is not on this branch yet (DESIGN-9, extres)")
     args = _serve_args(c)
     assert args.command == "serve"
     assert args.state == "cluster"
@@ -226,7 +216,8 @@ def test_container_args_are_serves_real_flags(
     assert args.k8s_version == K8S_VERSION
     assert args.workers >= 1, "gunicorn's default is one worker per core of the node"
     assert args.failure_mode == "open"
-    assert translate == (overlay in ("translate", "everything"))
+    translate = overlay in ("translate", "everything")
+    assert any(a.startswith("--extended-resources") for a in c["args"]) == translate
     if translate:
         assert args.extended_resources == "translate"
 

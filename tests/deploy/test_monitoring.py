@@ -172,26 +172,14 @@ def test_the_name_check_catches_a_wrong_metric_or_label() -> None:
 
 
 def test_design9_metrics_are_registered_as_the_contract_says() -> None:
-    """Once the watch and extres branches land, their metrics must be registered with DESIGN-9's types
-    and labels (the alerts and the dashboard use those names)."""
+    """The watch and extended-resource metrics are registered with DESIGN-9's types and labels (the
+    alerts and the dashboard use those names)."""
     registered = _registered()
-    present = {
-        "webhook.state.live": [n for n in DESIGN9 if n != "draguard_extended_resource_translations"],
-        "webhook.admission.extended": ["draguard_extended_resource_translations"],
-    }
-    checked = 0
-    for module, names in present.items():
-        if importlib.util.find_spec(module) is None:
-            continue
-        for name in names:
-            assert name in registered, f"{name} (DESIGN-9) is not registered"
-            kind, labels = DESIGN9[name]
-            assert registered[name][0] == kind, name
-            if labels is not None:
-                assert registered[name][1] == labels, name
-            checked += 1
-    if not checked:
-        pytest.skip("the live state (webhook/state/live) and extres are not on this branch yet")
+    for name, (kind, labels) in DESIGN9.items():
+        assert name in registered, f"{name} (DESIGN-9) is not registered"
+        assert registered[name][0] == kind, name
+        if labels is not None:
+            assert registered[name][1] == labels, name
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed (PromQL syntax)")
