@@ -538,12 +538,6 @@ def load(config: Path) -> Callable[[Any], Any]:
         if result.status is None:
             return result.object
         s = result.status
-        fields = getattr(Denial, "__dataclass_fields__", {})
-        kw: dict[str, Any] = {}
-        if "status" in fields:
-            kw["status"] = s
-        elif "details" in fields and s.get("details") is not None:
-            kw["details"] = s["details"]
-        return Denial(int(s["code"]), str(s["message"]), str(s.get("reason", "")), **kw)
+        return Denial(int(s["code"]), str(s["message"]), str(s.get("reason", "")), s.get("details"))
 
     return hook

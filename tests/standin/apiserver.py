@@ -156,6 +156,7 @@ class Denial:
     code: int
     message: str
     reason: str = ""  # e.g. "Forbidden", "InternalError"
+    details: dict[str, Any] | None = None  # a webhook's status.details, passed through as the API server does
 
 
 AdmissionHook = Callable[[AdmissionRequest], "dict[str, Any] | Denial"]
@@ -1013,7 +1014,7 @@ class Handler(BaseHTTPRequestHandler):
                 answer.code,
                 answer.reason or HTTPStatus(answer.code).phrase.replace(" ", ""),
                 answer.message,
-                _details(t.res, req.name),
+                answer.details if answer.details is not None else _details(t.res, req.name),
             )
         return answer
 
