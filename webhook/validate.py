@@ -30,6 +30,7 @@ from webhook.io.documents import (
     DocumentError,
     InputFileError,
     Skipped,
+    body_text,
     discover_all,
     parse,
     parse_bytes,
@@ -617,6 +618,7 @@ def check_body(
     if ctx.deadline is not None and ctx.deadline.expired():
         return assemble([unread_result(source, options.policy)], ctx, options.policy)
     docs = parse_bytes(body, source, max_bytes)
+    text = body_text(body, max_bytes)
     try:
         result = check_stream(docs, source, ctx, options.policy, options.skip)
     except Exception as e:  # noqa: BLE001 - the last line of defence, as for a file
@@ -626,7 +628,10 @@ def check_body(
             [None],
             crashed=True,
         )
-    return assemble([result], ctx, options.policy)
+    report = assemble([result], ctx, options.policy)
+    if text is not None:
+        assign_lines(report, {source: text}, ctx.deadline, max_bytes)
+    return report
 
 
 def run_inventory_rules(

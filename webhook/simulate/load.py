@@ -20,6 +20,7 @@ from webhook.io.documents import (
     Document,
     DocumentError,
     InputFileError,
+    body_text,
     discover_all,
     parse_bytes,
     read_text,
@@ -83,6 +84,7 @@ class Inputs:
     invalid: dict[tuple[str, str], str] = field(default_factory=dict)  # ("Kind/ns", name) → why left out
     left_out: list[LeftOut] = field(default_factory=list)  # in input order
     generated_seen: dict[str, int] = field(default_factory=dict)  # generateName objects named so far
+    texts: dict[str, str] = field(default_factory=dict)  # inputs that cannot be read again (stdin, a body)
 
 
 def _checked(
@@ -146,9 +148,15 @@ def _init(
 
 
 def _file(
-    path: str, ctx: Context, policy: Policy | None, max_bytes: int, text: str | None = None
+    path: str,
+    ctx: Context,
+    policy: Policy | None,
+    max_bytes: int,
+    text: str | None = None,
+    texts: dict[str, str] | None = None,
 ) -> tuple[FileResult, list[Loaded | None]]:
-    """One input (`-`: stdin, or `text` when it was read already), unread once the deadline passed."""
+    """One input (`-`: stdin, or `text` when it was read already), unread once the deadline passed;
+    its text is put in `texts` when given (stdin: the findings' lines are found after the run)."""
     source = "<stdin>" if path == STDIN else path
     if ctx.deadline is not None and ctx.deadline.expired():
         return unread_result(source, policy), []
@@ -157,6 +165,8 @@ def _file(
             text = read_text(path, max_bytes)
     except InputFileError as e:
         return input_error_result(e), []
+    if texts is not None:
+        texts[source] = text
     return _checked(text, source, ctx, policy)
 
 
@@ -177,11 +187,15 @@ def load(
     MAX_REQUEST_BYTES), validate them, sort them. Everything happens within `ctx.deadline`: what is left
     when it passes is reported `input.not-checked` (`Inputs.report.not_checked`)."""
     results: list[tuple[FileResult, list[Loaded | None]]] = []
+    texts: dict[str, str] = {}
     if isinstance(inputs, bytes):
         if ctx.deadline is not None and ctx.deadline.expired():
             results.append((unread_result("<request>", policy), []))
         else:
             results.append(_checked(parse_bytes(inputs, "<request>"), "<request>", ctx, policy))
+            body = body_text(inputs)
+            if body is not None:
+                texts["<request>"] = body
     elif all(isinstance(i, dict) for i in inputs):
         docs: list[Document | DocumentError] = [
             Document("<input>", n + 1, copy.deepcopy(obj))
@@ -196,7 +210,7 @@ def load(
         gates = tuple(sorted(ctx.profile.values.items()))
         done: dict[str, tuple[FileResult, list[Loaded | None]]] = {}
         if STDIN in files:
-            done[STDIN] = _file(STDIN, ctx, policy, max_bytes, stdin_text)
+            done[STDIN] = _file(STDIN, ctx, policy, max_bytes, stdin_text, texts)
         jobs = usable_workers(jobs, len(on_disk))
         if jobs == 1:
             for n, path in enumerate(on_disk):
@@ -221,7 +235,9 @@ def load(
         results.extend(done[p] for p in files)
         results.extend((skipped_result(s, policy), []) for s in found.skipped)
     report = assemble([fr for fr, _ in results], ctx, policy)
-    return _sort(report, [x for _, loaded in results for x in loaded], policy)
+    out = _sort(report, [x for _, loaded in results for x in loaded], policy)
+    out.texts = texts
+    return out
 
 
 def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) -> Inputs:
