@@ -185,3 +185,51 @@ def test_no_lint_without_devices_or_past_the_bounds(tmp_path: Path, monkeypatch:
     )  # more devices than that: no "matches nothing" conclusion
     report = run(tmp_path, {"far": claim("far", "device.attributes['gpu.example.com'].model == 'H200'")})
     assert found(report, "selector.matches-nothing") == {}
+
+
+def _big_slice(n: int) -> str:
+    """One slice of n GPUs: the first ones A100s with string firmware versions, the last one an H200 whose
+    firmware is published as an int (as a driver upgrade mid-rollout may do)."""
+    devices = "".join(
+        f"""
+  - name: gpu-{i}
+    attributes:
+      model: {{string: {"H200" if i == n - 1 else "A100-SXM4-80GB"}}}
+      firmware: {"{int: 3}" if i == n - 1 else "{string: '3.1'}"}
+    capacity:
+      memory: {{value: {"141Gi" if i == n - 1 else "80Gi"}}}"""
+        for i in range(n)
+    )
+    return SLICE.split("  devices:")[0] + "  devices:" + devices + "\n"
+
+
+def test_the_facts_cover_every_device_of_a_slice(tmp_path: Path) -> None:
+    import yaml
+
+    from webhook.rules.facts import SliceFacts, facts_of
+
+    f = facts_of(yaml.safe_load(_big_slice(40)), [0])  # samples not kept: the facts alone
+    assert isinstance(f, SliceFacts) and f.samples == ()
+    types, values = f.attributes[("gpu.example.com", "firmware")]
+    assert types == {"string", "int"} and values == ("3.1", "3")
+    assert f.attributes[("gpu.example.com", "model")][1] == ("A100-SXM4-80GB", "H200")
+
+
+def test_a_type_or_value_only_a_late_device_publishes_is_not_reported(tmp_path: Path) -> None:
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "slices.yaml").write_text(_big_slice(40))
+    claims = {
+        # the 40th device has an int firmware: comparing with an int is not "never true"
+        "int": claim("int", "device.attributes['gpu.example.com'].firmware == 3"),
+        # no device is an H200 with 200Gi, but an H200 exists: no "is never H200" hint
+        "h200": claim(
+            "h200",
+            "device.attributes['gpu.example.com'].model == 'H200' && "
+            "device.capacity['gpu.example.com'].memory.compareTo(quantity('200Gi')) >= 0",
+        ),
+    }
+    (tmp_path / "claims.yaml").write_text("---\n".join([CLASS, *claims.values()]))
+    report = check_files([str(tmp_path)], RunOptions())
+    assert found(report, "selector.attribute-type") == {}
+    nothing = found(report, "selector.matches-nothing")
+    assert set(nothing) == {"h200"} and "never" not in nothing["h200"][1], nothing
