@@ -233,3 +233,31 @@ def test_a_type_or_value_only_a_late_device_publishes_is_not_reported(tmp_path: 
     assert found(report, "selector.attribute-type") == {}
     nothing = found(report, "selector.matches-nothing")
     assert set(nothing) == {"h200"} and "never" not in nothing["h200"][1], nothing
+
+
+def test_a_domain_the_input_lacks_is_an_info_even_when_another_domain_has_the_name(tmp_path: Path) -> None:
+    # the Kubernetes docs' template reads driver.example.com's memory; the input's devices are another
+    # driver's: not a typo (the domains are not close), so no warning — but a close domain is one
+    claims = {
+        "docs": claim("docs", "device.capacity['driver.example.com'].memory == quantity('64Gi')"),
+        "slip": claim("slip", "device.capacity['gpu.exampel.com'].memory == quantity('64Gi')"),
+    }
+    got = found(run(tmp_path, claims), "selector.unknown-attribute")
+    assert got["docs"][0] == "info" and got["slip"][0] == "warning"
+    assert got["slip"][1].endswith('did you mean `device.capacity["gpu.example.com"].memory`?')
+
+
+def test_a_class_for_a_driver_without_devices_in_the_cluster_is_an_info(tmp_path: Path) -> None:
+    nic_class = CLASS.replace("name: gpu}", "name: nic}").replace("gpu.example.com", "nic.example.com")
+    (tmp_path / "classes.yaml").write_text(CLASS + "---\n" + nic_class)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "slices.yaml").write_text(SLICE)
+    report = check_files([str(tmp_path / "classes.yaml")], RunOptions(cluster=(str(tmp_path / "state"),)))
+    got = found(report, "selector.matches-nothing")
+    assert got == {
+        "nic": (
+            "info",
+            "the selectors of DeviceClass nic are about driver nic.example.com, which publishes no device in "
+            "the cluster: a claim using the class cannot be allocated",
+        )
+    }
