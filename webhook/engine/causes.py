@@ -152,7 +152,7 @@ def request_cause(
     if alt.all_mode:
         return _all_cause(alt, tallies, names, owners, close)
     need = max(alt.count, 1)
-    keys = [(t[1], t[0], -i) for i, t in enumerate(tallies)]
+    keys = [(t[1], t[0], close[i], -i) for i, t in enumerate(tallies)]  # ties: the closest (most free)
     top_sel = max(range(n), key=keys.__getitem__)
     sel = tallies[top_sel][1]
     if sel < need:

@@ -388,7 +388,10 @@ def explain(
     rows_of: dict[int, list[list[Any]]] = {}
     cause_of: dict[int, str] = {}
     failing: list[str] = []  # requests no node can serve on their own
+    names_used = [req.name for pc in claims for req in pc.requests]
+    shared = len(set(names_used)) < len(names_used)  # two claims with a request of the same name
     for pc in claims:
+        of_claim = f"claim {pc.label}, " if shared else ""  # which claim's request, when names repeat
         for req in pc.requests:
             causes = []
             for alt in req.alts:
@@ -399,7 +402,7 @@ def explain(
                 cause_of[id(alt)] = request_cause(alt, t, names, _owners(state, alt, plans, f, meter), c)
                 causes.append(cause_of[id(alt)])
             if all(causes):
-                failing.append(" | ".join(causes))
+                failing.append(of_claim + " | ".join(causes))
     depth = [0] * len(plans)
     if searched:
         at = {name: i for i, name in enumerate(names)}
@@ -417,6 +420,7 @@ def explain(
     elif fit < total:
         local = []
         for pc in claims:
+            of_claim = f"claim {pc.label}, " if shared else ""
             for req in pc.requests:
                 alts = req.alts
                 if any(fits(a, tallies[id(a)][bi]) for a in alts):
@@ -426,7 +430,7 @@ def explain(
                     who = _owners(state, a, plans, f, meter)(bi) if here[2][IN_USE] else None
                     fits_on = [names[k] for k, v in enumerate(close[id(a)]) if v >= 1.0]
                     cause_of[id(a)] = node_cause(a, here, best_name, who, fits_on)
-                    local.append(cause_of[id(a)])
+                    local.append(of_claim + cause_of[id(a)])
         reasons.append(
             f"no node can serve every request on its own; on {where(best_name)}, the node that got furthest "
             f"({fit} of {total} requests fit): " + listing(local, " | ")
