@@ -598,6 +598,10 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
             first.violations.extend(_apply(policy, [_violation("input.not-checked", "", _NO_INVENTORY)]))
         return report
     facts.objects = [(o.source, o.kind, o.namespace) for o in report.objects]
+    for o, rec in zip(report.objects, records, strict=False):
+        first = next((v.rule for v in o.violations if v.severity is Severity.ERROR), None)
+        if rec is None and o.kind and o.name and first is not None:
+            facts.rejected.setdefault((o.kind, o.namespace or None, o.name), (o.source, o.line, first))
     run_inventory_rules(report.objects, records, dataclasses.replace(ctx, facts=facts), policy)
     return report
 

@@ -301,6 +301,17 @@ class RunFacts:
     namespaces: list[NamespaceFacts] = field(default_factory=list)
     objects: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     complete: bool = True  # every device of the run is in the slices' samples
+    # objects of the input the API server rejects (no record: not decoded, a version it does not serve),
+    # by (kind, namespace, name): where they are and the first error's rule
+    rejected: dict[tuple[str, str | None, str], tuple[str, int, str]] = field(default_factory=dict)
+
+    def rejected_object(self, kind: str, namespace: str | None, name: str) -> tuple[str, int, str] | None:
+        """Where a rejected object of the input with this kind and name is, and why (`namespace` None, or
+        the object's missing namespace, matches any)."""
+        hit = self.rejected.get((kind, namespace, name)) or self.rejected.get((kind, None, name))
+        if hit is None and namespace is None:
+            hit = next((v for (k, _ns, n), v in self.rejected.items() if k == kind and n == name), None)
+        return hit
 
     def add(self, fr: Any, offset: int) -> None:
         """Take one file's facts (a `validate.FileResult` whose objects start at index `offset`)."""
