@@ -290,3 +290,14 @@ def test_a_claim_that_fits_before_the_search_meets_the_failing_device_is_allocat
         AMD_CLASS + node + amd_claim("one", f'count: 1, selectors: [{{cel: {{expression: "{RDMA}"}}}}]')
     )
     assert out.feasible is True, out.reason
+
+
+def test_requests_that_draw_on_the_same_devices_are_summed_on_the_best_node() -> None:
+    # two claims of one GPU each; node-a has one GPU left: each fits alone, not both
+    cluster = AMD_CLASS + amd_node("node-a", 4) + allocated("x", "ml", "node-a", [0, 1, 2])
+    out = run(cluster + amd_claim("a", "count: 1") + amd_claim("b", "count: 1"))
+    assert out.feasible is False
+    assert out.reason.startswith(
+        "every request fits on node-a on its own, but not together: requests gpus (claim ml/a), gpus "
+        f"(claim ml/b) draw on the same devices and need 2 of class {AMD} together; node-a has 1 free"
+    ), out.reason

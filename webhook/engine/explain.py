@@ -25,6 +25,7 @@ from webhook.engine.causes import (
     furthest,
     holders,
     in_use_devices,
+    left_of,
     node_cause,
     request_cause,
     where,
@@ -444,6 +445,7 @@ def explain(
             for alt in req.alts
             if (m := _counter_contention(state, alt, chosen, f, meter))
         ]
+        found += _shared_demand(claims, tallies, bi, best_name, shared)
         placed = f"; the search placed at most {depth[bi]} devices together" if depth[bi] else ""
         if found:
             on = f" on {where(best_name)}" if best_name else ""
@@ -496,6 +498,40 @@ def explain(
     for e in structured:
         e["nodes"] = len(plans)
     return f"{'; '.join(reasons)} ({where_})", structured
+
+
+def _shared_demand(
+    claims: Sequence[PreparedClaim],
+    tallies: dict[int, list[Tally]],
+    bi: int,
+    best_name: str | None,
+    name_claims: bool,
+) -> list[str]:
+    """Requests that each fit on the best node but draw on the same devices (same class and selectors)
+    and together need more than it has free: "requests gpu (claim a), gpu (claim b) need 2 devices of
+    class x together; node-a has 1 free". Requests with subrequests or admin access are left out (their
+    devices are not simply taken)."""
+    groups: dict[Any, list[tuple[PreparedClaim, Alt]]] = {}
+    for pc in claims:
+        for req in pc.requests:
+            if len(req.alts) != 1 or req.alts[0].admin or req.alts[0].all_mode:
+                continue
+            alt = req.alts[0]
+            groups.setdefault((alt.class_name, alt.signature), []).append((pc, alt))
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        need = sum(max(a.count, 1) for _, a in members)
+        free = max(max(0, left_of(tallies[id(a)][bi])) for _, a in members)
+        if need <= free:
+            continue
+        refs = [f"{a.ref} (claim {pc.label})" if name_claims else a.ref for pc, a in members]
+        out.append(
+            f"requests {listing(refs)} draw on the same devices and need {need} of class "
+            f"{members[0][1].class_name} together; {where(best_name)} has {free} free"
+        )
+    return out
 
 
 PER_NODE = 5  # nodes listed per request in the structured explanation (the closest first)

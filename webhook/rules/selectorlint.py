@@ -438,8 +438,40 @@ def matches_nothing(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding
                     else "this request's selectors"
                 )
                 found = _judge(lint, matcher, exprs, closed, ctx, what, own)
+                if found and _fallback_matches(lint, matcher, f, r, classes):
+                    found = (
+                        found[0].replace(
+                            "a claim using it cannot be allocated",
+                            "this alternative is never chosen, another one of the request matches (firstAvailable "
+                            "falls back to it)",
+                        ),
+                        Severity.INFO,
+                    )
                 if found:
                     yield InventoryFinding(i, r.selectors[0].path, found[0], found[1])
+
+
+def _fallback_matches(
+    lint: _Lint, matcher: _Matcher, claim: ClaimFacts, r: Any, classes: dict[str, ClassFacts]
+) -> bool:
+    """Whether `r` is a subrequest of `firstAvailable` with a sibling that matches some device: then
+    matching nothing is what an alternative may do (the scheduler tries the next one)."""
+    base, sep, _ = r.path.rpartition(".firstAvailable[")
+    if not sep:
+        return False
+    for other in claim.requests:
+        if other is r or not other.path.startswith(base + ".firstAvailable["):
+            continue
+        cls = classes.get(other.class_name)
+        if cls is None:
+            continue
+        exprs = tuple(s.expression for s in cls.selectors) + tuple(s.expression for s in other.selectors)
+        if any(lint.compiled(e) is None for e in exprs):
+            continue
+        got = matcher.count(exprs) if exprs else (1, 0, "")
+        if got is not None and got[0] > 0:
+            return True
+    return False
 
 
 def _judge(
