@@ -175,3 +175,18 @@ def test_beta_manifests_convert_and_then_validate_clean(
     assert "apiVersion: resource.k8s.io/v1\n" in text and "    # what the device is\n    attributes:" in text
     code, out = run(capsys, "validate", str(tmp_path / "beta"), "nvidia/deploy")
     assert code == 0 and all(LINE.match(t)["sev"] == "info" for t in out.splitlines()), out  # type: ignore[index]
+
+
+def test_a_cluster_dump_in_beta_versions_is_read_as_stored(
+    tmp_path: Path, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `kubectl get` of a 1.32 cluster writes v1beta1 objects: as --cluster they are its stored state
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: one, namespace: default}\n"
+        "spec:\n  devices:\n    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]\n"
+    )
+    code, out = run(capsys, "simulate", "--cluster", "beta", str(claim))
+    assert code == 0 and "feasible on node kind-worker" in out, out
+    code, out = run(capsys, "validate", "--feasibility", "--cluster", "beta", str(claim))
+    assert code == 0, out

@@ -22,7 +22,6 @@ cluster), then `publish`.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -34,8 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.clusterinput import stored_context
 from webhook.context import Context
-from webhook.convert.served import EVERY_VERSION
 from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
 from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
 from webhook.model.text import one_line
@@ -141,7 +140,7 @@ class ManifestDirectory:
         self.root = root
         # objects as a cluster stores them: a beta or alpha version it has is converted to v1 (as the API
         # server converts it), never refused for not being served by default
-        self.ctx = dataclasses.replace(ctx, runtime_config=EVERY_VERSION)
+        self.ctx = stored_context(ctx)
         self.policy = policy
         self.files: dict[str, FileEntry] = {}
         self._definers: dict[Key, set[str]] = {}  # files defining each object

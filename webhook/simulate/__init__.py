@@ -162,7 +162,16 @@ def simulate(
     if options.cluster and not isinstance(inputs, bytes) and all(isinstance(i, str) for i in inputs):
         cluster = ClusterInput.of([str(i) for i in inputs], options.cluster)
         inputs = [*(str(i) for i in inputs), *cluster.files]
-    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
+    data = load(
+        inputs,
+        ctx,
+        options.jobs,
+        options.policy,
+        options.stdin_text,
+        options.max_bytes,
+        progress,
+        cluster.files,
+    )
     if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's
         data.pods = [p for p in data.pods if p.source not in cluster]
         data.work = [p for p in data.work if p.source not in cluster]

@@ -12,7 +12,6 @@ from webhook.model.violation import Violation
 from webhook.rules.registry import RULES
 from webhook.simulate.subjects import Subject
 
-
 _CLAIM_ERROR = re.compile(r"claim (\S+?): ")
 
 

@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.clusterinput import stored_context
 from webhook.context import Context
 from webhook.convert.served import RuntimeConfig
 from webhook.io.documents import (
@@ -136,6 +137,7 @@ def _init(
     max_bytes: int,
     deadline: Deadline | None,
     runtime_config: RuntimeConfig,
+    cluster_files: tuple[str, ...] = (),
 ) -> None:
     _worker["ctx"] = Context(
         profile=load_profile(version, dict(gates)),
@@ -143,6 +145,7 @@ def _init(
         as_stored=True,
         runtime_config=runtime_config,
     )
+    _worker["cluster"] = frozenset(cluster_files)
     _worker["policy"] = policy
     _worker["max_bytes"] = max_bytes
 
@@ -171,7 +174,13 @@ def _file(
 
 
 def _load_file(path: str) -> tuple[FileResult, list[Loaded | None]]:
-    return _file(path, _worker["ctx"], _worker["policy"], _worker["max_bytes"])
+    ctx = _worker["ctx"]
+    return _file(
+        path,
+        stored_context(ctx) if path in _worker["cluster"] else ctx,
+        _worker["policy"],
+        _worker["max_bytes"],
+    )
 
 
 def load(
@@ -182,6 +191,7 @@ def load(
     stdin_text: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    cluster_files: Sequence[str] = (),
 ) -> Inputs:
     """Load paths (files, directories, `-`), in-memory objects or one request body (bytes: size cap
     MAX_REQUEST_BYTES), validate them, sort them. Everything happens within `ctx.deadline`: what is left
@@ -206,6 +216,7 @@ def load(
     else:
         found = discover_all([str(p) for p in inputs])
         files = found.files
+        cluster = frozenset(cluster_files)
         on_disk = [p for p in files if p != STDIN]
         gates = tuple(sorted(ctx.profile.values.items()))
         done: dict[str, tuple[FileResult, list[Loaded | None]]] = {}
@@ -214,7 +225,7 @@ def load(
         jobs = usable_workers(jobs, len(on_disk))
         if jobs == 1:
             for n, path in enumerate(on_disk):
-                done[path] = _file(path, ctx, policy, max_bytes)
+                done[path] = _file(path, stored_context(ctx) if path in cluster else ctx, policy, max_bytes)
                 if progress:
                     progress(n + 1, len(on_disk))
         else:
@@ -224,7 +235,15 @@ def load(
                 jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
-                initargs=(ctx.profile.version, gates, policy, max_bytes, ctx.deadline, ctx.runtime_config),
+                initargs=(
+                    ctx.profile.version,
+                    gates,
+                    policy,
+                    max_bytes,
+                    ctx.deadline,
+                    ctx.runtime_config,
+                    tuple(cluster),
+                ),
             ) as pool:
                 for n, (path, res) in enumerate(
                     zip(on_disk, pool.map(_load_file, on_disk, chunksize=1), strict=True)
