@@ -263,11 +263,16 @@ def test_a_class_for_a_driver_without_devices_in_the_cluster_is_an_info(tmp_path
     }
 
 
-def test_a_first_available_alternative_matching_nothing_is_an_info_when_another_matches(tmp_path: Path) -> None:
-    prioritized = claim("prioritized", "device.attributes['gpu.example.com'].model == 'B200'").replace(
-        "        exactly:\n          deviceClassName: gpu\n          selectors:",
-        "        firstAvailable:\n        - name: b200\n          deviceClassName: gpu\n          selectors:",
-    ) + "        - {name: any, deviceClassName: gpu}\n"
+def test_a_first_available_alternative_matching_nothing_is_an_info_when_another_matches(
+    tmp_path: Path,
+) -> None:
+    prioritized = (
+        claim("prioritized", "device.attributes['gpu.example.com'].model == 'B200'").replace(
+            "        exactly:\n          deviceClassName: gpu\n          selectors:",
+            "        firstAvailable:\n        - name: b200\n          deviceClassName: gpu\n          selectors:",
+        )
+        + "        - {name: any, deviceClassName: gpu}\n"
+    )
     got = found(run(tmp_path, {"prioritized": prioritized}, cluster=True), "selector.matches-nothing")
     assert got["prioritized"][0] == "info", got
     assert "this alternative is never chosen, another one of the request matches" in got["prioritized"][1]
