@@ -606,9 +606,9 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
         return report
     facts.objects = [(o.source, o.kind, o.namespace) for o in report.objects]
     for o, rec in zip(report.objects, records, strict=False):
-        first = next((v.rule for v in o.violations if v.severity is Severity.ERROR), None)
-        if rec is None and o.kind and o.name and first is not None:
-            facts.rejected.setdefault((o.kind, o.namespace or None, o.name), (o.source, o.line, first))
+        rule = next((v.rule for v in o.violations if v.severity is Severity.ERROR), None)
+        if rec is None and o.kind and o.name and rule is not None:
+            facts.rejected.setdefault((o.kind, o.namespace or None, o.name), (o.source, o.line, rule))
     run_inventory_rules(report.objects, records, dataclasses.replace(ctx, facts=facts), policy)
     return report
 
