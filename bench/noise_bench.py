@@ -1,8 +1,9 @@
-"""Signal over noise on realistic demo folders (issue 8 §6): for each run of `tests/fixtures/demos/PROBLEMS.yaml`,
-the lines `draguard validate` prints, by severity, and how many are actionable (on an object or file with
-a planted problem) — for this checkout and, with `--before DIR`, another one (e.g. /work/main).
+"""Signal over noise on realistic demo folders (issue 8 §6): for each run of a fixture set's PROBLEMS.yaml
+(`tests/fixtures/demos/`, or `tests/fixtures/realistic/` with `--fixtures realistic`), the lines
+`draguard validate` prints, by severity, and how many are actionable (on an object or file with a listed
+problem) — for this checkout and, with `--before DIR`, another one (e.g. /work/main).
 
-    python3 bench/noise_bench.py [--before DIR] [--markdown]
+    python3 bench/noise_bench.py [--fixtures demos|realistic] [--before DIR] [--markdown]
 
 Text output is what a user reads; an info line sums up one rule (`... (and N more like it)`).
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMOS = ROOT / "tests" / "fixtures" / "demos"
+DEMOS = ROOT / "tests" / "fixtures" / "demos"  # the fixture set measured (main() may switch it)
 LINE = re.compile(
     r"^(?P<file>[^:]+):(?P<line>\d+): (?P<sev>error|warning|info|note) (?P<rule>\S+): .*?(?:\[(?P<label>[^\]]*)\])?(?: \(and \d+ more like it.*\))?$"
 )
@@ -31,6 +32,10 @@ def problems() -> list[dict[str, object]]:
 
 def runs() -> list[dict[str, list[str]]]:
     return yaml.safe_load((DEMOS / "PROBLEMS.yaml").read_text())["runs"]  # type: ignore[no-any-return]
+
+
+def _file(path: str) -> str:
+    return path.removeprefix("./")
 
 
 def run(code: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -70,7 +75,7 @@ def classify(out: str, expect: list[str]) -> dict[str, int]:
         mine = [
             str(p["id"])
             for p in planted
-            if p["file"] == m["file"]
+            if p["file"] == _file(m["file"])
             and (not p.get("object") or p["object"] == obj)
             and m["rule"] in p["rules"]
         ]
@@ -85,7 +90,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", type=Path, help="another checkout to compare with (e.g. /work/main)")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument(
+        "--fixtures", default="demos", help="the fixture set under tests/fixtures (default: demos)"
+    )
     args = ap.parse_args()
+    global DEMOS
+    DEMOS = ROOT / "tests" / "fixtures" / args.fixtures
     heads = [
         "run",
         "checkout",

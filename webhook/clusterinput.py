@@ -5,15 +5,26 @@ They are read and validated with the input, so cross-object rules, the selector 
 see the input *and* the cluster, and the input is taken as complete: a reference to an object neither
 holds is a real problem. The cluster's own objects are not reported (the API server already accepted
 them), except those with errors, which a simulation leaves out; its Pods and unallocated claims are not
-simulated (they are the cluster's, not the input's)."""
+simulated (they are the cluster's, not the input's). Objects in a beta or alpha version are converted to
+v1 (`stored_context`): a dump of an older cluster is its stored state, not requests."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from webhook.context import Context
+from webhook.convert.served import EVERY_VERSION
 from webhook.io.files import STDIN, discover_all
 from webhook.report import Report
+
+
+def stored_context(ctx: Context) -> Context:
+    """`ctx` for objects a cluster stores (`--cluster`, the webhook's state directory): they exist, so a
+    beta or alpha version the API server has is read and converted to v1 as it stores them, whatever
+    versions its `--runtime-config` would serve to new requests."""
+    return dataclasses.replace(ctx, runtime_config=EVERY_VERSION)
 
 
 @dataclass(frozen=True)

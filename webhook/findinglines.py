@@ -8,12 +8,13 @@ nothing once the run's deadline has passed; findings left without a line keep th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from webhook.io.documents import InputFileError, read_text
+from webhook.io.documents import Document, InputFileError, read_text
 from webhook.io.fieldlines import locate, piece_of
 from webhook.io.files import MAX_FILE_BYTES
+from webhook.io.jsonlines import LineStarts
 from webhook.io.yamlload import pieces_of
 from webhook.model.budget import Deadline
 from webhook.report import ObjectResult, Report
@@ -54,6 +55,7 @@ def _assign_file(text: str, objects: list[ObjectResult], deadline: Deadline | No
     """Lines for the findings of one file's objects, one walk per document (the items of a List share
     theirs); returns the document bytes walked."""
     pieces = pieces_of(text)
+    starts = LineStarts(text)
     by_root: dict[int, list[ObjectResult]] = {}
     for o in objects:
         by_root.setdefault(o.root_line or o.line, []).append(o)
@@ -62,9 +64,13 @@ def _assign_file(text: str, objects: list[ObjectResult], deadline: Deadline | No
         if spent >= budget or (deadline is not None and deadline.expired()):
             break
         wanted = sorted({o.prefix + v.field for o in group for v in o.violations if v.field and not v.line})
-        piece = piece_of(pieces, root)
-        spent += piece[1] - piece[0] if piece is not None else 0
-        lines = locate(text, root, wanted, "", pieces)
+        walked = starts.walked
+        lines = locate(text, root, wanted, "", pieces, starts)
+        if starts.walked > walked:  # a JSON value: what was walked of it
+            spent += starts.walked - walked
+        else:
+            piece = piece_of(pieces, root)
+            spent += piece[1] - piece[0] if piece is not None else 0
         if not lines:
             continue
         for o in group:
@@ -75,3 +81,22 @@ def _assign_file(text: str, objects: list[ObjectResult], deadline: Deadline | No
                 for v in o.violations
             ]
     return spent
+
+
+class FileLines:
+    """The lines of fields of one file's documents, for callers that report as they go (`strip`): the
+    text's pieces are found once, documents are walked only when they have findings with fields."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._pieces: list[tuple[int, int, int]] | None = None
+        self._starts = LineStarts(text)
+
+    def of(self, doc: Document, paths: list[str]) -> Callable[[str], int]:
+        """A function giving each of `paths` (fields of `doc`) its line; the document's line otherwise."""
+        if not any(paths):
+            return lambda _path: doc.line
+        if self._pieces is None:
+            self._pieces = pieces_of(self.text)
+        found = locate(self.text, doc.root_line or doc.line, paths, doc.prefix, self._pieces, self._starts)
+        return lambda path: found.get(path, doc.line)

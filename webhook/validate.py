@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.clusterinput import ClusterInput
+from webhook.clusterinput import ClusterInput, stored_context
 from webhook.context import Context
 from webhook.convert import source_message, source_path
 from webhook.convert.pipeline import check_versioned
@@ -30,6 +30,7 @@ from webhook.io.documents import (
     DocumentError,
     InputFileError,
     Skipped,
+    body_text,
     discover_all,
     parse,
     parse_bytes,
@@ -447,9 +448,10 @@ class RunOptions:
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(options: RunOptions) -> None:
+def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = ()) -> None:
     _worker["options"] = options
     _worker["ctx"] = options.context()
+    _worker["cluster"] = frozenset(cluster_files)
 
 
 def _check_file(path: str) -> FileResult:
@@ -460,7 +462,10 @@ def _check_file(path: str) -> FileResult:
         text = read_text(path, options.max_bytes)
     except InputFileError as e:
         return input_error_result(e)
-    return safe_check_text(text, path, _worker["ctx"], options.policy, options.skip)
+    ctx = _worker["ctx"]
+    if path in _worker["cluster"]:
+        ctx = stored_context(ctx)  # the cluster's objects: any version it has, converted as stored
+    return safe_check_text(text, path, ctx, options.policy, options.skip)
 
 
 def usable_workers(requested: int | None, inputs: int) -> int:
@@ -531,7 +536,7 @@ def check_files(
             results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
-        _init_worker(options)
+        _init_worker(options, cluster.files)
         for i in on_disk:
             results[i] = _check_file(files[i])
             done += 1
@@ -541,7 +546,10 @@ def check_files(
         import multiprocessing as mp
 
         with ProcessPoolExecutor(
-            jobs, mp_context=mp.get_context("fork"), initializer=_init_worker, initargs=(options,)
+            jobs,
+            mp_context=mp.get_context("fork"),
+            initializer=_init_worker,
+            initargs=(options, cluster.files),
         ) as pool:
             for i, res in zip(
                 on_disk, pool.map(_check_file, [files[i] for i in on_disk], chunksize=1), strict=False
@@ -597,6 +605,10 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
             first.violations.extend(_apply(policy, [_violation("input.not-checked", "", _NO_INVENTORY)]))
         return report
     facts.objects = [(o.source, o.kind, o.namespace) for o in report.objects]
+    for o, rec in zip(report.objects, records, strict=False):
+        rule = next((v.rule for v in o.violations if v.severity is Severity.ERROR), None)
+        if rec is None and o.kind and o.name and rule is not None:
+            facts.rejected.setdefault((o.kind, o.namespace or None, o.name), (o.source, o.line, rule))
     run_inventory_rules(report.objects, records, dataclasses.replace(ctx, facts=facts), policy)
     return report
 
@@ -617,6 +629,7 @@ def check_body(
     if ctx.deadline is not None and ctx.deadline.expired():
         return assemble([unread_result(source, options.policy)], ctx, options.policy)
     docs = parse_bytes(body, source, max_bytes)
+    text = body_text(body, max_bytes)
     try:
         result = check_stream(docs, source, ctx, options.policy, options.skip)
     except Exception as e:  # noqa: BLE001 - the last line of defence, as for a file
@@ -626,7 +639,10 @@ def check_body(
             [None],
             crashed=True,
         )
-    return assemble([result], ctx, options.policy)
+    report = assemble([result], ctx, options.policy)
+    if text is not None:
+        assign_lines(report, {source: text}, ctx.deadline, max_bytes)
+    return report
 
 
 def run_inventory_rules(

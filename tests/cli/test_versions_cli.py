@@ -116,3 +116,25 @@ def test_unknown_and_locked_gates_are_usage_errors_worded_as_kube_apiserver() ->
         'invalid value of ContextualLogging=yes, err: strconv.ParseBool: parsing "yes": invalid syntax'
         in p.stderr
     )
+
+
+def test_a_beta_device_taint_rule_before_1_37_is_checked_against_its_schema(tmp_path: Path) -> None:
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(
+        "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: drain}\n"
+        "spec:\n  deviceSelector: {driver: gpu.example.com, pool: node-1}\n  taint: {key: maintenance, efect: NoSchedule}\n"
+    )
+    for version, served in (("1.36", "v1beta2"), ("1.35", "v1alpha3")):
+        rule.write_text(rule.read_text().replace("v1beta2", served))
+        p = run(
+            "validate",
+            "--k8s-version",
+            version,
+            "--runtime-config",
+            f"resource.k8s.io/{served}=true",
+            "--feature-gates",
+            "DRADeviceTaintRules=true",
+            str(rule),
+        )
+        assert p.returncode == 1
+        assert f"{rule}:6: error schema.unknown-field: spec.taint.efect:" in p.stdout, p.stdout

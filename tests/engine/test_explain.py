@@ -241,3 +241,63 @@ def test_a_cel_runtime_error_names_the_qualified_key_on_one_line() -> None:
         "(selector #0: `device.attributes['gpu.amd.com'].productName.startsWith('AMD') && "
         "device.attributes['dra.net'].rdma`)"
     ), out.error
+
+
+RDMA = "device.attributes['dra.net'].rdma"
+
+
+def test_a_cel_runtime_error_on_a_node_pruned_by_device_counts_aborts_as_upstream() -> None:
+    # 8 GPUs per node, 9 requested: both nodes are pruned by device counts, but upstream's search still
+    # evaluates the selector on every device that is not in use, and aborts on the first failure
+    out = run(TWO_NODES + amd_claim("nine", f'count: 9, selectors: [{{cel: {{expression: "{RDMA}"}}}}]'))
+    assert out.feasible is False
+    assert out.error and out.reason == out.error
+    assert out.error.startswith(
+        f"claim ml/nine: CEL runtime error on device {AMD}/node-a/gpu-0: no such key `dra.net/rdma`"
+    ), out.error
+
+
+def test_devices_in_use_are_not_evaluated_so_their_selector_errors_do_not_surface() -> None:
+    # upstream checks "in use" before the selectors: a node whose only devices are allocated fails
+    # quietly, as does the search on the other node (its device has the attribute)
+    nic = """
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-b-nics}
+spec:
+  driver: gpu.amd.com
+  nodeName: node-b
+  pool: {name: node-b, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      dra.net/rdma: {bool: true}
+"""
+    cluster = AMD_CLASS + amd_node("node-a", 2) + allocated("x", "ml", "node-a", [0, 1]) + nic
+    out = run(cluster + amd_claim("two", f'count: 2, selectors: [{{cel: {{expression: "{RDMA}"}}}}]'))
+    assert out.feasible is False and not out.error, out.error
+    assert "node-b" in out.reason
+
+
+def test_a_claim_that_fits_before_the_search_meets_the_failing_device_is_allocated() -> None:
+    # node-a's first GPU has the attribute: one device suffices and the search never evaluates gpu-1
+    node = amd_node("node-a", 2).replace(
+        'pciAddr: {string: "0000:00:00.0"}',
+        'pciAddr: {string: "0000:00:00.0"}\n      dra.net/rdma: {bool: true}',
+    )
+    out = run(
+        AMD_CLASS + node + amd_claim("one", f'count: 1, selectors: [{{cel: {{expression: "{RDMA}"}}}}]')
+    )
+    assert out.feasible is True, out.reason
+
+
+def test_requests_that_draw_on_the_same_devices_are_summed_on_the_best_node() -> None:
+    # two claims of one GPU each; node-a has one GPU left: each fits alone, not both
+    cluster = AMD_CLASS + amd_node("node-a", 4) + allocated("x", "ml", "node-a", [0, 1, 2])
+    out = run(cluster + amd_claim("a", "count: 1") + amd_claim("b", "count: 1"))
+    assert out.feasible is False
+    assert out.reason.startswith(
+        "every request fits on node-a on its own, but not together: requests gpus (claim ml/a), gpus "
+        f"(claim ml/b) draw on the same devices and need 2 of class {AMD} together; node-a has 1 free"
+    ), out.reason

@@ -142,3 +142,82 @@ def test_validate_points_each_finding_at_its_field(tmp_path: Path) -> None:
     )
     text = draguard("validate", str(tmp_path)).stdout
     assert f"{tmp_path / 'inventory.yaml'}:18: error device.name: spec.devices[1].name:" in text
+
+
+# --- every command and entry point that has the text: JSON streams, stdin, a request body, strip ---------
+
+STREAM = """\
+{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+ "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
+
+{
+  "apiVersion": "resource.k8s.io/v1",
+  "kind": "ResourceClaim",
+  "metadata": {"name": "two", "namespace": "ml"},
+  "spec": {
+    "devices": {
+      "requests": [
+        {"name": "gpus",
+         "exactly": {"deviceClassName": "gpu", "count": 2,
+                     "selectors": [{"cel": {"expression": "device.attributes[\\"gpu.example.com\\"].model == 1 ||\\n device.driver == 1"}}]}}
+      ]
+    }
+  }
+}
+{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+ "spec": {"driver": "gpu.example.com", "nodeName": "n", "pool": {"name": "n", "resourceSliceCount": 1},
+          "devices": [{"name": "gpu-0"},
+                      {"name": "GPU_1"}]}}
+"""
+SELECTOR = "spec.devices.requests[0].exactly.selectors[0].cel.expression"
+
+
+def test_each_value_of_a_json_stream_is_walked_as_json() -> None:
+    assert locate(STREAM, 4, [SELECTOR, "metadata.name"]) == {SELECTOR: 13, "metadata.name": 7}
+    assert locate(STREAM, 18, ["spec.devices[1].name", "spec.pool.generation"]) == {
+        "spec.devices[1].name": 21,
+        "spec.pool.generation": 19,  # missing: its parent's line
+    }
+    assert locate(STREAM, 1, ["spec.selectors[0]"]) == {"spec.selectors[0]": 2}
+    assert locate(STREAM, 3, ["spec"]) == {}  # a blank line: no value starts there
+
+
+def _lines(out: str) -> dict[str, int]:
+    return {v["field"]: v["line"] for o in json.loads(out)["objects"] for v in o["violations"]}
+
+
+def test_validate_and_simulate_on_stdin_point_at_the_field_lines(tmp_path: Path) -> None:
+    p = draguard("validate", "-o", "json", "-", stdin=STREAM)
+    found = _lines(p.stdout)
+    assert found[SELECTOR] == 13 and found["spec.devices[1].name"] == 21, p.stdout
+    text = draguard("simulate", "-", stdin=STREAM).stdout
+    assert "<stdin>:13: error claim.selectors:" in text and "<stdin>:21: error device.name:" in text, text
+    # the feasibility findings of `validate --feasibility` too (added after the simulation)
+    stream = STREAM.replace("device.driver == 1", "device.driver == 'x'")
+    p = draguard("validate", "--feasibility", "-", stdin=stream)
+    assert "<stdin>:11: error feasibility.infeasible: spec.devices.requests[0]:" in p.stdout, p.stdout
+
+
+def test_strip_reports_dropped_fields_at_their_lines(tmp_path: Path) -> None:
+    slice_ = MANIFEST.replace(
+        "  - name: GPU_1\n",
+        "  - name: gpu-1\n    consumesCounters:\n    - {counterSet: c, counters: {m: {value: 1}}}\n",
+    ).replace(
+        "  - name: gpu-0\n",
+        "  - name: gpu-0\n    bindingConditions: [ready]\n    bindingFailureConditions: [failed]\n",
+    )
+    f = tmp_path / "inventory.yaml"
+    f.write_text(slice_)
+    p = draguard(
+        "strip", "--feature-gates", "DRAPartitionableDevices=false,DRADeviceBindingConditions=false", str(f)
+    )
+    assert f"{f}:13: warning skew.dropped-field: spec.devices[0].bindingConditions:" in p.stderr, p.stderr
+    assert f"{f}:21: warning skew.dropped-field: spec.devices[1].consumesCounters:" in p.stderr, p.stderr
+
+
+def test_check_body_points_at_field_lines() -> None:
+    from webhook.validate import RunOptions, check_body
+
+    report = check_body(STREAM.encode(), RunOptions())
+    found = {v.field: v.line for o in report.objects for v in o.violations}
+    assert found["spec.devices[1].name"] == 21 and found[SELECTOR] == 13

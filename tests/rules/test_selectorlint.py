@@ -185,3 +185,94 @@ def test_no_lint_without_devices_or_past_the_bounds(tmp_path: Path, monkeypatch:
     )  # more devices than that: no "matches nothing" conclusion
     report = run(tmp_path, {"far": claim("far", "device.attributes['gpu.example.com'].model == 'H200'")})
     assert found(report, "selector.matches-nothing") == {}
+
+
+def _big_slice(n: int) -> str:
+    """One slice of n GPUs: the first ones A100s with string firmware versions, the last one an H200 whose
+    firmware is published as an int (as a driver upgrade mid-rollout may do)."""
+    devices = "".join(
+        f"""
+  - name: gpu-{i}
+    attributes:
+      model: {{string: {"H200" if i == n - 1 else "A100-SXM4-80GB"}}}
+      firmware: {"{int: 3}" if i == n - 1 else "{string: '3.1'}"}
+    capacity:
+      memory: {{value: {"141Gi" if i == n - 1 else "80Gi"}}}"""
+        for i in range(n)
+    )
+    return SLICE.split("  devices:")[0] + "  devices:" + devices + "\n"
+
+
+def test_the_facts_cover_every_device_of_a_slice(tmp_path: Path) -> None:
+    import yaml
+
+    from webhook.rules.facts import SliceFacts, facts_of
+
+    f = facts_of(yaml.safe_load(_big_slice(40)), [0])  # samples not kept: the facts alone
+    assert isinstance(f, SliceFacts) and f.samples == ()
+    types, values = f.attributes[("gpu.example.com", "firmware")]
+    assert types == {"string", "int"} and values == ("3.1", "3")
+    assert f.attributes[("gpu.example.com", "model")][1] == ("A100-SXM4-80GB", "H200")
+
+
+def test_a_type_or_value_only_a_late_device_publishes_is_not_reported(tmp_path: Path) -> None:
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "slices.yaml").write_text(_big_slice(40))
+    claims = {
+        # the 40th device has an int firmware: comparing with an int is not "never true"
+        "int": claim("int", "device.attributes['gpu.example.com'].firmware == 3"),
+        # no device is an H200 with 200Gi, but an H200 exists: no "is never H200" hint
+        "h200": claim(
+            "h200",
+            "device.attributes['gpu.example.com'].model == 'H200' && "
+            "device.capacity['gpu.example.com'].memory.compareTo(quantity('200Gi')) >= 0",
+        ),
+    }
+    (tmp_path / "claims.yaml").write_text("---\n".join([CLASS, *claims.values()]))
+    report = check_files([str(tmp_path)], RunOptions())
+    assert found(report, "selector.attribute-type") == {}
+    nothing = found(report, "selector.matches-nothing")
+    assert set(nothing) == {"h200"} and "never" not in nothing["h200"][1], nothing
+
+
+def test_a_domain_the_input_lacks_is_an_info_even_when_another_domain_has_the_name(tmp_path: Path) -> None:
+    # the Kubernetes docs' template reads driver.example.com's memory; the input's devices are another
+    # driver's: not a typo (the domains are not close), so no warning — but a close domain is one
+    claims = {
+        "docs": claim("docs", "device.capacity['driver.example.com'].memory == quantity('64Gi')"),
+        "slip": claim("slip", "device.capacity['gpu.exampel.com'].memory == quantity('64Gi')"),
+    }
+    got = found(run(tmp_path, claims), "selector.unknown-attribute")
+    assert got["docs"][0] == "info" and got["slip"][0] == "warning"
+    assert got["slip"][1].endswith('did you mean `device.capacity["gpu.example.com"].memory`?')
+
+
+def test_a_class_for_a_driver_without_devices_in_the_cluster_is_an_info(tmp_path: Path) -> None:
+    nic_class = CLASS.replace("name: gpu}", "name: nic}").replace("gpu.example.com", "nic.example.com")
+    (tmp_path / "classes.yaml").write_text(CLASS + "---\n" + nic_class)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "slices.yaml").write_text(SLICE)
+    report = check_files([str(tmp_path / "classes.yaml")], RunOptions(cluster=(str(tmp_path / "state"),)))
+    got = found(report, "selector.matches-nothing")
+    assert got == {
+        "nic": (
+            "info",
+            "the selectors of DeviceClass nic are about driver nic.example.com, which publishes no device in "
+            "the cluster: a claim using the class cannot be allocated",
+        )
+    }
+
+
+def test_a_first_available_alternative_matching_nothing_is_an_info_when_another_matches(
+    tmp_path: Path,
+) -> None:
+    prioritized = (
+        claim("prioritized", "device.attributes['gpu.example.com'].model == 'B200'").replace(
+            "        exactly:\n          deviceClassName: gpu\n          selectors:",
+            "        firstAvailable:\n        - name: b200\n          deviceClassName: gpu\n          selectors:",
+        )
+        + "        - {name: any, deviceClassName: gpu}\n"
+    )
+    got = found(run(tmp_path, {"prioritized": prioritized}, cluster=True), "selector.matches-nothing")
+    assert got["prioritized"][0] == "info", got
+    assert "this alternative is never chosen, another one of the request matches" in got["prioritized"][1]

@@ -138,3 +138,55 @@ def test_the_loader_publishes_the_first_load_and_every_change(tmp_path: Path) ->
     loader.stop()
     assert store.snapshot().counts()["DeviceClass"] == 3
     assert first.counts()["DeviceClass"] == 1  # a published snapshot never changes
+
+
+BETA = """\
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceSlice
+metadata: {name: node-1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    basic:
+      attributes:
+        model: {string: A100}
+      capacity:
+        memory: {value: 40Gi}
+---
+apiVersion: resource.k8s.io/v1beta2
+kind: ResourceClaim
+metadata: {name: one, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu}
+status:
+  allocation:
+    devices:
+      results: [{request: gpu, driver: gpu.example.com, pool: node-1, device: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1alpha3
+kind: DeviceTaintRule
+metadata: {name: drain-node-1}
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: node-1}
+  taint: {key: maintenance, effect: NoSchedule}
+"""
+
+
+def test_beta_and_alpha_objects_of_the_state_are_converted_to_v1(tmp_path: Path) -> None:
+    # `kubectl get resourceslices.v1beta1.resource.k8s.io -o yaml` and the like: objects the cluster
+    # stores (as v1) whatever version they are read in, though a default API server serves none of these
+    _write(tmp_path / "state.yaml", BETA)
+    d = _dir(tmp_path)
+    r = d.scan()
+    assert r.invalid == 0
+    got = {o["kind"]: o for o in d.objects()}
+    assert {o["apiVersion"] for o in got.values()} == {"resource.k8s.io/v1"}
+    assert got["ResourceSlice"]["spec"]["devices"][0]["attributes"] == {"model": {"string": "A100"}}
+    assert got["ResourceClaim"]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+    assert got["DeviceTaintRule"]["spec"]["taint"]["key"] == "maintenance"

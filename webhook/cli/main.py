@@ -410,10 +410,7 @@ def _simulate(args: argparse.Namespace) -> int:
         max_bytes=args.max_input_bytes,
         cluster=tuple(args.cluster),
     )
-    report = simulate(args.paths, options, deadline=_deadline(args))
-    from webhook.findinglines import assign_lines
-
-    assign_lines(report.validation, max_bytes=args.max_input_bytes)
+    report = simulate(args.paths, options, deadline=_deadline(args))  # findings at their fields' lines
     if args.format == "json":
         import json
 
@@ -464,7 +461,7 @@ def _feasibility(
         target.violations.extend(policy.apply([violation]) if policy else [violation])
     from webhook.findinglines import assign_lines
 
-    assign_lines(report, max_bytes=args.max_input_bytes)
+    assign_lines(report, sim.texts, max_bytes=args.max_input_bytes)  # the feasibility findings
     if skip:
         kept = [o for o in report.objects if o.kind not in skip]
         report.skipped += len(report.objects) - len(kept)
@@ -478,6 +475,7 @@ def _strip(args: argparse.Namespace) -> int:
     from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
     from webhook.convert.pipeline import strip_versioned
+    from webhook.findinglines import FileLines
     from webhook.io.documents import DocumentError, discover_all, parse, read_text
     from webhook.io.yamlload import expansion_error, expansion_limit
     from webhook.model.jsontext import json_size
@@ -505,6 +503,7 @@ def _strip(args: argparse.Namespace) -> int:
             status = EXIT_ERRORS
             continue
         limit = expansion_limit(len(text))  # what strip writes is bounded on its own, not only by the reader
+        lines = FileLines(text)
         for doc in parse(text, source):
             if isinstance(doc, DocumentError):
                 say(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}")
@@ -516,8 +515,11 @@ def _strip(args: argparse.Namespace) -> int:
                 status = EXIT_ERRORS if severity == "error" else status
             versioned = strip_versioned(doc.obj, ctx)  # resource.k8s.io/*: served? converted?
             if versioned is not None:
+                at = lines.of(doc, [str(v.field) for v in versioned.findings])
                 for v in versioned.findings:
-                    say(f"{doc.source}:{doc.line}: {v.severity.value} {v.rule}: {v.field}: {v.message}")
+                    say(
+                        f"{doc.source}:{at(str(v.field))}: {v.severity.value} {v.rule}: {v.field}: {v.message}"
+                    )
                     status = EXIT_ERRORS if v.severity.value == "error" else status
                 if versioned.obj is None:
                     continue
@@ -529,8 +531,9 @@ def _strip(args: argparse.Namespace) -> int:
                 say(f"{doc.source}:{doc.line}: error input.parse: {expansion_error(limit)}")
                 status = EXIT_ERRORS
                 continue
+            at = lines.of(doc, [path_ for path_, _ in dropped])
             for path_, message in dropped:
-                say(f"{doc.source}:{doc.line}: warning skew.dropped-field: {path_}: {message}")
+                say(f"{doc.source}:{at(path_)}: warning skew.dropped-field: {path_}: {message}")
             out.append(stripped)
     # libyaml's emitter when present (5x faster on 16,000 documents); written as it is made: no second copy
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -133,6 +133,10 @@ class RuntimeConfig:
 
 
 DEFAULT = RuntimeConfig()
+# Every version the API server has: for objects that already exist in a cluster (a state directory, e.g.
+# `kubectl get resourceslices.v1beta2.resource.k8s.io -o yaml`): the API server stored them (as v1), so the
+# version they are written in was served when they were made, whatever the flags of today.
+EVERY_VERSION = RuntimeConfig((("api/all", "true"),))
 
 
 def parse_runtime_config(texts: str | list[str] | None, k8s_version: str = "1.37") -> RuntimeConfig:

@@ -187,6 +187,43 @@ def _counts(
     return counts
 
 
+def _erring(
+    state: StateView, claims: list[PreparedClaim], cands: _Nodes, i: int, f: Features, meter: Meter
+) -> bool:
+    """Whether some (sub)request has a device on node `i` whose selectors fail to evaluate and that is
+    not in use: upstream's search over the node evaluates every device that is not in use, so on a node
+    where allocation fails it may reach that device and abort with the CEL error (which device it reaches
+    first, if any, is the search's business: the caller runs it). Kept per (sub)request shape and node
+    with the node's pools stamp, like the counts."""
+    node = cands.nodes[i]
+    stamp = cands.stamps(i + 1)[i]
+    rules = state.rules.version
+    cache = state.count_cache
+    for pc in claims:
+        for req in pc.requests:
+            for alt in req.alts:
+                ckey = ("errs", alt_key(alt))
+                known: dict[str | None, tuple[int, int, bool]] | None = cache.get(ckey)
+                if known is None:
+                    known = {}
+                    cache.put(ckey, known, key_bytes(ckey) + 100 * len(cands.nodes))
+                hit = known.get(node.name)
+                if hit is not None and hit[0] == stamp and hit[1] == rules:
+                    if hit[2]:
+                        return True
+                    continue
+                meter.tick()
+                bad = any(
+                    e is not None and (alt.admin or d.id not in state.allocated.exclusive)
+                    for _p, d, e in selectable(state, alt, cands.pools(i), node, f, meter)
+                )
+                if stamp is not None:
+                    known[node.name] = (stamp, rules, bad)
+                if bad:
+                    return True
+    return False
+
+
 def _bound(
     state: StateView, claims: list[PreparedClaim], cands: _Nodes, idx: list[int], f: Features, meter: Meter
 ) -> None:
@@ -376,6 +413,25 @@ def _allocate(
         bounded = chunk.stop
         for i in idx:
             if not cands.feasible[i]:
+                # Pruned: no allocation there. Upstream searches it all the same and aborts with a CEL
+                # runtime error when the search evaluates a device whose selectors fail: so does ours.
+                try:
+                    if _erring(state, prepared, cands, i, f, meter):
+                        NodeSearch(state, prepared, nodes[i], cands.pools(i), f, meter).run()
+                except OutOfBudget:
+                    undecided = True
+                    break
+                except EngineError as e:
+                    return Outcome(
+                        False,
+                        None,
+                        [],
+                        str(e),
+                        [],
+                        nodes_tried=len(searched) + 1,
+                        steps=meter.used,
+                        error=str(e),
+                    )
                 continue
             plan = cands.plan(i)
             search = NodeSearch(state, prepared, plan.node, plan.pools, f, meter)

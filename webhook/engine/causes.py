@@ -42,7 +42,7 @@ def devices(n: int, what: str = "device") -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def _left(t: Tally) -> int:
+def left_of(t: Tally) -> int:
     return t[1] - sum(t[2].values())
 
 
@@ -58,7 +58,7 @@ def fits(alt: Alt, t: Tally) -> bool:
     if alt.all_mode:
         taken, blocked = _all_usable(t)
         return taken > 0 and blocked == 0
-    return _left(t) >= max(alt.count, 1)
+    return left_of(t) >= max(alt.count, 1)
 
 
 def closeness(alt: Alt, t: Tally) -> float:
@@ -69,7 +69,7 @@ def closeness(alt: Alt, t: Tally) -> float:
         taken, blocked = _all_usable(t)
         return 0.0 if taken <= 0 else (taken - blocked) / taken + 1e-3 * min(1.0, taken / (taken + blocked))
     need = max(alt.count, 1)
-    left = min(1.0, max(0, _left(t)) / need)
+    left = min(1.0, max(0, left_of(t)) / need)
     return left + 1e-3 * min(1.0, t[1] / need) + 1e-6 * min(1.0, t[0] / need)
 
 
@@ -152,7 +152,7 @@ def request_cause(
     if alt.all_mode:
         return _all_cause(alt, tallies, names, owners, close)
     need = max(alt.count, 1)
-    keys = [(t[1], t[0], -i) for i, t in enumerate(tallies)]
+    keys = [(t[1], t[0], close[i], -i) for i, t in enumerate(tallies)]  # ties: the closest (most free)
     top_sel = max(range(n), key=keys.__getitem__)
     sel = tallies[top_sel][1]
     if sel < need:
@@ -165,7 +165,7 @@ def request_cause(
         f"{where(names[i])} has {devices(t[1], 'matching device')}",
         *blocked_parts(t, owners(i) if t[2][IN_USE] else None),
     ]
-    return f"{alt_ref(alt)}: {', '.join(parts)}; {max(0, _left(t))} left, {need} requested{_others(t, tallies, names, order[1:])}"
+    return f"{alt_ref(alt)}: {', '.join(parts)}; {max(0, left_of(t))} left, {need} requested{_others(t, tallies, names, order[1:])}"
 
 
 OTHERS = 3  # other nodes a reason sums up after the closest one
@@ -314,7 +314,7 @@ def _node_cause(alt: Alt, t: Tally, name: str | None, owners: Counter[str] | Non
     if t[1] < need:
         return f"{alt_ref(alt)}: {where(name)} has {devices(t[1], 'matching device')}; {need} requested"
     parts = [f"{where(name)} has {devices(t[1], 'matching device')}", *blocked_parts(t, owners)]
-    return f"{alt_ref(alt)}: {', '.join(parts)}; {max(0, _left(t))} left, {need} requested"
+    return f"{alt_ref(alt)}: {', '.join(parts)}; {max(0, left_of(t))} left, {need} requested"
 
 
 # --- constraints ---------------------------------------------------------------------------------

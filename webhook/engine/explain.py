@@ -25,6 +25,7 @@ from webhook.engine.causes import (
     furthest,
     holders,
     in_use_devices,
+    left_of,
     node_cause,
     request_cause,
     where,
@@ -388,7 +389,10 @@ def explain(
     rows_of: dict[int, list[list[Any]]] = {}
     cause_of: dict[int, str] = {}
     failing: list[str] = []  # requests no node can serve on their own
+    names_used = [req.name for pc in claims for req in pc.requests]
+    shared = len(set(names_used)) < len(names_used)  # two claims with a request of the same name
     for pc in claims:
+        of_claim = f"claim {pc.label}, " if shared else ""  # which claim's request, when names repeat
         for req in pc.requests:
             causes = []
             for alt in req.alts:
@@ -399,7 +403,7 @@ def explain(
                 cause_of[id(alt)] = request_cause(alt, t, names, _owners(state, alt, plans, f, meter), c)
                 causes.append(cause_of[id(alt)])
             if all(causes):
-                failing.append(" | ".join(causes))
+                failing.append(of_claim + " | ".join(causes))
     depth = [0] * len(plans)
     if searched:
         at = {name: i for i, name in enumerate(names)}
@@ -417,6 +421,7 @@ def explain(
     elif fit < total:
         local = []
         for pc in claims:
+            of_claim = f"claim {pc.label}, " if shared else ""
             for req in pc.requests:
                 alts = req.alts
                 if any(fits(a, tallies[id(a)][bi]) for a in alts):
@@ -426,7 +431,7 @@ def explain(
                     who = _owners(state, a, plans, f, meter)(bi) if here[2][IN_USE] else None
                     fits_on = [names[k] for k, v in enumerate(close[id(a)]) if v >= 1.0]
                     cause_of[id(a)] = node_cause(a, here, best_name, who, fits_on)
-                    local.append(cause_of[id(a)])
+                    local.append(of_claim + cause_of[id(a)])
         reasons.append(
             f"no node can serve every request on its own; on {where(best_name)}, the node that got furthest "
             f"({fit} of {total} requests fit): " + listing(local, " | ")
@@ -440,6 +445,7 @@ def explain(
             for alt in req.alts
             if (m := _counter_contention(state, alt, chosen, f, meter))
         ]
+        found += _shared_demand(claims, tallies, bi, best_name, shared)
         placed = f"; the search placed at most {depth[bi]} devices together" if depth[bi] else ""
         if found:
             on = f" on {where(best_name)}" if best_name else ""
@@ -492,6 +498,40 @@ def explain(
     for e in structured:
         e["nodes"] = len(plans)
     return f"{'; '.join(reasons)} ({where_})", structured
+
+
+def _shared_demand(
+    claims: Sequence[PreparedClaim],
+    tallies: dict[int, list[Tally]],
+    bi: int,
+    best_name: str | None,
+    name_claims: bool,
+) -> list[str]:
+    """Requests that each fit on the best node but draw on the same devices (same class and selectors)
+    and together need more than it has free: "requests gpu (claim a), gpu (claim b) need 2 devices of
+    class x together; node-a has 1 free". Requests with subrequests or admin access are left out (their
+    devices are not simply taken)."""
+    groups: dict[Any, list[tuple[PreparedClaim, Alt]]] = {}
+    for pc in claims:
+        for req in pc.requests:
+            if len(req.alts) != 1 or req.alts[0].admin or req.alts[0].all_mode:
+                continue
+            alt = req.alts[0]
+            groups.setdefault((alt.class_name, alt.signature), []).append((pc, alt))
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        need = sum(max(a.count, 1) for _, a in members)
+        free = max(max(0, left_of(tallies[id(a)][bi])) for _, a in members)
+        if need <= free:
+            continue
+        refs = [f"{a.ref} (claim {pc.label})" if name_claims else a.ref for pc, a in members]
+        out.append(
+            f"requests {listing(refs)} draw on the same devices and need {need} of class "
+            f"{members[0][1].class_name} together; {where(best_name)} has {free} free"
+        )
+    return out
 
 
 PER_NODE = 5  # nodes listed per request in the structured explanation (the closest first)

@@ -115,6 +115,17 @@ def parse(
         )
 
 
+def body_text(data: bytes, max_bytes: int = MAX_REQUEST_BYTES) -> str | None:
+    """The text `parse_bytes` reads from `data`, or None when it reads none (too large, not UTF-8): kept
+    by callers that find the lines of findings afterwards."""
+    if len(data) > max_bytes:
+        return None
+    try:
+        return decode_text(data, "<request>")
+    except InputFileError:
+        return None
+
+
 def parse_bytes(
     data: bytes, source: str = "<request>", max_bytes: int = MAX_REQUEST_BYTES
 ) -> list[Document | DocumentError]:

@@ -6,7 +6,7 @@ Parsing keeps no line per field (that would cost memory for every field of every
 lines are found afterwards, by walking libyaml's events over the one document that holds it (its piece of
 the stream, `yamlload.pieces_of`), remembering only the lines of the requested paths. A path that does
 not exist (a missing required field) gets the line of its deepest existing parent. Anything unexpected
-(a syntax error, a JSON stream, a piece holding several documents) gives no line: the caller keeps the
+(a syntax error, a piece holding several documents) gives no line: the caller keeps the
 object's line.
 """
 
@@ -30,6 +30,7 @@ from yaml import (
 )
 from yaml._yaml import CParser
 
+from webhook.io.jsonlines import LineStarts, starts_json, walk_json
 from webhook.io.yamlload import pieces_of
 
 Segment = str | int
@@ -191,11 +192,13 @@ def locate(
     paths: Iterable[str],
     prefix: str = "",
     pieces: list[tuple[int, int, int]] | None = None,
+    starts: LineStarts | None = None,
 ) -> dict[str, int]:
     """The line of each field path in the document of `text` whose first node is on (1-based) line
     `doc_line`; `prefix` is put before every path (`items[3].` for an object of a List). Paths that are
     not field paths are left out; an empty answer means "use the object's line". `pieces` (the text's
-    `pieces_of`) may be passed by a caller locating fields of many documents of one text."""
+    `pieces_of`) and `starts` may be passed by a caller locating fields of many documents of one text.
+    A document that is a JSON value (a `.json` file, each value of a JSON stream) is walked as JSON."""
     wanted: list[tuple[Segment, ...]] = []
     names: list[str] = []
     head = parse_path(prefix.rstrip(".")) if prefix else ()
@@ -208,12 +211,23 @@ def locate(
             names.append(p)
     if not wanted:
         return {}
+    root = _trie(wanted)
+    starts = starts if starts is not None else LineStarts(text)
+    at = starts.offset(doc_line - 1)
+    if starts_json(text, at):  # a JSON value (of a stream, too); a YAML flow document falls through
+        try:
+            end = walk_json(text, at, doc_line - 1, root)
+        except (ValueError, RecursionError, MemoryError):
+            end = -1
+        starts.walked += (end if end >= 0 else len(text)) - at
+        if end >= 0 and root.line >= 0:
+            return {name: _deepest(root, w) + 1 for name, w in zip(names, wanted, strict=True)}
+        root = _trie(wanted)
     piece = piece_of(pieces if pieces is not None else pieces_of(text), doc_line)
     if piece is None:
         return {}
     start, stop, line = piece
     parser = CParser(text[start:stop])
-    root = _trie(wanted)
     try:
         found = _walk(parser.get_event, root, doc_line - 1 - line)
     except (yaml.YAMLError, RecursionError, MemoryError, IndexError):

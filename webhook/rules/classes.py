@@ -138,7 +138,29 @@ def unknown_device_class(inventory: Inventory, ctx: Any) -> Iterator[InventoryFi
     for kind in ("ResourceClaim", "ResourceClaimTemplate"):
         for key, rec in inventory.of_kind(kind):
             for f in _unknown_classes(inventory, key, rec):
-                yield _open_world(f, _missing(f.message), known, ctx, "DeviceClass")
+                name = _missing(f.message)
+                yield _rejected(f, ctx, "DeviceClass", None, name) or _open_world(
+                    f, name, known, ctx, "DeviceClass"
+                )
+
+
+def _rejected(
+    f: InventoryFinding, ctx: Any, kind: str, namespace: str | None, name: str
+) -> InventoryFinding | None:
+    """The finding reworded when the object it misses is in the input but rejected by the API server (a
+    version it does not serve, a field it cannot decode): that object's own error is the one to act on,
+    so this is an info naming it."""
+    facts = getattr(ctx, "facts", None)
+    hit = facts.rejected_object(kind, namespace, name) if facts is not None else None
+    if hit is None:
+        return None
+    source, line, rule = hit
+    ns = f"{namespace}/" if namespace and kind != "DeviceClass" else ""
+    message = (
+        f"{kind} {ns}{name} is in the input ({source}:{line}), but the API server rejects it ({rule}); "
+        f"{f.message.split('; ', 1)[1] if '; ' in f.message else 'fix it first'}"
+    )
+    return dataclasses.replace(f, message=message, severity=Severity.INFO)
 
 
 def _missing(message: str) -> str:
@@ -212,13 +234,16 @@ def unknown_claim(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
         names[kind] = sorted({rec.name for _, rec in inventory.of_kind(kind)})
     for key, pod in inventory.of_kind("Pod"):
         for f in _unknown_claims(inventory, key, pod):
-            if " (found in namespace " in f.message:
-                yield f  # it exists, in another namespace: a real problem wherever the rest is
-                continue
             kind = (
                 "ResourceClaimTemplate" if f.message.startswith("ResourceClaimTemplate") else "ResourceClaim"
             )
-            yield _open_world(f, _missing(f.message), names[kind], ctx, kind)
+            rejected = _rejected(f, ctx, kind, pod.namespace, _missing(f.message))
+            if rejected is not None:
+                yield rejected
+            elif " (found in namespace " in f.message:
+                yield f  # it exists, in another namespace: a real problem wherever the rest is
+            else:
+                yield _open_world(f, _missing(f.message), names[kind], ctx, kind)
 
 
 def pod_findings(inventory: Inventory, key: Key, rec: PodRec) -> list[InventoryFinding]:

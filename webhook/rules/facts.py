@@ -1,8 +1,8 @@
 """What the offline lint rules read across a run: per object a small, picklable summary made where the
 object is validated (a worker process), and the run's `RunFacts` built from them once.
 
-- a ResourceSlice: its driver, the attribute and capacity names its devices publish (with their types and
-  a few values), and the devices themselves (names, attributes, capacities) while a file holds at most
+- a ResourceSlice: its driver, the attribute and capacity names every one of its devices publishes (with
+  their types and the first MAX_VALUES distinct values), and the devices themselves (names, attributes, capacities) while a file holds at most
   MAX_DEVICES_PER_FILE of them (beyond, `complete` is False and no rule concludes "no device matches");
 - a DeviceClass: its selectors; a ResourceClaim or ResourceClaimTemplate: per request and subrequest the
   class, the selectors and where adminAccess is set;
@@ -14,6 +14,7 @@ Nothing here is used by the webhook: its cluster state holds the objects themsel
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 MAX_DEVICES_PER_FILE = 2048  # devices kept for evaluating selectors (each a few hundred bytes)
@@ -107,13 +108,10 @@ def _selectors(v: Any, base: str) -> tuple[SelectorFacts, ...]:
     return tuple(out)
 
 
-SCANNED = 16  # devices per slice whose attribute values (and types) are read; names are read from all
-
-
 def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
-    """A slice's facts, on the hot path of a large inventory: attribute and capacity names from every
-    device (set unions, in C), types and a few values from the first SCANNED devices and from the first
-    device that has a name the others lack."""
+    """A slice's facts, on the hot path of a large inventory: every device is read, in C where it can be.
+    Each attribute name is read as one column over the devices (`_column`): its types from every device,
+    its values until MAX_VALUES distinct ones are known."""
     driver = _s(spec.get("driver"))
     if not driver:
         return None
@@ -121,12 +119,10 @@ def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
     values_of: dict[str, list[str]] = {}
     cap_names: set[str] = set()
     devices = [d for d in _list(spec.get("devices")) if type(d) is dict]
-    for n, d in enumerate(devices):
-        attrs = d.get("attributes")
-        if type(attrs) is dict and attrs:
-            names = attrs if n < SCANNED else attrs.keys() - types_of.keys()
-            for name in names:
-                _attribute(name, attrs[name], types_of, values_of)
+    published = [a for d in devices if type(a := d.get("attributes")) is dict and a]
+    for name in sorted(set().union(*published)):  # every name (sorted: the same facts on every run)
+        _column(name, list(filter(None, map(dict.get, published, repeat(name)))), types_of, values_of)
+    for d in devices:
         capacity = d.get("capacity")
         if type(capacity) is dict:
             cap_names.update(capacity)
@@ -151,6 +147,54 @@ def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
         frozenset(qualify(str(k), driver) for k in cap_names),
         samples,
     )
+
+
+_TYPES = frozenset(ATTRIBUTE_TYPES)
+
+
+def _column(
+    name: str, column: list[Any], types_of: dict[str, set[str]], values_of: dict[str, list[str]]
+) -> None:
+    """The types and the first MAX_VALUES distinct values of one attribute over the devices of a slice
+    that publish it (its values as written, `{string: x}`; empty ones left out), in C where it can be: when every value is a
+    mapping with the same one type key, values are read until MAX_VALUES distinct ones are known; else
+    one value at a time (`_attribute`)."""
+    try:
+        keys = set().union(*column)
+    except TypeError:  # a value that is not a mapping
+        keys = set()
+    if len(keys) != 1 or not _TYPES.issuperset(keys):
+        for value in column:
+            _attribute(name, value, types_of, values_of)
+        return
+    known = types_of.get(name)
+    if known is None:
+        known = types_of[name] = set()
+        values_of[name] = []
+    known.update(keys)
+    values = values_of[name]
+    for start in range(0, len(column), 4 * MAX_VALUES):
+        if len(values) >= MAX_VALUES:
+            return
+        part = column[start : start + 4 * MAX_VALUES]
+        try:
+            raw = list(map(next, map(iter, map(dict.values, part))))
+        except TypeError:  # not mappings after all
+            raw = []
+        if len(raw) != len(part):  # an empty mapping among them: one value at a time
+            for value in part:
+                _attribute(name, value, types_of, values_of)
+            continue
+        try:
+            distinct = list(dict.fromkeys(raw))
+        except TypeError:  # a list value (ints, strings, ...) is unhashable
+            distinct = list(dict.fromkeys(map(str, raw)))
+        for v in distinct:
+            text = ("true" if v else "false") if isinstance(v, bool) else str(v)
+            if text not in values:
+                values.append(text)
+                if len(values) >= MAX_VALUES:
+                    break
 
 
 def _attribute(name: str, value: Any, types_of: dict[str, set[str]], values_of: dict[str, list[str]]) -> None:
@@ -257,6 +301,17 @@ class RunFacts:
     namespaces: list[NamespaceFacts] = field(default_factory=list)
     objects: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     complete: bool = True  # every device of the run is in the slices' samples
+    # objects of the input the API server rejects (no record: not decoded, a version it does not serve),
+    # by (kind, namespace, name): where they are and the first error's rule
+    rejected: dict[tuple[str, str | None, str], tuple[str, int, str]] = field(default_factory=dict)
+
+    def rejected_object(self, kind: str, namespace: str | None, name: str) -> tuple[str, int, str] | None:
+        """Where a rejected object of the input with this kind and name is, and why (`namespace` None, or
+        the object's missing namespace, matches any)."""
+        hit = self.rejected.get((kind, namespace, name)) or self.rejected.get((kind, None, name))
+        if hit is None and namespace is None:
+            hit = next((v for (k, _ns, n), v in self.rejected.items() if k == kind and n == name), None)
+        return hit
 
     def add(self, fr: Any, offset: int) -> None:
         """Take one file's facts (a `validate.FileResult` whose objects start at index `offset`)."""

@@ -154,24 +154,27 @@ def _close(word: str, options: set[str]) -> str | None:
     return closest(word, options)
 
 
-def _suggest(use: Use, schema: Schema) -> str:
-    """A did-you-mean for a name no device publishes ("" when nothing is close)."""
+def _suggest(use: Use, schema: Schema) -> tuple[str, bool]:
+    """A did-you-mean for a name no device publishes ("" when nothing is close), and whether it points
+    at a likely slip (a close name, the other map of the same domain, a close domain) rather than only
+    at the same name in an unrelated domain — which, without --cluster, says little: the devices of the
+    domain the selector names may simply be elsewhere."""
     same = schema.names(use.map, use.domain)
     cand = _close(use.id, same)
     if cand:
-        return f'device.{use.map}["{use.domain}"].{cand}'
+        return f'device.{use.map}["{use.domain}"].{cand}', True
     other = "capacity" if use.map == "attributes" else "attributes"
     if use.id in schema.names(other, use.domain):
-        return f'device.{other}["{use.domain}"].{use.id}'
+        return f'device.{other}["{use.domain}"].{use.id}', True
+    close_domain = _close(use.domain, schema.domains())
     for domain in sorted(schema.domains()):
         if use.id in schema.names(use.map, domain):
-            return f'device.{use.map}["{domain}"].{use.id}'
-    close_domain = _close(use.domain, schema.domains())
+            return f'device.{use.map}["{domain}"].{use.id}', domain == close_domain
     if close_domain and (
         not schema.names(use.map, close_domain) or use.id in schema.names(use.map, close_domain)
     ):
-        return f'device.{use.map}["{close_domain}"].{use.id}'
-    return ""
+        return f'device.{use.map}["{close_domain}"].{use.id}', True
+    return "", False
 
 
 @inventory_rule(
@@ -203,7 +206,7 @@ def unknown_attribute(inventory: Inventory, ctx: Any) -> Iterator[InventoryFindi
             known = use.domain in schema.domains()
             if known and use.id in schema.names(use.map, use.domain):
                 continue
-            hint = _suggest(use, schema)
+            hint, slip = _suggest(use, schema)
             if not known and not closed and not hint:
                 continue  # a domain of devices that are not in the input: nothing to compare with
             what = "attribute" if use.map == "attributes" else "capacity"
@@ -221,7 +224,7 @@ def unknown_attribute(inventory: Inventory, ctx: Any) -> Iterator[InventoryFindi
             )
             did = f"; did you mean `{hint}`?" if hint else ""
             lint.flagged.add(sel.expression)
-            sure = closed or bool(hint)  # else the devices that publish it may be elsewhere: an info
+            sure = closed or slip  # else the devices that publish it may be elsewhere: an info
             yield InventoryFinding(
                 sel.index, sel.path, f"`{_ref(use)}`: {head}{tail}{did}", None if sure else Severity.INFO
             )
@@ -415,7 +418,9 @@ def matches_nothing(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding
             if any(s.expression in lint.flagged for s in f.selectors):
                 continue
             exprs = tuple(s.expression for s in f.selectors)
-            found = _judge(lint, matcher, exprs, closed, ctx, f"the selectors of DeviceClass {f.name}")
+            found = _judge(
+                lint, matcher, exprs, closed, ctx, f"the selectors of DeviceClass {f.name}", of_class=True
+            )
             if found:
                 yield InventoryFinding(i, f.selectors[0].path, found[0], found[1])
         elif isinstance(f, ClaimFacts):
@@ -433,8 +438,40 @@ def matches_nothing(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding
                     else "this request's selectors"
                 )
                 found = _judge(lint, matcher, exprs, closed, ctx, what, own)
+                if found and _fallback_matches(lint, matcher, f, r, classes):
+                    found = (
+                        found[0].replace(
+                            "a claim using it cannot be allocated",
+                            "this alternative is never chosen, another one of the request matches (firstAvailable "
+                            "falls back to it)",
+                        ),
+                        Severity.INFO,
+                    )
                 if found:
                     yield InventoryFinding(i, r.selectors[0].path, found[0], found[1])
+
+
+def _fallback_matches(
+    lint: _Lint, matcher: _Matcher, claim: ClaimFacts, r: Any, classes: dict[str, ClassFacts]
+) -> bool:
+    """Whether `r` is a subrequest of `firstAvailable` with a sibling that matches some device: then
+    matching nothing is what an alternative may do (the scheduler tries the next one)."""
+    base, sep, _ = r.path.rpartition(".firstAvailable[")
+    if not sep:
+        return False
+    for other in claim.requests:
+        if other is r or not other.path.startswith(base + ".firstAvailable["):
+            continue
+        cls = classes.get(other.class_name)
+        if cls is None:
+            continue
+        exprs = tuple(s.expression for s in cls.selectors) + tuple(s.expression for s in other.selectors)
+        if any(lint.compiled(e) is None for e in exprs):
+            continue
+        got = matcher.count(exprs) if exprs else (1, 0, "")
+        if got is not None and got[0] > 0:
+            return True
+    return False
 
 
 def _judge(
@@ -445,15 +482,24 @@ def _judge(
     ctx: Any,
     what: str,
     own: tuple[str, ...] = (),
+    of_class: bool = False,
 ) -> tuple[str, Severity | None] | None:
     """The finding's message and severity (None: the rule's), or None when something matches. Without
-    --cluster the devices of the input may be a sample: an info, unless a value has a close match."""
+    --cluster the devices of the input may be a sample: an info, unless a value has a close match. A
+    DeviceClass about drivers that publish no device in the cluster at all (a chart installs classes for
+    hardware a cluster may not have) is an info too: only a claim using it would fail."""
     if not exprs or any(lint.compiled(e) is None for e in exprs):
         return None
     drivers = _drivers_of(lint, exprs)
     present = {d for d in drivers if d in lint.schema.drivers}
     if not closed and not present:
         return None  # about drivers whose devices are not in the input
+    if of_class and drivers and not present:
+        return (
+            f"{what} are about driver {listing(sorted(drivers))}, which publishes no device in "
+            f"{_where(ctx)}: a claim using the class cannot be allocated",
+            Severity.INFO,
+        )
     got = matcher.count(exprs)
     if got is None or got[0] > 0:
         return None

@@ -310,7 +310,9 @@ def schema_path(kind: str, version: str = DEFAULT_VERSION) -> Any:
 
 
 def served(kind: str, version: str = DEFAULT_VERSION) -> bool:
-    """Whether `version` serves `kind` (DeviceTaintRule is resource.k8s.io/v1 from 1.37 on)."""
+    """Whether `version` has a schema for `kind`: every kind it serves, DeviceTaintRule included (v1 from
+    1.37 on; before, the shape of the v1beta2/v1alpha3 version it serves, which a converted object is
+    checked against; whether a version of it is served is `webhook.convert.served`'s business)."""
     return kind in KINDS and schema_path(kind, version).is_file()
 
 

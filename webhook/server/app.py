@@ -72,9 +72,8 @@ class Runtime:
     def start_worker(self, heartbeat: Any = None, alive: Any = None) -> bool:
         """Create this process's store and loader; wait for the first load (calling `heartbeat()`
         meanwhile). False if `alive()` turned false first (the worker is being stopped)."""
-        import gc
 
-        gc.callbacks.append(metrics.GCTimer())  # this worker's collector pauses, for /metrics
+        metrics.install_gc_timer()  # this worker's collector pauses, for /metrics
         if self.tls is not None:
             self.tls.on_load = _certificate_loaded
             self.tls.on_error = lambda e: metrics.CERT_RELOADS.labels("error").inc()
@@ -175,6 +174,7 @@ def _published(snapshot: Any, seconds: float, result: ScanResult) -> None:
 
 def _tick(snapshot: Any) -> None:
     metrics.STATE_AGE.set(max(0.0, time.monotonic() - snapshot.published_at))
+    metrics.flush_gc_pauses()
 
 
 def _json(data: bytes, code: int = 200) -> Response:
@@ -315,6 +315,7 @@ def _uid(ar: Any) -> str:
 def _observe(endpoint: str, info: ReviewInfo, seconds: float) -> None:
     kind = metrics.kind_label(info.kind)
     decision = info.decision if info.decision in ("allowed", "denied", "error") else "error"
+    metrics.flush_gc_pauses()
     metrics.REQUESTS.labels(endpoint, kind, metrics.operation_label(info.operation), decision).inc()
     metrics.LATENCY.labels(endpoint, kind).observe(seconds)
     if info.extended in metrics.EXTENDED_RESULTS:

@@ -3,7 +3,9 @@
 `ManifestDirectory.scan()` walks the directory (as `draguard simulate` does: `.yaml`/`.yml`/`.json`,
 recursively, hidden directories left out), compares every file's (mtime, size, inode) with the last scan
 and reads only the files that changed. Each document is taken the way `simulate` loads manifests
-(validated, defaulted, version-skew stripped; a document with errors contributes nothing and is logged),
+(validated, defaulted, version-skew stripped; a document with errors contributes nothing and is logged;
+an object in a beta or alpha version the API server has — `v1beta1`, `v1beta2`, `v1alpha3` — is converted
+to v1, as the API server stores it),
 without `simulate`'s cross-object pass: the state holds what exists, and the admission core's
 cross-object checks compare requests with it. A document whose content did not change since the file's
 last read (same fingerprint) is not validated again and hands on the same dict. A file that no longer
@@ -31,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.clusterinput import stored_context
 from webhook.context import Context
 from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
 from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
@@ -135,7 +138,9 @@ class ManifestDirectory:
 
     def __init__(self, root: str, ctx: Context, policy: Policy | None = None) -> None:
         self.root = root
-        self.ctx = ctx
+        # objects as a cluster stores them: a beta or alpha version it has is converted to v1 (as the API
+        # server converts it), never refused for not being served by default
+        self.ctx = stored_context(ctx)
         self.policy = policy
         self.files: dict[str, FileEntry] = {}
         self._definers: dict[Key, set[str]] = {}  # files defining each object

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
@@ -161,16 +162,50 @@ def watch_kind_label(kind: Any) -> str:
 
 
 class GCTimer:
-    """A `gc.callbacks` entry observing every collection's pause into GC_PAUSES (one per worker)."""
+    """A `gc.callbacks` entry timing every collection's pause (one per worker). The callback runs inside
+    whatever code triggered the collection — possibly a thread holding a metric's lock (prometheus_client
+    takes non-reentrant locks, and allocates under them): observing there deadlocks that thread. So the
+    callback only appends to a bounded deque, and `flush()` — called from ordinary code: after each
+    request, on the loader's tick, before /metrics — moves the pauses into GC_PAUSES."""
+
+    KEPT = 4096  # pauses waiting for a flush (older ones are dropped if nothing flushes)
 
     def __init__(self) -> None:
         self._start = 0.0
+        self.pending: deque[tuple[str, float]] = deque(maxlen=self.KEPT)
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._start = time.perf_counter()
         else:
-            GC_PAUSES.labels(str(info.get("generation", "?"))).observe(time.perf_counter() - self._start)
+            self.pending.append((str(info.get("generation", "?")), time.perf_counter() - self._start))
+
+    def flush(self) -> None:
+        pending = self.pending
+        while pending:
+            try:
+                generation, seconds = pending.popleft()
+            except IndexError:  # another thread flushed the last one
+                return
+            GC_PAUSES.labels(generation).observe(seconds)
+
+
+_timers: list[GCTimer] = []  # this process's GCTimer (installed by the worker)
+
+
+def install_gc_timer() -> GCTimer:
+    """Time this process's collections into GC_PAUSES (see GCTimer)."""
+    import gc
+
+    timer = GCTimer()
+    gc.callbacks.append(timer)
+    _timers.append(timer)
+    return timer
+
+
+def flush_gc_pauses() -> None:
+    for timer in _timers:
+        timer.flush()
 
 
 def kind_label(kind: Any) -> str:
@@ -191,6 +226,7 @@ def verdict_label(verdict: Any) -> str:
 
 def exposition() -> bytes:
     """The text exposition of every worker's samples (or this process's, outside multiprocess mode)."""
+    flush_gc_pauses()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)

@@ -15,6 +15,7 @@ from webhook.context import Context
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
 from webhook.engine import Budget
+from webhook.findinglines import assign_lines
 from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
 from webhook.model.violation import Severity
@@ -95,6 +96,7 @@ class SimulationReport:
     validation: Report
     workloads: list[WorkloadReport] = field(default_factory=list)  # in input order
     left_out: list[LeftOut] = field(default_factory=list)  # objects the simulation did not use, and why
+    texts: dict[str, str] = field(default_factory=dict, repr=False)  # inputs that cannot be read again
 
     @property
     def exit_code(self) -> int:
@@ -160,7 +162,16 @@ def simulate(
     if options.cluster and not isinstance(inputs, bytes) and all(isinstance(i, str) for i in inputs):
         cluster = ClusterInput.of([str(i) for i in inputs], options.cluster)
         inputs = [*(str(i) for i in inputs), *cluster.files]
-    data = load(inputs, ctx, options.jobs, options.policy, options.stdin_text, options.max_bytes, progress)
+    data = load(
+        inputs,
+        ctx,
+        options.jobs,
+        options.policy,
+        options.stdin_text,
+        options.max_bytes,
+        progress,
+        cluster.files,
+    )
     if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's
         data.pods = [p for p in data.pods if p.source not in cluster]
         data.work = [p for p in data.work if p.source not in cluster]
@@ -168,11 +179,11 @@ def simulate(
         cluster.drop_from(data.report)
     if data.report.not_checked:
         when = f"while the input was loaded and validated ({data.report.not_checked} not checked)"
-        return _too_late(data, when)
+        return _lined(_too_late(data, when), data, options)
     try:
         state = ClusterState.from_objects(data.state, ctx.profile, deadline)
     except OutOfBudget:
-        return _too_late(data, "while the cluster state was built")
+        return _lined(_too_late(data, "while the cluster state was built"), data, options)
     world = World(
         claims={k: v.obj for k, v in data.claims.items()},
         templates={k: v.obj for k, v in data.templates.items()},
@@ -201,7 +212,15 @@ def simulate(
     unused = _unused_claims(data, run)
     if unused:
         sims.append(run.guarded_claims(unused, after_pods=bool(data.work)))
-    return SimulationReport(sims, data.report, workloads, data.left_out)
+    return _lined(SimulationReport(sims, data.report, workloads, data.left_out), data, options)
+
+
+def _lined(report: SimulationReport, data: Inputs, options: SimulateOptions) -> SimulationReport:
+    """Every finding at the line of its field (stdin's and a request body's text are kept for it, in
+    `report.texts`, also for findings a caller adds later: `assign_lines(..., report.texts)`)."""
+    report.texts = data.texts
+    assign_lines(report.validation, data.texts, max_bytes=options.max_bytes)
+    return report
 
 
 def _unused_claims(data: Inputs, run: PodRun) -> list[Loaded]:

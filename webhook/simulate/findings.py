@@ -4,12 +4,15 @@ warning; the Pods of one workload give one finding per place in its template, na
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from webhook.model.text import listing
 from webhook.model.violation import Violation
 from webhook.rules.registry import RULES
 from webhook.simulate.subjects import Subject
+
+_CLAIM_ERROR = re.compile(r"claim (\S+?): ")
 
 
 def _falls_short(entry: dict[str, Any]) -> bool:
@@ -42,11 +45,16 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
     for s in sim.subjects:
         if s.claim:
             by_claim.setdefault(s.claim, []).append(s)
+    if not named and sim.error:  # an allocation error (a CEL runtime error) names its claim first
+        m = _CLAIM_ERROR.match(sim.error)
+        if m is not None:
+            named = [(m.group(1), "")]
     out: list[tuple[Subject, Violation]] = []
     seen: set[tuple[int, str]] = set()
     for claim, request in named:
         for s in by_claim.get(claim, ()):
-            where = s.requests.get(request, s.path)
+            only = next(iter(s.requests.values())) if len(s.requests) == 1 else s.path
+            where = s.requests.get(request, s.path) if request else only
             if (id(s), where) not in seen:
                 seen.add((id(s), where))
                 out.append((s, Violation(rule.id, rule.severity, where, s.message or message)))

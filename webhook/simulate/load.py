@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.clusterinput import stored_context
 from webhook.context import Context
 from webhook.convert.served import RuntimeConfig
 from webhook.io.documents import (
@@ -20,6 +21,7 @@ from webhook.io.documents import (
     Document,
     DocumentError,
     InputFileError,
+    body_text,
     discover_all,
     parse_bytes,
     read_text,
@@ -83,6 +85,7 @@ class Inputs:
     invalid: dict[tuple[str, str], str] = field(default_factory=dict)  # ("Kind/ns", name) → why left out
     left_out: list[LeftOut] = field(default_factory=list)  # in input order
     generated_seen: dict[str, int] = field(default_factory=dict)  # generateName objects named so far
+    texts: dict[str, str] = field(default_factory=dict)  # inputs that cannot be read again (stdin, a body)
 
 
 def _checked(
@@ -134,6 +137,7 @@ def _init(
     max_bytes: int,
     deadline: Deadline | None,
     runtime_config: RuntimeConfig,
+    cluster_files: tuple[str, ...] = (),
 ) -> None:
     _worker["ctx"] = Context(
         profile=load_profile(version, dict(gates)),
@@ -141,14 +145,21 @@ def _init(
         as_stored=True,
         runtime_config=runtime_config,
     )
+    _worker["cluster"] = frozenset(cluster_files)
     _worker["policy"] = policy
     _worker["max_bytes"] = max_bytes
 
 
 def _file(
-    path: str, ctx: Context, policy: Policy | None, max_bytes: int, text: str | None = None
+    path: str,
+    ctx: Context,
+    policy: Policy | None,
+    max_bytes: int,
+    text: str | None = None,
+    texts: dict[str, str] | None = None,
 ) -> tuple[FileResult, list[Loaded | None]]:
-    """One input (`-`: stdin, or `text` when it was read already), unread once the deadline passed."""
+    """One input (`-`: stdin, or `text` when it was read already), unread once the deadline passed;
+    its text is put in `texts` when given (stdin: the findings' lines are found after the run)."""
     source = "<stdin>" if path == STDIN else path
     if ctx.deadline is not None and ctx.deadline.expired():
         return unread_result(source, policy), []
@@ -157,11 +168,19 @@ def _file(
             text = read_text(path, max_bytes)
     except InputFileError as e:
         return input_error_result(e), []
+    if texts is not None:
+        texts[source] = text
     return _checked(text, source, ctx, policy)
 
 
 def _load_file(path: str) -> tuple[FileResult, list[Loaded | None]]:
-    return _file(path, _worker["ctx"], _worker["policy"], _worker["max_bytes"])
+    ctx = _worker["ctx"]
+    return _file(
+        path,
+        stored_context(ctx) if path in _worker["cluster"] else ctx,
+        _worker["policy"],
+        _worker["max_bytes"],
+    )
 
 
 def load(
@@ -172,16 +191,21 @@ def load(
     stdin_text: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    cluster_files: Sequence[str] = (),
 ) -> Inputs:
     """Load paths (files, directories, `-`), in-memory objects or one request body (bytes: size cap
     MAX_REQUEST_BYTES), validate them, sort them. Everything happens within `ctx.deadline`: what is left
     when it passes is reported `input.not-checked` (`Inputs.report.not_checked`)."""
     results: list[tuple[FileResult, list[Loaded | None]]] = []
+    texts: dict[str, str] = {}
     if isinstance(inputs, bytes):
         if ctx.deadline is not None and ctx.deadline.expired():
             results.append((unread_result("<request>", policy), []))
         else:
             results.append(_checked(parse_bytes(inputs, "<request>"), "<request>", ctx, policy))
+            body = body_text(inputs)
+            if body is not None:
+                texts["<request>"] = body
     elif all(isinstance(i, dict) for i in inputs):
         docs: list[Document | DocumentError] = [
             Document("<input>", n + 1, copy.deepcopy(obj))
@@ -192,15 +216,16 @@ def load(
     else:
         found = discover_all([str(p) for p in inputs])
         files = found.files
+        cluster = frozenset(cluster_files)
         on_disk = [p for p in files if p != STDIN]
         gates = tuple(sorted(ctx.profile.values.items()))
         done: dict[str, tuple[FileResult, list[Loaded | None]]] = {}
         if STDIN in files:
-            done[STDIN] = _file(STDIN, ctx, policy, max_bytes, stdin_text)
+            done[STDIN] = _file(STDIN, ctx, policy, max_bytes, stdin_text, texts)
         jobs = usable_workers(jobs, len(on_disk))
         if jobs == 1:
             for n, path in enumerate(on_disk):
-                done[path] = _file(path, ctx, policy, max_bytes)
+                done[path] = _file(path, stored_context(ctx) if path in cluster else ctx, policy, max_bytes)
                 if progress:
                     progress(n + 1, len(on_disk))
         else:
@@ -210,7 +235,15 @@ def load(
                 jobs,
                 mp_context=mp.get_context("fork"),
                 initializer=_init,
-                initargs=(ctx.profile.version, gates, policy, max_bytes, ctx.deadline, ctx.runtime_config),
+                initargs=(
+                    ctx.profile.version,
+                    gates,
+                    policy,
+                    max_bytes,
+                    ctx.deadline,
+                    ctx.runtime_config,
+                    tuple(cluster),
+                ),
             ) as pool:
                 for n, (path, res) in enumerate(
                     zip(on_disk, pool.map(_load_file, on_disk, chunksize=1), strict=True)
@@ -221,7 +254,9 @@ def load(
         results.extend(done[p] for p in files)
         results.extend((skipped_result(s, policy), []) for s in found.skipped)
     report = assemble([fr for fr, _ in results], ctx, policy)
-    return _sort(report, [x for _, loaded in results for x in loaded], policy)
+    out = _sort(report, [x for _, loaded in results for x in loaded], policy)
+    out.texts = texts
+    return out
 
 
 def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) -> Inputs:

@@ -75,7 +75,10 @@ def render_pod(sim: PodSimulation, after_pods: bool = False) -> list[str]:
     if sim.feasible:
         on = f" on node {sim.node}" if sim.node else " (on any node)"
         lines = [f"{title}: feasible{on}"]
-        if not sim.claims:
+        lines.extend(
+            f"  claim {c}: allocated already (shared; the Pod goes where it is usable)" for c in sim.reused
+        )
+        if not sim.claims and not sim.reused:
             lines.append("  nothing to allocate through DRA")
         for c in sim.claims:
             ns = f"{c.namespace}/" if c.namespace else ""

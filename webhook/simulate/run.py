@@ -52,6 +52,7 @@ class PodSimulation:
     subjects: list[Subject] = field(default_factory=list)
     internal: str | None = None  # draguard failed on this Pod (feasible is None: no answer)
     workload: WorkloadReport | None = None  # the workload whose controller creates this Pod
+    reused: list[str] = field(default_factory=list)  # its claims allocated already ("ns/name"), shared
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +84,7 @@ class PodSimulation:
             "explanation": self.explanation,
             "internalError": self.internal,
             "workload": self.workload.ref() if self.workload is not None else None,
+            "reused": self.reused,
         }
 
 
@@ -274,6 +276,7 @@ class PodRun:
         subjects: list[Subject] = [origin.subject()]
         seen: set[tuple[str, str]] = set()
         pins: dict[str, dict[str, Any]] = {}  # node selectors of allocated claims, each must match
+        reused: list[str] = []
         for pc in resolved:
             claim = pc.claim
             assert claim is not None
@@ -283,6 +286,7 @@ class PodRun:
             seen.add(key)
             allocation = (claim.get("status") or {}).get("allocation")
             if allocation:
+                reused.append(claim_key(claim))
                 sel = allocation.get("nodeSelector")
                 if isinstance(sel, dict) and sel.get("nodeSelectorTerms"):
                     pins.setdefault(json.dumps(sel, sort_keys=True, default=str), sel)
@@ -307,6 +311,7 @@ class PodRun:
             if outcome is not None and outcome.feasible:
                 if self.commit:
                     self._commit(plan.pod, claims, outcome)
+                sim.reused = reused
                 return sim
             tried.append((sim, plan.weight, plan, claims))
         undecided = [t for t in tried if t[0].feasible is None]
