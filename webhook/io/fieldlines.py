@@ -31,6 +31,7 @@ from yaml import (
 from yaml._yaml import CParser
 
 from webhook.io.jsonlines import LineStarts, starts_json, walk_json
+from webhook.io.jsonlines import trie_child as _child
 from webhook.io.yamlload import pieces_of
 
 Segment = str | int
@@ -76,16 +77,6 @@ def _trie(paths: list[tuple[Segment, ...]]) -> _Node:
         for seg in p:
             n = n.children.setdefault(seg, _Node())
     return root
-
-
-def _child(node: _Node | None, key: Segment) -> _Node | None:
-    """The trie node under `node` for a mapping key or sequence index (a key "3" also matches [3])."""
-    if node is None or not node.children:
-        return None
-    hit = node.children.get(key)
-    if hit is None and isinstance(key, str) and key.isdigit():
-        hit = node.children.get(int(key))
-    return hit
 
 
 class _Frame:

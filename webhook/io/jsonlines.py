@@ -18,7 +18,7 @@ _BLANK = re.compile(r"[ \t\r\n]*")
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
 
 
-def _child(node: Any, key: str | int) -> Any:
+def trie_child(node: Any, key: str | int) -> Any:
     """The trie node (`fieldlines._Node`) under `node` for a key or index (a key "3" also matches [3])."""
     if node is None or not node.children:
         return None
@@ -100,14 +100,14 @@ def walk_json(text: str, pos: int, first_line: int, root: Any) -> int:
             if string is None:
                 return -1
             key = json.loads(string) if "\\" in string else string[1:-1]
-            top.pending, top.child = True, _child(top.node, key)
+            top.pending, top.child = True, trie_child(top.node, key)
             if top.child is not None and top.child.line < 0:
                 top.child.line = line_of(start)
             continue
         if top.ismap:
             node = top.child
         else:
-            node = _child(top.node, top.index)
+            node = trie_child(top.node, top.index)
             if node is not None and node.line < 0:
                 node.line = line_of(start)
         if punct == "{" or punct == "[":
