@@ -13,7 +13,7 @@ import pytest
 from tests.standin import objects as o
 from tests.standin.process import StandIn, wait_for
 from webhook.profile import load_profile
-from webhook.state.live import WATCHED, Backoff, KubeClient, LiveState, Observer, load_api_client
+from webhook.state.live import WATCHED, Backoff, KubeClient, LiveState, Observer, load_api_client, watched_for
 from webhook.state.live.applier import Applier
 from webhook.state.live.kinds import BY_NAME
 from webhook.state.live.reflector import Change
@@ -171,6 +171,43 @@ def test_a_kind_the_api_server_does_not_serve_is_empty_and_checked_again(
     api.clear_failures()  # served from now on (an upgrade): the next check lists and watches it
     live.wait_names("DeviceTaintRule", {"maintenance"})
     assert ("DeviceTaintRule", "error") in live.observer.relists
+
+
+def test_a_1_36_cluster_s_v1beta2_device_taint_rules_are_watched_and_kept_as_v1(
+    api: StandIn, live_factory: Any
+) -> None:
+    rule = {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "maintenance"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com"},
+            "taint": {"key": "m", "effect": "NoSchedule"},
+        },
+    }
+    api.seed([rule])
+    live = live_factory(kinds=watched_for("1.36"))
+    assert live.state.ready.wait(60)
+    stored = live.objects("DeviceTaintRule")[("", "maintenance")]
+    assert stored["apiVersion"] == "resource.k8s.io/v1" and stored["spec"] == rule["spec"]
+    assert len(live.store.snapshot().state.taint_rules) == 1  # the engine sees it
+    api.seed([{**rule, "metadata": {"name": "drain"}}])  # and the watch follows the v1beta2 collection
+    live.wait_names("DeviceTaintRule", {"maintenance", "drain"})
+    assert not [
+        r for r in api.requests() if r["path"].startswith("/apis/resource.k8s.io/v1/devicetaintrules")
+    ]
+
+
+def test_the_taint_rule_version_follows_the_kubernetes_version() -> None:
+    served = {
+        v: {k.kind: k.api_version for k in watched_for(v)}["DeviceTaintRule"]
+        for v in ("1.35", "1.36", "1.37")
+    }
+    assert served == {
+        "1.35": "resource.k8s.io/v1alpha3",
+        "1.36": "resource.k8s.io/v1beta2",
+        "1.37": "resource.k8s.io/v1",
+    }
 
 
 def test_events_are_applied_in_order_and_a_republished_pool_uses_its_new_generation(

@@ -115,6 +115,8 @@ RESOURCES = [
     Resource(DRA, "v1", "resourceclaims", "ResourceClaim", True, True),
     Resource(DRA, "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True, False),
     Resource(DRA, "v1", "devicetaintrules", "DeviceTaintRule", False, True),
+    # what a 1.36 cluster serves instead (a collection of its own here: this stand-in does not convert)
+    Resource(DRA, "v1beta2", "devicetaintrules", "DeviceTaintRule", False, True),
     Resource("", "v1", "nodes", "Node", False, True),
     Resource("", "v1", "namespaces", "Namespace", False, True),
     Resource("", "v1", "pods", "Pod", True, True),

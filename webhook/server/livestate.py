@@ -9,7 +9,7 @@ from typing import Any
 
 from webhook.server import metrics
 from webhook.server.options import ServeOptions
-from webhook.state.live import KubeClient, LiveState, Observer, load_api_client
+from webhook.state.live import KubeClient, LiveState, Observer, load_api_client, watched_for
 
 log = logging.getLogger("draguard.state")
 
@@ -50,6 +50,7 @@ def start_live_state(options: ServeOptions, store: Any, on_first: Callable[[Any]
     live = LiveState(
         client,
         store,
+        kinds=watched_for(options.k8s_version),
         observer=MetricsObserver(),
         on_first=on_first,
         page_size=options.list_page_size,

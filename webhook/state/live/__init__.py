@@ -15,7 +15,7 @@ from typing import Any
 
 from webhook.state.live.applier import Applier
 from webhook.state.live.client import ApiError, ConfigError, Expired, KubeClient, Unreachable, load_api_client
-from webhook.state.live.kinds import WATCHED, WatchedKind
+from webhook.state.live.kinds import WATCHED, WatchedKind, watched_for
 from webhook.state.live.observer import Observer
 from webhook.state.live.reflector import NOT_SERVED_RECHECK, PAGE_SIZE, READ_TIMEOUT, Backoff, Reflector
 
@@ -29,6 +29,7 @@ __all__ = [
     "Observer",
     "Unreachable",
     "WATCHED",
+    "watched_for",
     "load_api_client",
 ]
 

@@ -5,12 +5,19 @@ no part of draguard reads and what costs memory: `metadata.managedFields` of eve
 `kubectl.kubernetes.io/last-applied-configuration` annotation (a second copy of the object), and for the
 kinds draguard reads only a little of (Nodes, Namespaces) everything else. A list's items carry no
 kind/apiVersion on the wire; they are set here.
+
+DeviceTaintRules are served as `resource.k8s.io/v1` from 1.37 only: a 1.36 cluster serves them as v1beta2,
+a 1.35 cluster as v1alpha3 (each when enabled). `watched_for(version)` watches the version that cluster
+serves, and `kept` converts such objects to v1 as the API server would (`webhook.convert`), so the state
+holds v1 objects only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from webhook.convert import convertible, to_v1
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NODE_STATUS_KEPT = ("allocatable", "capacity", "declaredFeatures")  # extended resources, node features
@@ -42,6 +49,15 @@ WATCHED = (
     WatchedKind("Namespace", "v1", "namespaces", False),
 )
 BY_NAME = {k.kind: k for k in WATCHED}
+TAINT_RULES_SERVED_AS = {"1.35": "resource.k8s.io/v1alpha3", "1.36": "resource.k8s.io/v1beta2"}  # else v1
+
+
+def watched_for(k8s_version: str) -> tuple[WatchedKind, ...]:
+    """The kinds to list and watch on a cluster of that Kubernetes version (its DeviceTaintRule version)."""
+    served_as = TAINT_RULES_SERVED_AS.get(k8s_version)
+    if served_as is None:
+        return WATCHED
+    return tuple(replace(k, api_version=served_as) if k.kind == "DeviceTaintRule" else k for k in WATCHED)
 
 
 def kept(kind: WatchedKind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +84,10 @@ def kept(kind: WatchedKind, obj: dict[str, Any]) -> dict[str, Any]:
         else:
             del new_meta["annotations"]
     out = {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
-    return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": new_meta, **out}
+    stored = {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": new_meta, **out}
+    if convertible(kind.api_version, kind.kind):
+        return to_v1(stored).obj
+    return stored
 
 
 def key_of(kind: WatchedKind, obj: dict[str, Any]) -> tuple[str, str]:
