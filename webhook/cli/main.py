@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from webhook import __version__
-from webhook.cli import convert
+from webhook.cli import argtypes, convert
 from webhook.cli.formats import FORMATS, render, rules_table
 from webhook.io.files import MAX_FILE_BYTES, InputFileError, UnreadableInput
 from webhook.model.errors import UsageError
@@ -63,49 +63,17 @@ def _add_profile_args(p: argparse.ArgumentParser, runtime_config: bool = True) -
     )
 
 
-def _seconds(text: str) -> float:
-    """argparse type: a finite number of seconds >= 0 (NaN, inf and negatives are usage errors)."""
-    from webhook.model.budget import check_seconds
-
-    try:
-        return check_seconds(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds >= 0") from None
-
-
-def _steps(text: str) -> int:
-    """argparse type: a whole number >= 0."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return n
-
-
-def _jobs(text: str) -> int:
-    """argparse type: a number of workers >= 0 (0 = as many as the machine and the input can use)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return n
-
-
 def _add_budget_args(p: argparse.ArgumentParser, validate: bool = False) -> None:
     p.add_argument(
         "--budget-steps",
-        type=_steps,
+        type=argtypes.whole_number,
         default=200_000,
         metavar="N",
         help="allocator search steps per Pod before the answer is undecided (default 200000)",
     )
     p.add_argument(
         "--budget-seconds",
-        type=_seconds,
+        type=argtypes.seconds,
         default=2.0,
         metavar="S",
         help="allocator wall-clock limit per Pod before the answer is undecided (default 2)",
@@ -123,30 +91,17 @@ def _add_budget_args(p: argparse.ArgumentParser, validate: bool = False) -> None
         )
     p.add_argument(
         "--deadline-seconds",
-        type=_seconds,
+        type=argtypes.seconds,
         default=None if validate else RUN_SECONDS,
         metavar="S",
         help=help_,
     )
 
 
-_UNITS = {"": 1, "k": 1000, "ki": 1 << 10, "m": 1000**2, "mi": 1 << 20, "g": 1000**3, "gi": 1 << 30}
-
-
-def _byte_size(text: str) -> int:
-    """`1048576`, `512Ki`, `256Mi`, `1Gi` (also `256MiB`, `256M`): a positive number of bytes."""
-    t = text.strip().lower().removesuffix("b")
-    digits = t.rstrip("kmgi")
-    unit = _UNITS.get(t[len(digits) :])
-    if not digits.isdigit() or unit is None or int(digits) <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 256Mi, 1Gi, 1048576)")
-    return int(digits) * unit
-
-
 def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-input-bytes",
-        type=_byte_size,
+        type=argtypes.byte_size,
         default=MAX_FILE_BYTES,
         metavar="SIZE",
         help="largest file or stdin read (default 256Mi); a larger one is an error on that input",
@@ -202,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--jobs",
         dest="jobs",
-        type=_jobs,
+        type=argtypes.whole_number,
         default=0,
         help="parallel workers (default: all usable cores; never more than the input's files)",
     )
@@ -236,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--jobs",
         dest="jobs",
-        type=_jobs,
+        type=argtypes.whole_number,
         default=0,
         help="parallel workers for loading (default: all usable cores; never more than the input's files)",
     )
@@ -252,11 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_args(s)
     _add_input_args(s)
 
-    convert.add_parser(sub, _add_input_args, _seconds)
+    convert.add_parser(sub, _add_input_args, argtypes.seconds)
     from webhook.cli.serve import add_certs_parser, add_serve_parser
 
     # serve: the API server converts beta objects to v1 before calling the webhook (no --runtime-config)
-    add_serve_parser(sub, lambda p: _add_profile_args(p, runtime_config=False), _byte_size)
+    add_serve_parser(sub, lambda p: _add_profile_args(p, runtime_config=False))
     add_certs_parser(sub)
 
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")

@@ -11,48 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from webhook.cli import argtypes
 from webhook.model.errors import UsageError
 
 DEFAULT_CERTS = "certs"
 DEFAULT_STATE = "examples"
 
 
-def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not v > 0 or v != v or v == float("inf"):
-            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
-        return v
-
-    return parse
-
-
-def _port(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= n < 65536:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535, 0 = any free port)")
-    return n
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return n
-
-
-def add_serve_parser(
-    sub: argparse._SubParsersAction, add_profile_args: Callable, byte_size: Callable
-) -> None:  # type: ignore[type-arg]
+def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable) -> None:  # type: ignore[type-arg]
     s = sub.add_parser(
         "serve",
         help="run the admission webhook (HTTPS: /validate, /mutate, /healthz, /readyz, /metrics)",
@@ -76,7 +42,7 @@ def add_serve_parser(
     )
     s.add_argument(
         "--watch-timeout-seconds",
-        type=_count,
+        type=argtypes.whole_number,
         default=0,
         metavar="N",
         help="server-side timeout of each watch (default: random 300-600 s per watch, as client-go's "
@@ -84,7 +50,7 @@ def add_serve_parser(
     )
     s.add_argument(
         "--watch-read-timeout-seconds",
-        type=_positive(float),
+        type=argtypes.positive(float),
         default=150.0,
         metavar="S",
         help="a watch that received nothing (no event, no bookmark) for this long is taken as dead and "
@@ -92,13 +58,15 @@ def add_serve_parser(
     )
     s.add_argument(
         "--list-page-size",
-        type=_count,
+        type=argtypes.whole_number,
         default=500,
         metavar="N",
         help="items per LIST page of the initial lists and relists (default 500; 0 = unpaginated)",
     )
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    s.add_argument("--port", type=_port, default=8443, help="port (default 8443; 0 = any free port, logged)")
+    s.add_argument(
+        "--port", type=argtypes.port, default=8443, help="port (default 8443; 0 = any free port, logged)"
+    )
     s.add_argument(
         "--certs",
         metavar="DIR",
@@ -113,7 +81,7 @@ def add_serve_parser(
     )
     s.add_argument(
         "--deadline-seconds",
-        type=_positive(float),
+        type=argtypes.positive(float),
         default=2.0,
         metavar="S",
         help="time one review may take, feasibility included (default 2); the URL's ?timeout= "
@@ -122,14 +90,14 @@ def add_serve_parser(
     )
     s.add_argument(
         "--budget-steps",
-        type=_count,
+        type=argtypes.whole_number,
         default=100_000,
         metavar="N",
         help="allocator search steps of one feasibility run (default 100000; a request may run two)",
     )
     s.add_argument(
         "--budget-seconds",
-        type=_positive(float),
+        type=argtypes.positive(float),
         default=0.75,
         metavar="S",
         help="wall-clock limit of one feasibility run (default 0.75)",
@@ -141,11 +109,13 @@ def add_serve_parser(
         help="answer when draguard itself fails on a request: open = allow with a warning (default), "
         "closed = deny (set failurePolicy to match)",
     )
-    s.add_argument("--workers", type=_count, default=0, help="worker processes (default: one per core)")
-    s.add_argument("--threads", type=_count, default=0, help="threads per worker (default 4)")
+    s.add_argument(
+        "--workers", type=argtypes.whole_number, default=0, help="worker processes (default: one per core)"
+    )
+    s.add_argument("--threads", type=argtypes.whole_number, default=0, help="threads per worker (default 4)")
     s.add_argument(
         "--max-body-bytes",
-        type=byte_size,
+        type=argtypes.byte_size,
         default=None,
         metavar="SIZE",
         help="largest request body (default 7Mi: an UPDATE review carries two objects of up to 3 MiB); "
@@ -153,17 +123,21 @@ def add_serve_parser(
     )
     s.add_argument(
         "--reload-interval",
-        type=_positive(float),
+        type=argtypes.positive(float),
         default=1.0,
         metavar="S",
         help="seconds between two checks of the state directory for changes (default 1)",
     )
     s.add_argument(
-        "--keepalive", type=_positive(float), default=60.0, metavar="S", help="idle keep-alive (default 60)"
+        "--keepalive",
+        type=argtypes.positive(float),
+        default=60.0,
+        metavar="S",
+        help="idle keep-alive (default 60)",
     )
     s.add_argument(
         "--graceful-timeout",
-        type=_positive(float),
+        type=argtypes.positive(float),
         default=20.0,
         metavar="S",
         help="seconds in-flight requests get after SIGTERM (default 20)",
@@ -205,8 +179,12 @@ def add_certs_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
         help="the webhook's Service: adds NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local",
     )
     c.add_argument("--namespace", default="default", metavar="NS", help="the Service's namespace")
-    c.add_argument("--days", type=_count, default=365, help="serving certificate validity (default 365)")
-    c.add_argument("--ca-days", type=_count, default=3650, help="validity of a new CA (default 3650)")
+    c.add_argument(
+        "--days", type=argtypes.whole_number, default=365, help="serving certificate validity (default 365)"
+    )
+    c.add_argument(
+        "--ca-days", type=argtypes.whole_number, default=3650, help="validity of a new CA (default 3650)"
+    )
     c.add_argument("--new-ca", action="store_true", help="replace the CA too (the caBundle changes)")
     c.add_argument("--client", metavar="CN", help="also issue client.crt/client.key with this common name")
 
