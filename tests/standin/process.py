@@ -16,25 +16,16 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tests.server.server_proc import wait_for  # also what the stand-in tests wait with
+
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 120.0  # seconds to wait for something that should happen (the machine may be busy)
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = WAIT, every: float = 0.02) -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(every)
 
 
 class StandIn:
