@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -188,12 +189,17 @@ def test_dropped_watch_connections_break_the_stream(api: StandIn, kube: client.A
             outcome[graceful] = e
 
     for graceful in (False, True):
+        # this round's watch is the one opened after `started` (the previous round's dropped watch may still
+        # be listed for a moment: a count compared with one taken before could stay equal)
+        started = time.time()
         opened.clear()
-        before = len(api.watches())
         t = threading.Thread(target=read, args=(graceful,))
         t.start()
         opened.wait(30)
-        wait_for("the watch", lambda b=before: len(api.watches()) > b)
+        wait_for(
+            "the watch",
+            lambda s=started: any(w["resource"] == "namespaces" and w["since"] >= s for w in api.watches()),
+        )
         api.drop_watches(graceful=graceful)
         t.join(30)
     assert isinstance(outcome[False], urllib3.exceptions.ProtocolError)
