@@ -136,6 +136,31 @@ def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable
         help="idle keep-alive (default 60)",
     )
     s.add_argument(
+        "--read-timeout",
+        type=argtypes.positive(float),
+        default=2.0,
+        metavar="S",
+        help="one deadline for a request to arrive whole: a new connection's TLS handshake, the request "
+        "head and body (default 2; the body also within the review's deadline). A connection that misses "
+        "it is closed (408 when the head had arrived)",
+    )
+    s.add_argument(
+        "--max-connections",
+        type=argtypes.positive(int),
+        default=2048,
+        metavar="N",
+        help="open connections per worker (default 2048); at the cap the one waiting longest for its "
+        "request is closed to make room, and when every one is being answered a new one is refused",
+    )
+    s.add_argument(
+        "--drain-seconds",
+        type=argtypes.seconds,
+        default=5.0,
+        metavar="S",
+        help="after SIGTERM: seconds /readyz answers 503 while reviews are still answered (with "
+        "Connection: close), before the worker stops accepting (default 5; within --graceful-timeout)",
+    )
+    s.add_argument(
         "--graceful-timeout",
         type=argtypes.positive(float),
         default=20.0,
@@ -258,6 +283,9 @@ def run_serve(args: argparse.Namespace) -> int:
         max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY,
         reload_interval=args.reload_interval,
         keepalive=args.keepalive,
+        read_timeout=args.read_timeout,
+        max_connections=args.max_connections,
+        drain_seconds=args.drain_seconds,
         graceful_timeout=args.graceful_timeout,
         log_level=args.log_level,
         access_log=args.access_log,

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import logging
 import math
-import socket
 import time
 from typing import Any
 
 from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
 
 from webhook.model.budget import Deadline
 from webhook.server import metrics
@@ -67,6 +67,22 @@ class Runtime:
         self.store: Any = None
         self.loader: StateLoader | None = None
         self.live: Any = None  # --state cluster: webhook.state.live.LiveState
+        self.draining = False  # set once by the worker's event loop on SIGTERM
+
+    def begin_drain(self) -> None:
+        """The worker is stopping: /readyz answers 503 from now on (reviews are still answered)."""
+        self.draining = True
+
+    def body_deadline(self, target: str, received: float) -> float:
+        """The latest (monotonic) time a review's body may finish arriving: the review's own deadline
+        (`--deadline-seconds`, shortened by the URL's `?timeout=`), at least BODY_SECONDS."""
+        from webhook.server.front import parse_timeout
+
+        seconds = float(self.options.deadline_seconds)
+        timeout = parse_timeout(target)
+        if timeout is not None and math.isfinite(timeout):
+            seconds = min(seconds, TIMEOUT_SHARE * timeout)
+        return received + max(seconds, BODY_SECONDS)
 
     # --- worker lifecycle (gunicorn hooks call these) ----------------------------------------------
     def start_worker(self, heartbeat: Any = None, alive: Any = None) -> bool:
@@ -74,6 +90,7 @@ class Runtime:
         meanwhile). False if `alive()` turned false first (the worker is being stopped)."""
 
         metrics.install_gc_timer()  # this worker's collector pauses, for /metrics
+        metrics.RELOADS.labels("error")  # the series exists (at 0) before the first failure: alerts see it
         if self.tls is not None:
             self.tls.on_load = _certificate_loaded
             self.tls.on_error = lambda e: metrics.CERT_RELOADS.labels("error").inc()
@@ -111,11 +128,15 @@ class Runtime:
             self.live.stop()
 
     def ready(self) -> bool:
+        if self.draining:
+            return False
         if self.live is not None:
             return self.live.ready.is_set()
         return self.loader is not None and self.loader.ready.is_set()
 
     def not_ready_reason(self) -> str:
+        if self.draining:
+            return "this worker is stopping (SIGTERM): it still answers reviews while the endpoint is removed"
         if self.live is not None:
             waiting = ", ".join(self.live.waiting_for())
             return f"the cluster state is not synced yet (waiting for the initial list of: {waiting})"
@@ -196,34 +217,14 @@ def _deadline(config: Any, t0: float) -> Deadline:
     return Deadline(t0 + seconds)
 
 
-def _read_body(cap: int, deadline: Deadline) -> bytes | None:
-    """The body, or None when it is larger than `cap`; TimeoutError when it does not arrive in time."""
+def _read_body(cap: int) -> bytes | None:
+    """The body (the front has read it whole, within the caps and deadlines), or None when it is
+    larger than `cap`."""
     length = request.content_length
     if length is not None and length > cap:
         return None
-    sock = request.environ.get("gunicorn.socket")
-    previous = sock.gettimeout() if isinstance(sock, socket.socket) else None
-    stream = request.stream
-    chunks: list[bytes] = []
-    total = 0
-    try:
-        while True:
-            left = deadline.remaining()
-            if left <= 0:
-                raise TimeoutError("the request body did not arrive before the deadline")
-            if isinstance(sock, socket.socket):
-                sock.settimeout(left)
-            chunk = stream.read(min(READ_CHUNK, cap + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > cap:
-                return None
-    finally:
-        if isinstance(sock, socket.socket):
-            sock.settimeout(previous)
-    return b"".join(chunks)
+    body = request.stream.read(cap + 1)
+    return None if len(body) > cap else body
 
 
 def create_app(runtime: Runtime) -> Flask:
@@ -231,14 +232,12 @@ def create_app(runtime: Runtime) -> Flask:
     app.logger.disabled = True  # gunicorn logs; our handlers log through "draguard.*"
 
     def admission(endpoint: str) -> Response:
-        t0 = time.monotonic()
+        received = request.environ.get("draguard.received")
+        t0 = received if isinstance(received, float) else time.monotonic()  # the request's first byte
         config = runtime.configs[endpoint]
         deadline = _deadline(config, t0)
         cap = runtime.options.max_body_bytes
-        try:
-            body = _read_body(cap, Deadline(max(deadline.at, t0 + BODY_SECONDS)))
-        except (TimeoutError, OSError) as e:
-            return _reject(endpoint, 408, f"reading the request body failed: {e}")
+        body = _read_body(cap)
         if body is None:
             return _reject(endpoint, 413, f"the request body is larger than the limit of {cap} bytes")
         try:
@@ -258,6 +257,11 @@ def create_app(runtime: Runtime) -> Flask:
             data = json.dumps(answer, separators=(",", ":")).encode()
         _observe(endpoint, info, time.monotonic() - t0)
         return _json(data)
+
+    @app.errorhandler(HTTPException)
+    def http_error(e: HTTPException) -> Response:  # 404, 405, ...: a metav1.Status, as every other error
+        code = e.code or 500
+        return _json(status_body(code, f"{request.method[:16]} {request.path[:256]}: {e.name}"), code)
 
     @app.post("/validate")
     def validate() -> Response:
@@ -284,6 +288,14 @@ def create_app(runtime: Runtime) -> Flask:
         }
         if runtime.live is not None:  # per kind, the resourceVersion this worker's state has reached
             body["resourceVersions"] = runtime.live.resource_versions()
+        loader = runtime.loader
+        if loader is not None and loader.errors:  # still ready: the last good state serves
+            reload: dict[str, Any] = {"errors": loader.errors}
+            failing = loader.failing
+            if failing is not None:
+                reload["failing"] = failing[0]
+                reload["failingForSeconds"] = round(time.monotonic() - failing[1], 3)
+            body["stateReload"] = reload
         return _json(json.dumps(body).encode())
 
     @app.get("/metrics")

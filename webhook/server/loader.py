@@ -271,6 +271,10 @@ class StateLoader:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.reloads = 0
+        self.errors = 0  # scans that failed (the previous state stayed published)
+        # the failure of the latest scan, (message, monotonic time), None once a scan succeeds again:
+        # replaced whole, read by request threads (/readyz)
+        self.failing: tuple[str, float] | None = None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="draguard-state-loader", daemon=True)
@@ -306,18 +310,23 @@ class StateLoader:
         self.ready.set()
         return True
 
+    def _failed(self, message: str, e: BaseException) -> None:
+        self.errors += 1
+        self.failing = (message[:1024], time.monotonic())
+        if self.on_error is not None:
+            self.on_error(e)
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
                 self.load_once()
+                self.failing = None
             except UnreadableInput as e:
                 log.error("state: %s; the previous state stays in use", one_line(str(e)))
-                if self.on_error is not None:
-                    self.on_error(e)
+                self._failed(one_line(str(e)), e)
             except Exception as e:  # a bug must not end the loader: the old state stays published
                 log.exception("state reload failed; the previous state stays in use")
-                if self.on_error is not None:
-                    self.on_error(e)
+                self._failed(f"internal error ({type(e).__name__}): see the log", e)
             if self.on_tick is not None and self.ready.is_set():
                 try:
                     self.on_tick(self.store.snapshot())

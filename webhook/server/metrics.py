@@ -40,8 +40,21 @@ LATENCY = Histogram(
 )
 REJECTED = Counter(
     "draguard_http_rejected_requests",
-    "Requests answered without a review: 400 (no AdmissionReview), 408 (body too slow), 413 (too large)",
+    "Requests answered without a review: 400 (no AdmissionReview, malformed HTTP), 408 (body too slow), "
+    "413 (too large), 431 (head too large), 501 (a transfer coding other than chunked)",
     ["endpoint", "code"],
+)
+CONNECTIONS_OPEN = Gauge(
+    "draguard_http_connections",
+    "Client connections open (sum over the live workers): handshaking, reading, answering or kept alive",
+    multiprocess_mode="livesum",
+)
+CONNECTIONS_CLOSED = Counter(
+    "draguard_http_connections_closed",
+    "Client connections closed, by reason: done, idle (keep-alive timeout), read_timeout (handshake, head "
+    "or body not complete in --read-timeout), write_timeout, tls_error, evicted (closed to make room at "
+    "--max-connections), refused (at --max-connections, every connection busy), bad_request, drained",
+    ["reason"],
 )
 FEASIBILITY = Counter(
     "draguard_feasibility_verdicts",

@@ -10,6 +10,12 @@ DEFAULT_ADDRESS = "127.0.0.1"
 # The API server accepts request bodies up to 3 MiB (MaxRequestBodyBytes); an UPDATE review carries the
 # object and its oldObject, each as large as that, plus the review around them: 2 × 3 MiB + 1 MiB.
 DEFAULT_MAX_BODY = 7 << 20
+# One deadline for a request to arrive whole (a new connection's TLS handshake included): an API server
+# sends its request at once, so anything slower is a stalled or hostile client holding a connection. Well
+# under the shortest timeoutSeconds deploy/ sets (2 s, the mutating webhook); --read-timeout.
+DEFAULT_READ_TIMEOUT = 2.0
+DEFAULT_MAX_CONNECTIONS = 2048  # per worker: a few KiB each (bench/abuse_bench.py)
+DEFAULT_DRAIN = 5.0  # seconds a stopping worker still answers (readiness false): endpoints propagate
 DEFAULT_THREADS = 4  # per worker (bench/webhook_bench.py --sweep: see the README's figures)
 
 
@@ -44,6 +50,9 @@ class ServeOptions:
     max_body_bytes: int = DEFAULT_MAX_BODY
     reload_interval: float = 1.0  # seconds between two scans of the state directory
     keepalive: float = 60.0  # idle seconds a kept-alive connection stays open
+    read_timeout: float = DEFAULT_READ_TIMEOUT  # TLS handshake + head + body of a request, from its start
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # per worker
+    drain_seconds: float = DEFAULT_DRAIN  # after SIGTERM: not ready, still answering
     graceful_timeout: float = 20.0  # seconds in-flight requests get after SIGTERM
     worker_timeout: float = 60.0  # a worker silent for longer is restarted (also bounds its first load)
     log_level: str = "info"

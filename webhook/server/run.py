@@ -1,11 +1,13 @@
 """`draguard serve`: gunicorn embedded (BaseApplication), configured from ServeOptions.
 
-Workers: one process per usable core (`--workers`), each with `--threads` threads (the `gthread` worker:
-kept-alive connections wait in its poller, not in a thread). The app is imported once in the arbiter and
+Workers: one process per usable core (`--workers`), each an asyncio front holding every connection
+(TLS handshake, request head and body, kept-alive waits: webhook/server/front.py) and `--threads`
+request threads that only ever see complete requests (webhook/server/worker.py). The app is imported once in the arbiter and
 forked (preload), each worker then loads its own state (DESIGN-7: one StateStore per process, written by
 its loader thread) and only starts accepting connections once that state is published. TLS contexts come
-from `ReloadingTLS` through gunicorn's `ssl_context` hook (rotation without restart). SIGTERM is
-gunicorn's graceful stop: no new connections, in-flight requests get `graceful_timeout` seconds.
+from `ReloadingTLS` for every new connection (rotation without restart). SIGTERM: readiness false, still
+answering for `--drain-seconds`, then no new connections; requests in flight get the rest of
+`graceful_timeout` seconds.
 """
 
 from __future__ import annotations
@@ -20,9 +22,14 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from webhook.server.front import FrontLimits
 from webhook.server.options import ServeOptions
 
 log = logging.getLogger("draguard.server")
+
+# Bodies a worker reads and holds at once, in units of --max-body-bytes (front.py's body budget): with
+# the large-body concurrency of 2, this bounds a worker's request memory (bench/abuse_bench.py --parts memory)
+BODY_BUDGET_BODIES = 4
 
 
 class DraguardApplication(BaseApplication):  # type: ignore[misc]
@@ -41,9 +48,20 @@ class DraguardApplication(BaseApplication):  # type: ignore[misc]
         return self.application
 
 
+def front_limits(options: ServeOptions) -> FrontLimits:
+    return FrontLimits(
+        read_seconds=options.read_timeout,
+        keepalive_seconds=options.keepalive,
+        max_connections=options.max_connections,
+        max_body_bytes=options.max_body_bytes,
+        body_budget_bytes=BODY_BUDGET_BODIES * options.max_body_bytes,
+    )
+
+
 def gunicorn_settings(options: ServeOptions, runtime: Any, cert: str, key: str) -> dict[str, Any]:
     """The gunicorn configuration `draguard serve` runs with."""
     from webhook.server import metrics
+    from webhook.server.worker import worker_class_for
 
     def post_worker_init(worker: Any) -> None:
         if not runtime.start_worker(heartbeat=worker.notify, alive=lambda: worker.alive):
@@ -69,19 +87,15 @@ def gunicorn_settings(options: ServeOptions, runtime: Any, cert: str, key: str) 
     return {
         "bind": [options.bind],
         "workers": options.worker_count,
-        "worker_class": "gthread",
+        "worker_class": worker_class_for(runtime, front_limits(options), options.drain_seconds),
         "threads": options.threads,
         "preload_app": True,
         "timeout": math.ceil(options.worker_timeout),  # gunicorn takes whole seconds
         "graceful_timeout": math.ceil(options.graceful_timeout),
         "keepalive": math.ceil(options.keepalive),
-        "limit_request_line": 8190,
-        "limit_request_fields": 100,
-        "limit_request_field_size": 8190,
+        # TLS is the front's (ReloadingTLS); these make the arbiter say https:// and check the files
         "certfile": cert,
         "keyfile": key,
-        "ssl_context": runtime.tls.gunicorn_hook(),
-        "do_handshake_on_connect": False,
         "post_worker_init": post_worker_init,
         "worker_exit": worker_exit,
         "child_exit": child_exit,
@@ -89,7 +103,7 @@ def gunicorn_settings(options: ServeOptions, runtime: Any, cert: str, key: str) 
         "control_socket_disable": True,
         "proc_name": "draguard",
         "errorlog": "-",
-        "accesslog": "-" if options.access_log else None,
+        "accesslog": None,  # --access-log: the front's "draguard.access" lines (control characters escaped)
         "loglevel": options.log_level,
         "worker_tmp_dir": "/dev/shm" if os.path.isdir("/dev/shm") else None,
     }

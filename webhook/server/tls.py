@@ -1,7 +1,7 @@
 """Server TLS contexts that follow the certificate files: rotation without a restart.
 
 `ReloadingTLS.current()` stats the certificate, key (and client-CA) files and builds a new `SSLContext`
-when any of them changed; gunicorn's `ssl_context` hook calls it for every new connection. Every context
+when any of them changed; the front (front.py) calls it for every new connection. Every context
 it hands out also has an `sni_callback` that moves the handshake onto the newest context, so a server
 that kept one context for all connections still serves the rotated certificate. A connection keeps the
 context it shook hands with: in-flight requests are never cut. When the new files cannot be used
@@ -124,11 +124,3 @@ class ReloadingTLS:
         if newest is not ctx:
             sock.context = newest
         return None
-
-    def gunicorn_hook(self) -> Callable[[object, Callable[[], ssl.SSLContext]], ssl.SSLContext]:
-        """gunicorn's `ssl_context(config, default_factory)` setting: the current context."""
-
-        def ssl_context(config: object, default_factory: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
-            return self.current()
-
-        return ssl_context

@@ -74,7 +74,17 @@ def _short(message: str) -> str:
     return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
 
 
-_REASONS = {400: "BadRequest", 408: "Timeout", 413: "RequestEntityTooLarge", 503: "ServiceUnavailable"}
+_REASONS = {
+    400: "BadRequest",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    408: "Timeout",
+    413: "RequestEntityTooLarge",
+    431: "BadRequest",
+    500: "InternalError",
+    501: "BadRequest",
+    503: "ServiceUnavailable",
+}
 
 
 def status_body(code: int, message: str) -> bytes:
