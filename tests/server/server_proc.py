@@ -62,7 +62,10 @@ class Server:
         certs: Path | None = None,
         client: tuple[Path, Path] | None = None,
         wait_ready: bool = True,
+        drain: str | None = "0",
     ) -> None:
+        if drain is not None and "--drain-seconds" not in args:  # tests stop servers often: no 5-s drain
+            args = (*args, "--drain-seconds", drain)
         self.client = client  # the client certificate the test's own requests present
         self.log_path = tmp / f"server-{time.monotonic_ns()}.log"
         self.certs = certs

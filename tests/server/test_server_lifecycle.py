@@ -30,7 +30,7 @@ def _serial(server: Server) -> int:
 
 def test_embedded_default_creates_certificates_and_serves_the_examples(tmp_path: Path) -> None:
     (tmp_path / "examples").symlink_to(EXAMPLES)
-    server = Server(tmp_path, cwd=tmp_path)  # no flags but a free port
+    server = Server(tmp_path, cwd=tmp_path, drain=None)  # no flags but a free port
     try:
         for name in ("ca.crt", "ca.key", "tls.crt", "tls.key"):
             assert (tmp_path / "certs" / name).is_file()
