@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.admission import extended, mutating, validating
+from webhook.admission import extended, mutating, oversize, validating
 from webhook.admission import feasibility as fz
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.request import (
@@ -163,6 +163,13 @@ def _answer(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Dead
     mismatch = _kind_mismatch(req)
     if mismatch:
         return _Answer(False, failure_status(400, "BadRequest", mismatch), decision="denied")
+    too_many = _oversized(req)
+    if too_many is not None:
+        if config.endpoint == "mutate":  # not mutated; the API server's validation rejects it next
+            return _Answer(
+                warnings=[f"draguard did not mutate this object: {too_many.field}: {too_many.message}"]
+            )
+        return _deny(_Answer(), req, [too_many], hint="the API server rejects such an object too")
     if config.endpoint == "mutate":
         ops, warnings = mutating.skew_patch(req, config)
         answer = _Answer(patch=ops, warnings=warnings)
@@ -170,6 +177,12 @@ def _answer(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Dead
             _translate(answer, req, snapshot, config, deadline)
         return answer
     return _validate(req, snapshot, config, deadline)
+
+
+def _oversized(req: Request) -> Violation | None:
+    if req.kind.group != "resource.k8s.io":
+        return None
+    return oversize.oversized(req.object, req.kind.kind) or oversize.oversized(req.old_object, req.kind.kind)
 
 
 def _is_pod_create(req: Request) -> bool:

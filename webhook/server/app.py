@@ -26,6 +26,7 @@ from webhook.server.options import ServeOptions
 from webhook.server.tls import Loaded, ReloadingTLS
 from webhook.server.wire import (
     BadBody,
+    TooManyValues,
     decode_review_body,
     failure_answer,
     parse_go_duration,
@@ -242,6 +243,8 @@ def create_app(runtime: Runtime) -> Flask:
             return _reject(endpoint, 413, f"the request body is larger than the limit of {cap} bytes")
         try:
             ar = decode_review_body(body)
+        except TooManyValues as e:
+            return _reject(endpoint, 413, str(e))
         except BadBody as e:
             return _reject(endpoint, 400, str(e))
         snapshot = runtime.store.snapshot()

@@ -16,7 +16,7 @@ Bounds (`FrontLimits`), each closing the connection when missed:
 - `max_head_bytes`, `max_headers`, `max_body_bytes` per request; `body_budget_bytes` for the bodies
   of all the requests a worker reads and holds at once (a body waits, paused, until its share is free).
 - `large_body_bytes` / `large_concurrency`: requests with bodies above the first are handled at most
-  this many at a time (decoding one costs tens of MiB).
+  this many at a time (decoding one costs up to ~140 MiB: wire.MAX_REVIEW_OBJECTS).
 
 Errors the front answers itself (400, 408, 413, 431, 501) are `metav1.Status` JSON as the handler's.
 """
@@ -72,7 +72,7 @@ class FrontLimits:
     max_body_bytes: int = 7 << 20
     body_budget_bytes: int = 28 << 20
     large_body_bytes: int = 1 << 20
-    large_concurrency: int = 2
+    large_concurrency: int = 1
     tls_shutdown_seconds: float = 1.0
 
 

@@ -28,7 +28,7 @@ from webhook.server.options import ServeOptions
 log = logging.getLogger("draguard.server")
 
 # Bodies a worker reads and holds at once, in units of --max-body-bytes (front.py's body budget): with
-# the large-body concurrency of 2, this bounds a worker's request memory (bench/abuse_bench.py --parts memory)
+# one large body decoded at a time, this bounds a worker's request memory (bench/abuse_bench.py --parts memory)
 BODY_BUDGET_BODIES = 4
 
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from webhook.io.files import InputFileError, decode_text
-from webhook.io.jsonload import load_json_documents
+from webhook.io.jsonload import TooManyObjects, load_json_documents
 from webhook.io.yamlload import YamlError
 from webhook.model.text import one_line
 
@@ -19,6 +19,17 @@ MAX_MESSAGE = 1024  # characters of a 400 message (a JSON error quotes no input,
 
 class BadBody(ValueError):
     """A body that is not one JSON object (the server answers 400 with the message)."""
+
+
+class TooManyValues(BadBody):
+    """A body of more JSON objects than MAX_REVIEW_OBJECTS (the server answers 413)."""
+
+
+# JSON objects one review body may hold: bounds what decoding it costs (~140 bytes an object: ~140 MiB
+# at worst, in ~1 s). No review of a valid object comes near: a Pod CREATE of the API server's largest
+# size (3 MiB) made of `{"name":"a"}` env entries is ~240,000 objects; the largest DRA object, a claim
+# UPDATE whose 96 opaque configurations and 32 device status data of 10 KiB each are all `{}`, ~880,000.
+MAX_REVIEW_OBJECTS = 1_000_000
 
 
 def parse_go_duration(text: str) -> float | None:
@@ -49,7 +60,12 @@ def decode_review_body(body: bytes) -> Any:
     if not text.lstrip().startswith("{"):
         raise BadBody("the body is not a JSON object: expected an AdmissionReview (admission.k8s.io/v1)")
     try:
-        docs = list(load_json_documents(text))
+        docs = list(load_json_documents(text, max_objects=MAX_REVIEW_OBJECTS))
+    except TooManyObjects as e:
+        raise TooManyValues(
+            f"the body holds more than {e.limit} JSON objects: no AdmissionReview the API server sends is "
+            "that large, and decoding it would hold the server's memory"
+        ) from None
     except (RecursionError, MemoryError) as e:  # a bound the I/O layer missed: still a clear 400
         raise BadBody(f"the body cannot be decoded ({type(e).__name__})") from None
     if len(docs) != 1:
