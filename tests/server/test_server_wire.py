@@ -86,3 +86,13 @@ def test_failure_answers_follow_the_mode() -> None:
     assert "RecursionError" in open_["warnings"][0] and open_["auditAnnotations"]["internal-error"]
     closed = failure_answer(ar, "closed", "RecursionError")["response"]
     assert closed["allowed"] is False and closed["status"]["code"] == 500
+
+
+def test_a_body_of_more_json_objects_than_the_bound_is_too_large() -> None:
+    from webhook.server.wire import MAX_REVIEW_OBJECTS, TooManyValues
+
+    many = b'{"request":{"object":{"spec":[' + b",".join([b"{}"] * MAX_REVIEW_OBJECTS) + b"]}}}"
+    with pytest.raises(TooManyValues, match=f"more than {MAX_REVIEW_OBJECTS} JSON objects"):
+        decode_review_body(many)
+    fewer = b'{"request":{"object":{"spec":[' + b",".join([b"{}"] * (MAX_REVIEW_OBJECTS - 3)) + b"]}}}"
+    assert len(decode_review_body(fewer)["request"]["object"]["spec"]) == MAX_REVIEW_OBJECTS - 3
