@@ -227,12 +227,23 @@ def test_a_client_certificate_is_required_with_client_ca(tmp_path: Path) -> None
         ar = example_review("claim-create.json")
         status, answer = server.review(ar)
         assert status == 200 and answer["response"]["allowed"] is True
-        for ctx in (
-            server.context(anonymous=True),
-            server.context((other / "client.crt", other / "client.key")),
-        ):
-            with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
-                server.review(ar, conn=server.connection(ctx))
+        # a certificate of another CA fails the handshake
+        with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
+            server.review(
+                ar, conn=server.connection(server.context((other / "client.crt", other / "client.key")))
+            )
+        # none at all: the probes and /metrics answer (the kubelet and a scrape have none), the admission
+        # endpoints do not
+        anonymous = server.connection(server.context(anonymous=True))
+        assert server.request("GET", "/healthz", conn=anonymous)[0] == 200
+        assert server.request("GET", "/readyz", conn=anonymous)[0] == 200
+        assert server.request("GET", "/metrics", conn=anonymous)[0] == 200
+        for path in ("/validate", "/mutate"):
+            status, body = server.request("POST", path, json.dumps(ar).encode(), conn=anonymous)
+            assert status == 401, body
+            answer = json.loads(body)
+            assert answer["kind"] == "Status" and answer["reason"] == "Unauthorized" and answer["code"] == 401
+            assert "--client-ca" in answer["message"]
     finally:
         assert server.stop() == 0, server.log()
 

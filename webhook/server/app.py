@@ -235,6 +235,13 @@ def create_app(runtime: Runtime) -> Flask:
     def admission(endpoint: str) -> Response:
         received = request.environ.get("draguard.received")
         t0 = received if isinstance(received, float) else time.monotonic()  # the request's first byte
+        if runtime.options.client_ca and request.environ.get("draguard.client_certified") is not True:
+            return _reject(
+                endpoint,
+                401,
+                f"/{endpoint} requires a client certificate signed by the --client-ca bundle (the API "
+                "server presents one when its AdmissionConfiguration's kubeconfig names it for this service)",
+            )
         config = runtime.configs[endpoint]
         deadline = _deadline(config, t0)
         cap = runtime.options.max_body_bytes

@@ -89,6 +89,9 @@ class Request:
     received: float  # time.monotonic() of the request's first byte (of the accept, for a new connection)
     scheme: str = "https"
     server: tuple[str, int] = ("", 0)
+    client_certified: bool = (
+        False  # a client certificate verified against --client-ca came with the handshake
+    )
 
     def header(self, name: str) -> str | None:
         for key, value in self.headers:
@@ -445,6 +448,7 @@ class Front:
                 peer=conn.peer,
                 received=received,
                 server=_sockname(conn.sock),
+                client_certified=stream.client_certified,
             )
             conn.enter(Phase.BUSY)
             reply = await self._dispatch(request)

@@ -70,6 +70,12 @@ class Stream:
             await self._flush()
             return
 
+    @property
+    def client_certified(self) -> bool:
+        """Whether the client presented a certificate that the context verified (after the handshake;
+        with CERT_OPTIONAL an unverifiable one fails the handshake, none at all is allowed)."""
+        return self._tls is not None and bool(self._tls.getpeercert())
+
     # --- reading ---------------------------------------------------------------------------------
     async def _fill(self) -> None:
         """At least one more byte in `buffer`, or `eof` set."""

@@ -8,8 +8,10 @@ context it shook hands with: in-flight requests are never cut. When the new file
 together (a key renamed before its certificate, a half-written file) the last good context stays in
 service and the next connection tries again.
 
-TLS 1.2 is the lowest version offered; `client_ca` makes a client certificate signed by that CA
-mandatory (the API server presents one when its AdmissionConfiguration names it).
+TLS 1.2 is the lowest version offered; with `client_ca` the handshake asks for a client certificate and
+fails on one that CA did not sign; the admission endpoints then require one (app.py answers 401 without
+it: the API server presents one when its AdmissionConfiguration names it), while the kubelet's probes
+and a metrics scrape connect without.
 """
 
 from __future__ import annotations
@@ -79,7 +81,9 @@ class ReloadingTLS:
             ctx.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE
             ctx.load_cert_chain(self.cert, self.key)
             if self.client_ca is not None:
-                ctx.verify_mode = ssl.CERT_REQUIRED
+                # asked for and verified when sent; required by the admission endpoints (the app), so the
+                # kubelet's probes and a metrics scrape need none
+                ctx.verify_mode = ssl.CERT_OPTIONAL
                 ctx.load_verify_locations(cafile=str(self.client_ca))
             ctx.sni_callback = self._sni
             expires = not_after(cert_pem)

@@ -92,6 +92,7 @@ def _short(message: str) -> str:
 
 _REASONS = {
     400: "BadRequest",
+    401: "Unauthorized",
     404: "NotFound",
     405: "MethodNotAllowed",
     408: "Timeout",

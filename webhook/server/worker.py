@@ -60,6 +60,7 @@ def wsgi_call(app: Any, request: Request) -> Reply:
         "wsgi.multiprocess": True,
         "wsgi.run_once": False,
         "draguard.received": request.received,  # monotonic time of the request's first byte
+        "draguard.client_certified": request.client_certified,
     }
     for name, value in request.headers:
         key = name.upper().replace("-", "_")
