@@ -6,7 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deploy_render import DEPLOY, KUBECTL, NO_KUBECTL, copy_deploy, kustomize, make_certs
+from deploy_render import (
+    DEPLOY,
+    KUBECTL,
+    NO_KUBECTL,
+    copy_deploy,
+    kustomize,
+    make_certs,
+    make_client_auth_certs,
+)
 
 
 @pytest.fixture(scope="session")
@@ -19,10 +27,17 @@ def self_managed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 @pytest.fixture(scope="session")
-def rendered(self_managed: tuple[Path, str]) -> dict[str, list[dict[str, Any]]]:
+def client_auth(self_managed: tuple[Path, str]) -> Path:
+    """The client-auth component's certs/ in that copy, after its documented `draguard certs` step."""
+    copy, _ = self_managed
+    return make_client_auth_certs(copy)
+
+
+@pytest.fixture(scope="session")
+def rendered(self_managed: tuple[Path, str], client_auth: Path) -> dict[str, list[dict[str, Any]]]:
     """Every overlay (and the base) rendered by kubectl kustomize; `everything` is a user's composition
     of the base with every optional component and self-managed certificates, listed in the documented
-    order (translate and monitoring before the certificate component)."""
+    order (client-auth after monitoring, every optional one before the certificate component)."""
     copy, _ = self_managed
     everything = copy / "overlays" / "everything"
     everything.mkdir()
@@ -30,6 +45,7 @@ def rendered(self_managed: tuple[Path, str]) -> dict[str, list[dict[str, Any]]]:
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
         "resources: [../../base]\n"
         "components: [../../components/translate, ../../components/monitoring, "
+        "../../components/network-policy, ../../components/client-auth, "
         "../../components/self-managed-certs]\n"
     )
     return {
@@ -38,5 +54,7 @@ def rendered(self_managed: tuple[Path, str]) -> dict[str, list[dict[str, Any]]]:
         "self-managed-certs": kustomize(copy / "overlays" / "self-managed-certs"),
         "translate": kustomize(DEPLOY / "overlays" / "translate"),
         "monitoring": kustomize(DEPLOY / "overlays" / "monitoring"),
+        "network-policy": kustomize(DEPLOY / "overlays" / "network-policy"),
+        "client-auth": kustomize(copy / "overlays" / "client-auth"),
         "everything": kustomize(everything),
     }

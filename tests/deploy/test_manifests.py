@@ -26,6 +26,7 @@ from deploy_render import (
     SERVICE_ACCOUNT,
     SERVICE_ACCOUNT_USER,
     container,
+    exec_probe_path,
     find,
     one,
     webhooks,
@@ -59,7 +60,14 @@ VALIDATING, MUTATING = "ValidatingWebhookConfiguration", "MutatingWebhookConfigu
 def test_every_overlay_directory_is_rendered_here() -> None:
     assert sorted(p.name for p in (DEPLOY / "overlays").iterdir()) == sorted(OVERLAYS)
     components = sorted(p.name for p in (DEPLOY / "components").iterdir())
-    assert components == ["cert-manager", "monitoring", "self-managed-certs", "translate"]
+    assert components == [
+        "cert-manager",
+        "client-auth",
+        "monitoring",
+        "network-policy",
+        "self-managed-certs",
+        "translate",
+    ]
 
 
 @pytest.mark.parametrize("overlay", ALL)
@@ -132,9 +140,13 @@ def test_probes_are_https_on_the_serving_port(
     assert ports == {"https": 8443}
     paths = {}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert c[probe]["timeoutSeconds"] >= 3, f"{probe}: a GC pause or a busy worker is not a failure"
+        if "exec" in c[probe]:  # client-auth: the kubelet's httpGet cannot present a client certificate
+            assert overlay in ("client-auth", "everything"), probe
+            paths[probe] = exec_probe_path(c[probe], ports["https"])
+            continue
         get = c[probe]["httpGet"]
         assert get["scheme"] == "HTTPS" and ports.get(get["port"], get["port"]) == 8443, probe
-        assert c[probe]["timeoutSeconds"] >= 3, f"{probe}: a GC pause or a busy worker is not a failure"
         paths[probe] = get["path"]
     assert paths == {"startupProbe": "/healthz", "readinessProbe": "/readyz", "livenessProbe": "/healthz"}
     # the startup probe covers the initial list (minutes on a large cluster) before liveness counts
@@ -468,7 +480,7 @@ def _configs(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [o for o in objects if o["kind"] in (VALIDATING, MUTATING)]
 
 
-@pytest.mark.parametrize("overlay", ("cert-manager", "translate", "monitoring"))
+@pytest.mark.parametrize("overlay", ("cert-manager", "translate", "monitoring", "network-policy"))
 def test_cert_manager_injects_the_ca_of_the_serving_certificate(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:

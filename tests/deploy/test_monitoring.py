@@ -329,6 +329,9 @@ SHAPES: dict[tuple[str, str], dict[str, Any]] = {
                         [],
                         serverName=_STR,
                         ca=_obj([], secret=_obj(["key"], name=_STR, key=_STR)),
+                        # the client certificate (components/client-auth)
+                        cert=_obj([], secret=_obj(["key"], name=_STR, key=_STR)),
+                        keySecret=_obj(["key"], name=_STR, key=_STR),
                     ),
                 ),
             },
@@ -394,9 +397,12 @@ SHAPES: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("overlay", ("cert-manager", "monitoring", "translate"))
+@pytest.mark.parametrize(
+    ("overlay", "custom"),
+    [("cert-manager", 4), ("monitoring", 6), ("translate", 4), ("client-auth", 4), ("everything", 2)],
+)
 def test_custom_resources_have_their_crds_shape(
-    rendered: dict[str, list[dict[str, Any]]], overlay: str
+    rendered: dict[str, list[dict[str, Any]]], overlay: str, custom: int
 ) -> None:
     seen = 0
     for o in rendered[overlay]:
@@ -404,7 +410,7 @@ def test_custom_resources_have_their_crds_shape(
         if shape is not None:
             jsonschema.validate(o, shape)
             seen += 1
-    assert seen >= 4
+    assert seen == custom
 
 
 def test_the_shape_check_rejects_an_unknown_field(rendered: dict[str, list[dict[str, Any]]]) -> None:
