@@ -85,23 +85,26 @@ def make_certs(deploy: Path) -> str:
 
 def make_client_auth_certs(deploy: Path) -> Path:
     """The documented step of the client-auth component (deploy/components/client-auth), with the real
-    CLI: a CA and the API server's client certificate (moved to certs/apiserver/), then the in-cluster
-    client certificate from the same CA. Returns the certs/ directory."""
+    CLI: a CA and the API server's client certificate. Returns the certs/ directory."""
     certs = deploy / "components" / "client-auth" / "certs"
-    for client in ("kube-apiserver", "draguard-probe"):
-        p = subprocess.run(
-            [sys.executable, "-m", "webhook.cli.main", "certs", "--dir", str(certs), "--client", client],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert p.returncode == 0, p.stderr
-        if client == "kube-apiserver":
-            (certs / "apiserver").mkdir(exist_ok=True)
-            for name in ("client.crt", "client.key"):
-                (certs / name).rename(certs / "apiserver" / name)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "webhook.cli.main",
+            "certs",
+            "--dir",
+            str(certs),
+            "--client",
+            "kube-apiserver",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
     return certs
 
 
@@ -133,14 +136,3 @@ def container(objects: list[dict[str, Any]]) -> dict[str, Any]:
     deployment = one(objects, "Deployment", "draguard")
     (c,) = deployment["spec"]["template"]["spec"]["containers"]
     return c  # type: ignore[no-any-return]
-
-
-def exec_probe_path(probe: dict[str, Any], port: int) -> str:
-    """The path an exec probe of the client-auth component asks for: its command is `python -c SCRIPT
-    PATH TIMEOUT`, the script calls https://127.0.0.1:PORT + PATH, and its timeout stays below the
-    probe's timeoutSeconds (a timed-out exec probe is a failure with no word of why)."""
-    python, flag, script, path, timeout = probe["exec"]["command"]
-    assert (python, flag) == ("python", "-c")
-    assert f'"https://127.0.0.1:{port}" + sys.argv[1]' in script
-    assert 0 < float(timeout) < probe["timeoutSeconds"]
-    return str(path)

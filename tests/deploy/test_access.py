@@ -1,21 +1,21 @@
 """Who may connect (issue 14, part 4): the network-policy component admits only the API server and
 Prometheus, only on the port the Service sends to; the client-auth component makes the server require a
-client certificate, mounts the CA bundle where `--client-ca` points, and keeps probes and scrapes working.
-The probes and the control-plane kubeconfig are run against a real `draguard serve --client-ca`."""
+client certificate on the admission endpoints, mounts the CA bundle where `--client-ca` points, and leaves
+probes and scrapes as they are. The probes and the control-plane kubeconfig are run against a real
+`draguard serve --client-ca`."""
 
 from __future__ import annotations
 
 import http.client
+import json
 import ssl
-import subprocess
-import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 import yaml
 from cryptography import x509
-from deploy_render import DEPLOY, NAMESPACE, container, exec_probe_path, find, one, webhooks
+from deploy_render import DEPLOY, NAMESPACE, container, find, one, webhooks
 
 from tests.server.server_proc import Server, example_review, make_certs
 
@@ -117,12 +117,11 @@ def test_client_ca_is_a_file_of_the_mounted_secret(
     objects = rendered[overlay]
     secret, key = _mounted_secret(objects, _client_ca(objects))
     assert secret["metadata"]["name"] == "draguard-client-auth"
-    assert set(secret["data"]) == {"ca.crt", "client.crt", "client.key"}, "never a private key of a CA"
+    assert set(secret["data"]) == {"ca.crt"}, "the CA bundle only: never a private key"
     assert key == "ca.crt"
     ca = x509.load_pem_x509_certificate((client_auth / "ca.crt").read_bytes())
-    # the bundle verifies the API server's certificate (control plane) and the in-cluster one
-    for leaf in (client_auth / "apiserver" / "client.crt", client_auth / "client.crt"):
-        x509.load_pem_x509_certificate(leaf.read_bytes()).verify_directly_issued_by(ca)
+    # the bundle verifies the certificate the API server presents (copied to the control plane hosts)
+    x509.load_pem_x509_certificate((client_auth / "client.crt").read_bytes()).verify_directly_issued_by(ca)
 
 
 @pytest.mark.parametrize("overlay", ("cert-manager", "self-managed-certs", "network-policy"))
@@ -134,30 +133,18 @@ def test_without_client_auth_nothing_asks_for_a_client_certificate(
     assert not find(objects, "Secret", "draguard-client-auth")
 
 
-def _probe_commands(objects: list[dict[str, Any]]) -> dict[str, list[str]]:
-    c = container(objects)
-    _, port = _service_port(objects)
-    out = {}
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        exec_probe_path(c[probe], port)
-        out[probe] = c[probe]["exec"]["command"]
-    return out
-
-
 @pytest.mark.parametrize("overlay", CLIENT_AUTH_OVERLAYS)
-def test_probes_and_scrapes_present_the_in_cluster_certificate(
+def test_probes_and_scrapes_stay_as_the_base_has_them(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:
-    objects = rendered[overlay]
-    for command in _probe_commands(objects).values():
-        script = command[2]
-        for path in ("/client-auth/client.crt", "/client-auth/client.key"):
-            assert f'"{path}"' in script
-            _mounted_secret(objects, path)
-    for sm in find(objects, "ServiceMonitor", "draguard"):
-        tls = sm["spec"]["endpoints"][0]["tlsConfig"]
-        assert tls["cert"] == {"secret": {"name": "draguard-client-auth", "key": "client.crt"}}
-        assert tls["keySecret"] == {"name": "draguard-client-auth", "key": "client.key"}
+    """The server asks for a certificate but only the admission endpoints require one: the kubelet's
+    httpGet probes and the ServiceMonitor need no change."""
+    c, base = container(rendered[overlay]), container(rendered["base"])
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert c[probe] == base[probe], probe
+    for sm in find(rendered[overlay], "ServiceMonitor", "draguard"):
+        tls = sm["spec"]["endpoints"][0].get("tlsConfig", {})
+        assert "cert" not in tls and "keySecret" not in tls
 
 
 def _control_plane() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -202,22 +189,17 @@ def test_every_webhook_gets_the_client_certificate(rendered: dict[str, list[dict
         assert PurePosixPath(user["client-key"]).name == "client.key", w["name"]
 
 
-def _probe(command: list[str], certs: Path, port: int) -> subprocess.CompletedProcess[str]:
-    """A rendered exec probe run here: the mount is `certs`, the Pod's 8443 is the test server's port."""
-    script = command[2].replace("/client-auth/", f"{certs}/").replace(":8443", f":{port}")
-    return subprocess.run(
-        [sys.executable, "-c", script, *command[3:]], capture_output=True, text=True, timeout=60, check=False
-    )
-
-
 def test_probes_and_the_api_servers_certificate_pass_a_real_server_and_nothing_else_does(
     rendered: dict[str, list[dict[str, Any]]], client_auth: Path, tmp_path: Path
 ) -> None:
-    """`draguard serve --client-ca` with the component's ca.crt: the rendered probes (with the mounted
-    in-cluster certificate) succeed, and so does a review presenting the certificate the control-plane
-    kubeconfig names; without a certificate, or with one of another CA, the handshake fails."""
+    """`draguard serve --client-ca` with the component's ca.crt: the rendered probes' paths answer a client
+    without a certificate (the kubelet), a review presenting the certificate the control-plane kubeconfig
+    names is answered; a review without a certificate gets 401, one with another CA's fails the handshake."""
     serving = tmp_path / "serving"
     make_certs(serving)
+    _, kubeconfig = _control_plane()
+    user = _user_for(kubeconfig, {"name": "draguard", "namespace": NAMESPACE, "port": 443})
+    apiserver = tuple(client_auth / PurePosixPath(user[k]).name for k in ("client-certificate", "client-key"))
     server = Server(
         tmp_path,
         "--state", str(DEPLOY.parent / "examples" / "simulate"),
@@ -225,36 +207,24 @@ def test_probes_and_the_api_servers_certificate_pass_a_real_server_and_nothing_e
         "--client-ca", str(client_auth / "ca.crt"),
         "--workers", "1",
         certs=serving,
-        client=(client_auth / "client.crt", client_auth / "client.key"),
+        client=apiserver,  # type: ignore[arg-type]
     )  # fmt: skip
     try:
-        commands = _probe_commands(rendered["client-auth"])
-        for probe, command in commands.items():
-            p = _probe(command, client_auth, server.port)
-            assert p.returncode == 0, f"{probe}: {p.stderr}"
-        _, kubeconfig = _control_plane()
-        user = _user_for(kubeconfig, {"name": "draguard", "namespace": NAMESPACE, "port": 443})
-        apiserver = tuple(
-            client_auth / "apiserver" / PurePosixPath(user[k]).name
-            for k in ("client-certificate", "client-key")
-        )
+        kubelet = server.connection(server.context(anonymous=True))
+        c = container(rendered["client-auth"])
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            status, body = server.request("GET", c[probe]["httpGet"]["path"], conn=kubelet)
+            assert status == 200, f"{probe}: {status} {body!r}"
         ar = example_review("claim-create.json")
-        conn = server.connection(server.context(apiserver))  # type: ignore[arg-type]
-        status, answer = server.review(ar, conn=conn)
+        status, answer = server.review(ar)
         assert status == 200 and answer["response"]["allowed"] is True
+        status, body = server.request("POST", "/validate", json.dumps(ar).encode(), conn=kubelet)
+        assert status == 401 and json.loads(body)["reason"] == "Unauthorized"
         other = tmp_path / "other"
         make_certs(other, "--client", "intruder")
-        for ctx in (
-            server.context(anonymous=True),
-            server.context((other / "client.crt", other / "client.key")),
-        ):
-            with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
-                server.review(ar, conn=server.connection(ctx))
-        # the probe with another CA's certificate fails, and says why
-        for name in ("client.crt", "client.key"):
-            (other / "probe").mkdir(exist_ok=True)
-            (other / "probe" / name).write_bytes((other / name).read_bytes())
-        p = _probe(commands["readinessProbe"], other / "probe", server.port)
-        assert p.returncode != 0 and ("SSL" in p.stderr or "Connection" in p.stderr), p.stderr
+        with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
+            server.review(
+                ar, conn=server.connection(server.context((other / "client.crt", other / "client.key")))
+            )
     finally:
         assert server.stop() == 0, server.log()

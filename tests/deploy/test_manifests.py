@@ -26,7 +26,6 @@ from deploy_render import (
     SERVICE_ACCOUNT,
     SERVICE_ACCOUNT_USER,
     container,
-    exec_probe_path,
     find,
     one,
     webhooks,
@@ -141,10 +140,6 @@ def test_probes_are_https_on_the_serving_port(
     paths = {}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert c[probe]["timeoutSeconds"] >= 3, f"{probe}: a GC pause or a busy worker is not a failure"
-        if "exec" in c[probe]:  # client-auth: the kubelet's httpGet cannot present a client certificate
-            assert overlay in ("client-auth", "everything"), probe
-            paths[probe] = exec_probe_path(c[probe], ports["https"])
-            continue
         get = c[probe]["httpGet"]
         assert get["scheme"] == "HTTPS" and ports.get(get["port"], get["port"]) == 8443, probe
         paths[probe] = get["path"]

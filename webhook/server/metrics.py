@@ -40,7 +40,8 @@ LATENCY = Histogram(
 )
 REJECTED = Counter(
     "draguard_http_rejected_requests",
-    "Requests answered without a review: 400 (no AdmissionReview, malformed HTTP), 408 (body too slow), "
+    "Requests answered without a review: 400 (no AdmissionReview, malformed HTTP), 401 (no client "
+    "certificate with --client-ca), 408 (body too slow), "
     "413 (too large), 431 (head too large), 501 (a transfer coding other than chunked)",
     ["endpoint", "code"],
 )
