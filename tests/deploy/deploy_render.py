@@ -56,23 +56,10 @@ def kustomize(directory: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(p.stdout) if d is not None]
 
 
-def make_certs(deploy: Path) -> str:
-    """The documented step of the self-managed-certs component, with the real CLI: `draguard certs`
-    into the component's certs/ directory of a copy of deploy/. Returns the caBundle it printed."""
-    certs = deploy / "components" / "self-managed-certs" / "certs"
+def _draguard_certs(certs: Path, *args: str) -> str:
+    """`draguard certs --dir CERTS ARGS...` with the real CLI; what it printed."""
     p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "webhook.cli.main",
-            "certs",
-            "--dir",
-            str(certs),
-            "--service",
-            "draguard",
-            "--namespace",
-            NAMESPACE,
-        ],
+        [sys.executable, "-m", "webhook.cli.main", "certs", "--dir", str(certs), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -83,28 +70,18 @@ def make_certs(deploy: Path) -> str:
     return p.stdout.strip()
 
 
+def make_certs(deploy: Path) -> str:
+    """The documented step of the self-managed-certs component, with the real CLI: `draguard certs`
+    into the component's certs/ directory of a copy of deploy/. Returns the caBundle it printed."""
+    certs = deploy / "components" / "self-managed-certs" / "certs"
+    return _draguard_certs(certs, "--service", "draguard", "--namespace", NAMESPACE)
+
+
 def make_client_auth_certs(deploy: Path) -> Path:
     """The documented step of the client-auth component (deploy/components/client-auth), with the real
     CLI: a CA and the API server's client certificate. Returns the certs/ directory."""
     certs = deploy / "components" / "client-auth" / "certs"
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "webhook.cli.main",
-            "certs",
-            "--dir",
-            str(certs),
-            "--client",
-            "kube-apiserver",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert p.returncode == 0, p.stderr
+    _draguard_certs(certs, "--client", "kube-apiserver")
     return certs
 
 
