@@ -30,6 +30,7 @@ from webhook.admission.patch import pointer
 from webhook.engine.requests import MAX_RESULTS
 from webhook.model.names import dns_label
 from webhook.model.quantity import parse_quantity
+from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.rules.registry import declare
 from webhook.simulate import extended as ext
@@ -86,7 +87,7 @@ def _list(v: Any) -> list[Any]:
 
 
 def _names(items: list[str]) -> str:
-    shown = ", ".join(f'"{n}"' for n in items[:LISTED])
+    shown = ", ".join(f'"{clip(n)}"' for n in items[:LISTED])
     return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
 
 
@@ -165,7 +166,7 @@ def native_violations(
                         CLASS_RULE.id,
                         CLASS_RULE.severity,
                         use.path,
-                        f'DeviceClass "{cls}" does not exist, so nothing serves {resource}: the Pod stays '
+                        f'DeviceClass "{clip(cls)}" does not exist, so nothing serves {clip(resource)}: the Pod stays '
                         "Pending until the class is created",
                     )
                 )

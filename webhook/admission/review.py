@@ -35,15 +35,18 @@ from webhook.admission.request import (
     uid_of,
 )
 from webhook.admission.response import (
+    RESPONSE_BYTES,
+    audit_annotations,
     cap_warnings,
     envelope,
     failure_status,
     invalid_status,
     json_patch,
+    json_size,
 )
 from webhook.admission.templates_writer import TemplateWriteError
 from webhook.model.budget import Deadline, DeadlinePassed
-from webhook.model.text import one_line
+from webhook.model.text import clip, one_line
 from webhook.model.violation import Severity, Violation
 
 DRA_GROUP = "resource.k8s.io"
@@ -74,6 +77,7 @@ class _Answer:
     warnings: list[str] = field(default_factory=list)
     patch: list[dict[str, str]] = field(default_factory=list)
     audit: dict[str, str] = field(default_factory=dict)
+    invalid: tuple[Request, list[Violation]] | None = None  # a denial's errors (its status is made last)
     decision: str = "allowed"
     verdict: str | None = None
     feasibility_seconds: float | None = None
@@ -105,8 +109,6 @@ def review_with_info(
     except (Exception, RecursionError, MemoryError) as e:  # noqa: BLE001 - the boundary: always an answer
         answer = _internal_error(e, config)
     response: dict[str, Any] = {"uid": uid, "allowed": answer.allowed}
-    if answer.status is not None and not answer.allowed:
-        response["status"] = answer.status
     warnings = cap_warnings(answer.warnings, config.max_warnings, config.max_warning_chars)
     if warnings:
         response["warnings"] = warnings
@@ -114,7 +116,17 @@ def review_with_info(
         response["patchType"] = "JSONPatch"
         response["patch"] = json_patch(answer.patch)
     if answer.audit:
-        response["auditAnnotations"] = answer.audit
+        response["auditAnnotations"] = audit_annotations(answer.audit)
+    if not answer.allowed:
+        status = answer.status
+        if answer.invalid is not None:  # the causes get what the rest of the answer leaves
+            denied, errors = answer.invalid
+            rest = json_size(envelope(response)) + len(',"status":')
+            status = invalid_status(
+                denied.kind.group, denied.kind.kind, _name(denied), errors, RESPONSE_BYTES - rest
+            )
+        if status is not None:
+            response = {"uid": uid, "allowed": False, "status": status, **response}
     info = ReviewInfo(
         kind,
         operation,
@@ -204,7 +216,7 @@ def _target(req: Request, config: AdmissionConfig) -> bool | _Answer:
         if v != "v1":
             return _Answer(
                 warnings=[
-                    f"draguard checks {DRA_GROUP}/v1 objects only, this request is {DRA_GROUP}/{v}: register "
+                    f"draguard checks {DRA_GROUP}/v1 objects only, this request is {DRA_GROUP}/{clip(v)}: register "
                     "the webhook for apiVersions [v1] with matchPolicy Equivalent (the API server then "
                     "sends every version as v1)"
                 ]
@@ -227,12 +239,13 @@ def _kind_mismatch(req: Request) -> str:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if api_version != req.kind.api_version or kind != req.kind.kind:
             got = (
-                f"{api_version!s} {kind!s}"
+                f"{clip(api_version)} {clip(kind)}"
                 if isinstance(api_version, str) and isinstance(kind, str)
                 else "no kind"
             )
+            expected = f"{clip(req.kind.api_version)} {clip(req.kind.kind)}"
             return one_line(
-                f"request.{name} is {got[:120]} but request.kind is {req.kind}: the object must be of the kind "
+                f"request.{name} is {got} but request.kind is {expected}: the object must be of the kind "
                 "the request names (with matchPolicy Equivalent the API server converts it)"
             )
     return ""
@@ -362,7 +375,7 @@ def _deny(
 ) -> _Answer:
     answer.allowed = False
     answer.decision = "denied"
-    answer.status = invalid_status(req.kind.group, req.kind.kind, _name(req), errors)
+    answer.invalid = (req, errors)
     rules = sorted({v.rule for v in errors})
     answer.audit["denied-by"] = ",".join(rules)[:1000]
     more = f" and {len(rules) - 5} more" if len(rules) > 5 else ""

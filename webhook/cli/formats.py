@@ -13,24 +13,26 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from webhook import __version__
-from webhook.model.text import compact, one_line, xml_text
+from webhook.model.text import clip, compact, one_line, xml_text
 from webhook.model.violation import Severity, Violation
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 
 FORMATS = ("text", "json", "junit", "sarif")
+TEXT_FIELD = 1024  # characters of a field path on a text line (rules clip a long map key already)
+TEXT_MESSAGE = 4096  # characters of a message on a text line (rules clip a long value already)
 
 
 def _label(o: ObjectResult) -> str:
-    ns = f"{o.namespace}/" if o.namespace else ""
-    return f"{o.kind or '?'} {ns}{o.name or '?'}"
+    ns = f"{clip(o.namespace)}/" if o.namespace else ""
+    return f"{clip(o.kind or '?')} {ns}{clip(o.name or '?')}"
 
 
 def _line(o: ObjectResult, v: Violation, tail: str = "") -> str:
-    where = f"{v.field}: " if v.field else ""
+    where = f"{clip(v.field, TEXT_FIELD)}: " if v.field else ""
     label = f" [{_label(o)}]" if o.kind or o.name else ""  # a file or a document that is not an object
     return one_line(
-        f"{o.source}:{v.line or o.line}: {v.severity.value} {v.rule}: {where}{compact(v.message)}{label}{tail}"
+        f"{o.source}:{v.line or o.line}: {v.severity.value} {v.rule}: {where}{clip(compact(v.message), TEXT_MESSAGE)}{label}{tail}"
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from webhook.model.cache import short_input_cache
+from webhook.model.text import clip
 
 __all__ = [
     "Problem",
@@ -27,6 +28,7 @@ __all__ = [
     "driver_name_has_upper",
     "extended_resource_name",
     "go_quote",
+    "quote",
     "label_key",
     "label_value",
     "node_name",
@@ -83,6 +85,11 @@ def go_quote(s: str) -> str:
     return "".join(out)
 
 
+def quote(s: str) -> str:
+    """How a message quotes a value from the input: `go_quote` of it clipped (`text.clip`)."""
+    return go_quote(clip(s))
+
+
 def render(value: str, message: str) -> str:
     """The API server's error text for one message about ``value`` (without the field path)."""
     if isinstance(message, Problem):
@@ -92,7 +99,7 @@ def render(value: str, message: str) -> str:
             return f"Too long: {message}"
         if message.bad_value is not None:
             value = message.bad_value
-    return f"Invalid value: {go_quote(value)}: {message}"
+    return f"Invalid value: {quote(value)}: {message}"
 
 
 def _blen(v: str) -> int:

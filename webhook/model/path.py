@@ -6,6 +6,8 @@ only when a violation is reported.
 
 from __future__ import annotations
 
+from webhook.model.text import clip
+
 
 class Path:
     """An immutable field path. `Path("spec").child("devices").index(3).key("memory")`."""
@@ -28,8 +30,9 @@ class Path:
         return Path(f"[{i}]", self)
 
     def key(self, k: str) -> Path:
-        """`spec.devices[0].capacity` → `spec.devices[0].capacity[memory]` (map key, unquoted)."""
-        return Path(f"[{k}]", self)
+        """`spec.devices[0].capacity` → `spec.devices[0].capacity[memory]` (map key, unquoted; a long key
+        clipped: `[ab…[+N characters]]`)."""
+        return Path(f"[{clip(k)}]", self)
 
     def __str__(self) -> str:
         parts: list[str] = []

@@ -3,6 +3,7 @@
     one_line("a\\nb")        -> 'a\\\\nb'   (line breaks, control and bidi characters escaped)
     xml_text("a\\x07b")      -> 'a\\\\x07b' (only what XML 1.0 allows is left as it is)
     listing(names, "; ")     -> 'a; b; c; d; e; and 995 more' (explanations stay bounded)
+    clip("é" * 1000, 10)     -> 'éééééééééé…[+990 characters]' (a quoted value stays bounded)
 
 Escaped: C0 controls (tab included) and DEL, C1 controls (NEL is a line break for some terminals), the
 Unicode line and paragraph separators, bidirectional overrides and isolates (they can reorder what a
@@ -52,6 +53,23 @@ def listing(items: list[str], sep: str = ", ", limit: int = LISTED) -> str:
     if len(items) <= limit:
         return sep.join(items)
     return sep.join(items[:limit]) + f"{sep}and {len(items) - limit} more"
+
+
+CLIP = 256  # characters of a name or value a message quotes (a valid name is at most 253)
+
+
+def clip_marker(cut: int) -> str:
+    """What `clip` puts where it cut: how many characters are not shown."""
+    return f"…[+{cut:,} character{'' if cut == 1 else 's'}]"
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    """`text` as it is when it has at most `limit` characters; otherwise its first `limit` characters and
+    a marker counting the rest (`…[+999,744 characters]`): a message quoting a value from the input stays
+    bounded however long the value is, and says how much it left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + clip_marker(len(text) - limit)
 
 
 _SPACE_RUN = re.compile(r"\s+")

@@ -114,7 +114,7 @@ def request_refs(refs: list[Any], path: Path, known: dict[str, set[str] | None])
             if not _has_ref(known, ref):
                 yield Finding(p, names.render(ref, REF_MSG))
         if ref in seen:
-            yield Finding(p, f"Duplicate value: {names.go_quote(ref)}")
+            yield Finding(p, f"Duplicate value: {names.quote(ref)}")
         seen.add(ref)
 
 
@@ -225,7 +225,7 @@ def check_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
             )
         if isinstance(name, str):
             if name in seen:
-                yield Finding(rp.index(i), f"Duplicate value: {names.go_quote(name)}")
+                yield Finding(rp.index(i), f"Duplicate value: {names.quote(name)}")
             seen.add(name)
 
 
@@ -258,7 +258,7 @@ def check_first_available(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
                 continue
             yield from invalid(fp.index(j).child("name"), name, names.dns_label(name))
             if name in seen:
-                yield Finding(fp.index(j), f"Duplicate value: {names.go_quote(name)}")
+                yield Finding(fp.index(j), f"Duplicate value: {names.quote(name)}")
             seen.add(name)
 
 
@@ -303,7 +303,7 @@ def check_allocation_mode(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
         else:
             yield Finding(
                 rp.child("allocationMode"),
-                f'Unsupported value: {names.go_quote(str(mode))}: supported values: "All", "ExactCount"',
+                f'Unsupported value: {names.quote(str(mode))}: supported values: "All", "ExactCount"',
             )
 
 
@@ -349,13 +349,13 @@ def toleration_findings(tol: dict[str, Any], tp: Path) -> Iterator[Finding]:
     else:
         yield Finding(
             tp.child("operator"),
-            f'Unsupported value: {names.go_quote(str(op))}: supported values: "Equal", "Exists"',
+            f'Unsupported value: {names.quote(str(op))}: supported values: "Equal", "Exists"',
         )
     effect = tol.get("effect") or ""
     if effect and effect not in EFFECTS:
         yield Finding(
             tp.child("effect"),
-            f"Unsupported value: {names.go_quote(str(effect))}: supported values: "
+            f"Unsupported value: {names.quote(str(effect))}: supported values: "
             + ", ".join(f'"{e}"' for e in EFFECTS),
         )
 
@@ -538,7 +538,7 @@ def check_derived_attributes(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]
             if isinstance(expr, str) and len(expr.encode()) > 10 * 1024:
                 yield Finding(dp.index(k).child("expression"), "Too long: must have at most 10240 bytes")
             if name in seen:
-                yield Finding(dp.index(k), f"Duplicate value: {names.go_quote(name)}")
+                yield Finding(dp.index(k), f"Duplicate value: {names.quote(name)}")
             seen.add(name)
 
 

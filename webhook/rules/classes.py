@@ -18,6 +18,7 @@ from typing import Any
 from webhook.model.didyoumean import closest
 from webhook.model.path import Path
 from webhook.model.records import ClaimRec, ClassRec, PodRec
+from webhook.model.text import clip
 from webhook.model.violation import Severity
 from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import InventoryFinding, inventory_rule
@@ -33,7 +34,7 @@ def _when(ts: str) -> datetime | None:
 
 
 def _names(names: list[str]) -> str:
-    shown = [f'"{n}"' for n in names[:MAX_LISTED]]
+    shown = [f'"{clip(n)}"' for n in names[:MAX_LISTED]]
     more = len(names) - MAX_LISTED
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -65,14 +66,14 @@ def _clash(members: list[tuple[Key, ClassRec]], where: str = "the input") -> Ite
             outcome = "this class wins (newest creationTimestamp, then the smaller name)"
         else:
             outcome = (
-                f'DeviceClass "{best.name}" wins (newest creationTimestamp, then the smaller name), so '
+                f'DeviceClass "{clip(str(best.name))}" wins (newest creationTimestamp, then the smaller name), so '
                 "Pods requesting this resource never get devices of this class"
             )
         yield InventoryFinding(
             key,
             Path("spec").child("extendedResourceName"),
             (
-                f'extendedResourceName "{ern}" is also declared by DeviceClass {_names(others)}: {outcome}; '
+                f'extendedResourceName "{clip(str(ern))}" is also declared by DeviceClass {_names(others)}: {outcome}; '
                 "give each class its own name"
             ),
         )
@@ -116,7 +117,7 @@ def _unknown_classes(inventory: Inventory, key: Key, rec: ClaimRec) -> Iterator[
                 key,
                 path,
                 (
-                    f'DeviceClass "{cls}" is not in {inventory.where} (it has {_names(known)}); the claim cannot '
+                    f'DeviceClass "{clip(cls)}" is not in {inventory.where} (it has {_names(known)}); the claim cannot '
                     "be allocated until that class exists"
                 ),
             )
@@ -174,7 +175,7 @@ def _open_world(f: InventoryFinding, name: str, known: list[str], ctx: Any, kind
     line), except when a name of the input is so close that a typo is likely (a warning that names it)."""
     close = closest(name, known)
     if close:
-        return dataclasses.replace(f, message=f'{f.message}; did you mean {kind} "{close}"?')
+        return dataclasses.replace(f, message=f'{f.message}; did you mean {kind} "{clip(close)}"?')
     if getattr(ctx, "whole_cluster", False):
         return f
     return dataclasses.replace(
@@ -205,7 +206,7 @@ def _unknown_claims(
         # a missing namespace on either side means "whatever namespace it is applied to"
         if any(ns is None or pod.namespace is None or ns == pod.namespace for ns in namespaces):
             continue
-        where = f'namespace "{pod.namespace}"' if pod.namespace else inventory.where
+        where = f'namespace "{clip(pod.namespace)}"' if pod.namespace else inventory.where
         also = (
             f" (found in namespace {_names(sorted({ns for ns in namespaces if ns}))})" if namespaces else ""
         )
@@ -213,7 +214,7 @@ def _unknown_claims(
             key,
             path,
             (
-                f'{kind} "{name}" is not in {where}{also}; the Pod cannot start until it exists '
+                f'{kind} "{clip(name)}" is not in {where}{also}; the Pod cannot start until it exists '
                 "(Pods can only use claims of their own namespace)"
             ),
         )

@@ -14,6 +14,7 @@ from typing import Any
 
 from webhook.model import names
 from webhook.model.cache import short_input_cache
+from webhook.model.text import clip
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
 from webhook.rules.node_selector import node_selector_findings
@@ -232,7 +233,9 @@ def check_qualified_name_slashes(obj: dict[str, Any], ctx: Any) -> Iterator[Find
             if keys:
                 for key in keys:
                     if key.count("/") > 1:
-                        yield Finding(f"spec.devices[{i}].{field_}", f'Invalid value: "{key}": {SLASHES_MSG}')
+                        yield Finding(
+                            f"spec.devices[{i}].{field_}", f'Invalid value: "{clip(key)}": {SLASHES_MSG}'
+                        )
 
 
 @object_rule(

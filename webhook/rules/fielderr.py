@@ -25,13 +25,14 @@ _KINDS = (
 
 
 def render(value: Any, limit: int = 120) -> str:
-    """A value as the API server prints it in an error: `"text"`, `5`, `true`, compact JSON for objects."""
+    """A value as the API server prints it in an error: `"text"`, `5`, `true`, compact JSON for objects
+    (a long string clipped: `"ab…[+N characters]"`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, str):
-        return names.go_quote(value)
+        return names.quote(value)
     if value is None:
         return '"null"'
     text = json_head(value, limit, sort_keys=True)  # never all of an aliased value: at most limit + 1

@@ -8,6 +8,7 @@ from typing import Any
 from webhook.context import Context
 from webhook.model import names
 from webhook.model.path import Path
+from webhook.model.text import clip
 from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe
 from webhook.rules.registry import object_rule
@@ -85,7 +86,7 @@ LISTED_NAMES = 32  # claim names shown in a "must be one of" message (upstream l
 def _listing(known: set[str]) -> str:
     """Upstream's list of the Pod's claim names, cut after LISTED_NAMES so that a Pod with thousands of
     bad references cannot produce a message per reference that lists thousands of names."""
-    names = sorted(known)
+    names = [clip(n) for n in sorted(known)]
     if len(names) <= LISTED_NAMES:
         return ", ".join(names)
     return ", ".join(names[:LISTED_NAMES]) + f", ... ({len(names) - LISTED_NAMES} more)"

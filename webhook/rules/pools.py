@@ -22,7 +22,7 @@ from webhook.model.cache import short_input_cache
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
 from webhook.model.records import PoolID, SliceRec
-from webhook.model.text import listing
+from webhook.model.text import clip, listing
 from webhook.model.violation import Severity
 from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import InventoryFinding, inventory_rule
@@ -48,7 +48,7 @@ class PoolView:
 
     @property
     def label(self) -> str:
-        return f'pool "{self.pool}" of driver {self.driver}'
+        return f'pool "{clip(self.pool)}" of driver {clip(self.driver)}'
 
     @property
     def expected(self) -> int:
@@ -94,7 +94,7 @@ def _consumption_path(i: int, j: int) -> Path:
 
 
 def _slice_name(rec: SliceRec) -> str:
-    return f'"{rec.name}"' if rec.name else "(unnamed)"
+    return f'"{clip(rec.name)}"' if rec.name else "(unnamed)"
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def _missing_set(
                 pos,
                 path,
                 (
-                    f'Invalid value: "{name}": no slice of {view.label} at generation {view.generation} publishes this '
+                    f'Invalid value: "{clip(name)}": no slice of {view.label} at generation {view.generation} publishes this '
                     f"counter set{hint}; the scheduler treats the whole pool as invalid and allocates nothing from it. "
                     "Publish the counter set in a slice of the same pool and generation, or fix the name"
                 ),
@@ -162,7 +162,7 @@ def _missing_set(
                 pos,
                 path,
                 (
-                    f'counter set "{name}" is not in the slices of {view.label} in {view.where}: {view.where} holds '
+                    f'counter set "{clip(name)}" is not in the slices of {view.label} in {view.where}: {view.where} holds '
                     f"{view.present} of {view.expected} slices at generation {view.generation}, so this reference "
                     f"could not be checked (it may be published by a slice that is not in {view.where})"
                 ),
@@ -200,7 +200,7 @@ def _check_counters(
                     pos,
                     path,
                     (
-                        f'Invalid value: "{counter}": counter set "{set_name}" of {view.label} has no such counter '
+                        f'Invalid value: "{clip(counter)}": counter set "{clip(set_name)}" of {view.label} has no such counter '
                         f"(it defines: {known}); the scheduler treats the whole pool as invalid"
                     ),
                 )
@@ -212,7 +212,7 @@ def _check_counters(
                     pos,
                     path,
                     (
-                        f'device "{device}" consumes {qty} of counter "{counter}" but counter set "{set_name}" of '
+                        f'device "{clip(device)}" consumes {clip(qty)} of counter "{clip(counter)}" but counter set "{clip(set_name)}" of '
                         f"{view.label} only has {defined[counter]}: this device can never be allocated"
                     ),
                 )
@@ -286,7 +286,7 @@ def _duplicate_device(view: PoolView) -> Iterator[Found]:
                     pos,
                     Path("spec").child("devices").index(i).child("name"),
                     (
-                        f'Duplicate value: "{device.name}": slice {_slice_name(first)} of {view.label} at '
+                        f'Duplicate value: "{clip(device.name)}": slice {_slice_name(first)} of {view.label} at '
                         f"generation {view.generation} already has a device of this name; the scheduler "
                         "marks the whole pool invalid"
                     ),
@@ -307,7 +307,7 @@ def _duplicate_counter_set(view: PoolView) -> Iterator[Found]:
                 pos,
                 Path("spec").child("sharedCounters").index(j).child("name"),
                 (
-                    f'Duplicate value: "{name}": slice {_slice_name(first)} of {view.label} at generation '
+                    f'Duplicate value: "{clip(name)}": slice {_slice_name(first)} of {view.label} at generation '
                     f"{view.generation} already publishes a counter set of this name; the scheduler marks the "
                     "whole pool invalid"
                 ),

@@ -19,8 +19,8 @@ from webhook.cel.runtime import CelRuntimeError, SelectorEvaluator
 from webhook.cel.uses import Use, Uses, analyse
 from webhook.model.budget import Deadline
 from webhook.model.didyoumean import closest
-from webhook.model.names import go_quote
-from webhook.model.text import listing, snippet
+from webhook.model.names import go_quote, quote
+from webhook.model.text import clip, listing, snippet
 from webhook.model.violation import Severity
 from webhook.rules.facts import ATTRIBUTE_TYPES, ClaimFacts, ClassFacts, RunFacts, SelectorFacts, SliceFacts
 from webhook.rules.inventory import Inventory
@@ -231,7 +231,7 @@ def unknown_attribute(inventory: Inventory, ctx: Any) -> Iterator[InventoryFindi
 
 
 def _type_issue(use: Use, types: set[str], values: list[str]) -> str:
-    shown = ", ".join(go_quote(v) if "string" in types else v for v in values[:3])
+    shown = ", ".join(quote(v) if "string" in types else clip(v) for v in values[:3])
     shown += ", ..." if len(values) > 3 else ""
     kind = "/".join(sorted(types))
     article = "an" if kind[0] in "aeiou" else "a"
@@ -381,12 +381,12 @@ def _value_hints(lint: _Lint, expressions: tuple[str, ...]) -> list[tuple[str, b
                     continue
                 cand = _close(str(value), set(entry[1]))
                 if cand is not None:
-                    hint = f"`{_ref(use)}` is never {go_quote(str(value))}: did you mean {go_quote(cand)}?"
+                    hint = f"`{_ref(use)}` is never {quote(str(value))}: did you mean {quote(cand)}?"
                     hints.append((hint, True))
                 else:
-                    shown = ", ".join(go_quote(v) for v in entry[1][:5])
+                    shown = ", ".join(quote(v) for v in entry[1][:5])
                     hints.append(
-                        (f"`{_ref(use)}` is never {go_quote(str(value))} (the devices have {shown})", False)
+                        (f"`{_ref(use)}` is never {quote(str(value))} (the devices have {shown})", False)
                     )
     return hints
 

@@ -102,8 +102,8 @@ def check_driver_uppercase(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     if isinstance(driver, str) and names.driver_name_has_upper(driver):
         yield Finding(
             "spec.driver",
-            f"driver name {names.go_quote(driver)} contains upper-case characters: accepted, but driver names "
-            f"should be lower case (use {names.go_quote(driver.lower())})",
+            f"driver name {names.quote(driver)} contains upper-case characters: accepted, but driver names "
+            f"should be lower case (use {names.quote(driver.lower())})",
         )
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from webhook.data import schema_dir
 from webhook.model.jsontext import json_head
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
+from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.rules.registry import RULES, declare
 from webhook.schema.required import absent_message, zero_filled
@@ -113,11 +114,11 @@ def _format_path(p: LazyPath) -> str:
     parts: list[str] = []
     while p is not None:
         if len(p) == 3:
-            parts.append(f"[{p[1]}]")
+            parts.append(f"[{clip(p[1])}]")
         elif type(p[1]) is int:
             parts.append(f"[{p[1]}]")
         else:
-            parts.append(("." if p[0] is not None else "") + p[1])
+            parts.append(("." if p[0] is not None else "") + clip(p[1]))
         p = p[0]
     return "".join(reversed(parts))
 

@@ -20,6 +20,7 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from webhook.model.budget import Deadline
+from webhook.model.text import clip, one_line
 from webhook.server import metrics
 from webhook.server.loader import ManifestDirectory, ScanResult, StateLoader
 from webhook.server.options import ServeOptions
@@ -331,7 +332,7 @@ def _request_kind(ar: Any) -> str:
 
 
 def _uid(ar: Any) -> str:
-    return _request_field(ar, "uid") or "?"
+    return clip(one_line(_request_field(ar, "uid")), 64) or "?"
 
 
 def _observe(endpoint: str, info: ReviewInfo, seconds: float) -> None:

@@ -10,11 +10,12 @@ from typing import Any
 from webhook.io.files import InputFileError, decode_text
 from webhook.io.jsonload import TooManyObjects, load_json_documents
 from webhook.io.yamlload import YamlError
-from webhook.model.text import one_line
+from webhook.model.text import clip, one_line
 
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _GO_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
 MAX_MESSAGE = 1024  # characters of a 400 message (a JSON error quotes no input, but stay short)
+MAX_UID = 256  # characters of a uid echoed (the core answers 400 to a longer one: it is no UID)
 
 
 class BadBody(ValueError):
@@ -127,7 +128,7 @@ def request_uid(ar: Any) -> str | None:
 def failure_answer(ar: Any, failure_mode: str, reason: str) -> dict[str, Any]:
     """The answer when the admission core itself failed: allow with a warning (`open`) or deny with a
     500-class status (`closed`); `internal-error` marks it for metrics and the audit log."""
-    uid = request_uid(ar) or ""
+    uid = clip(one_line(request_uid(ar) or ""), MAX_UID)
     text = f"draguard could not check this request ({reason}): please report it"
     response: dict[str, Any] = {"uid": uid, "auditAnnotations": {"internal-error": _short(reason)}}
     if failure_mode == "closed":
