@@ -15,6 +15,9 @@ Bounds (`FrontLimits`), each closing the connection when missed:
   refused at once (reset), never queued.
 - `max_head_bytes`, `max_headers`, `max_body_bytes` per request; `body_budget_bytes` for the bodies
   of all the requests a worker reads and holds at once (a body waits, paused, until its share is free).
+  A body of at most `small_body_bytes` (a head's size) reads without a share, as its head did: a
+  thousand clients declaring 100 KB and trickling it cannot make a 2 KB review wait behind them
+  (worst case, every connection holding one: max_connections x (head + small body)).
 - `large_body_bytes` / `large_concurrency`: requests with bodies above the first are handled at most
   this many at a time (decoding one costs up to ~140 MiB: wire.MAX_REVIEW_OBJECTS).
 
@@ -71,6 +74,7 @@ class FrontLimits:
     max_headers: int = 100
     max_body_bytes: int = 7 << 20
     body_budget_bytes: int = 28 << 20
+    small_body_bytes: int = 64 << 10
     large_body_bytes: int = 1 << 20
     large_concurrency: int = 1
     tls_shutdown_seconds: float = 1.0
@@ -416,6 +420,8 @@ class Front:
                 f"the request body is larger than the limit of {limits.max_body_bytes} bytes",
             )
         want = length if length is not None else (limits.max_body_bytes if chunked else 0)
+        if want <= limits.small_body_bytes:
+            want = 0
         reserved = 0
         try:
             try:
@@ -423,8 +429,8 @@ class Front:
                     if want:
                         await self._budget.acquire(want)
                         reserved = want
-                        if _expects_continue(headers):
-                            await stream.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    if (length or chunked) and _expects_continue(headers):
+                        await stream.write(b"HTTP/1.1 100 Continue\r\n\r\n")
                     body = await _read_body(stream, length, chunked, limits.max_body_bytes)
             except TimeoutError:
                 return await self._refuse(
