@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import http.client
 import json
 import multiprocessing as mp
@@ -124,10 +125,8 @@ class Server:
     def worker_pids(self) -> list[int]:
         pids: list[int] = []
         for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
-            try:
+            with contextlib.suppress(OSError):
                 pids += [int(p) for p in (task / "children").read_text().split()]
-            except OSError:
-                pass
         return sorted(pids)
 
     def rss_mib(self) -> dict[str, float]:
@@ -137,21 +136,20 @@ class Server:
         return out
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.proc.wait()
         self.log.close()
 
 
 def _rss(pid: int) -> float:
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
     except OSError:
-        pass
+        return 0.0  # the process is gone
+    for line in lines:
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
     return 0.0
 
 
@@ -222,10 +220,8 @@ def client_hello_prefix() -> bytes:
     """The first 11 bytes of a real ClientHello."""
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     obj = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
-    try:
-        obj.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
+    with contextlib.suppress(ssl.SSLWantReadError):
+        obj.do_handshake()  # writes the ClientHello, then wants the server's answer
     return outgoing.read()[:11]
 
 
@@ -247,11 +243,9 @@ async def _hold(port: int, kind: str, n: int, stop: Any, out: Any) -> None:
         await asyncio.sleep(random.random())  # spread the 1-byte writes over the second
         for i in range(len(data)):
             writer.write(data[i : i + 1])
-            try:
+            with contextlib.suppress(TimeoutError):  # a second without a word: the next byte
                 await asyncio.wait_for(reader.read(1), 1.0)
                 return  # an answer (408) or EOF: the server is done with us
-            except TimeoutError:
-                pass
 
     async def one() -> None:
         nonlocal held

@@ -30,7 +30,7 @@ declare(
 )
 
 
-def oversized(obj: Any, kind: str) -> Violation | None:
+def oversized(obj: object, kind: str) -> Violation | None:
     """The first list or map of `obj`'s spec or status with more than MAX_ENTRIES entries, as a violation
     at its path; None when there is none."""
     if not isinstance(obj, dict):

@@ -168,7 +168,7 @@ def audit_annotations(values: dict[str, str]) -> dict[str, str]:
 # -- sizes as the server encodes them ----------------------------------------------------------------
 
 
-def json_size(value: Any) -> int:
+def json_size(value: object) -> int:
     """Bytes of `value` as JSON the way the server writes it (compact, `ensure_ascii`)."""
     return len(json.dumps(value, separators=(",", ":")))
 
