@@ -66,7 +66,7 @@ def test_a_claim_named_a_million_characters_is_denied_in_a_small_answer() -> Non
     ) in found
     rules = response["auditAnnotations"]["denied-by"].split(",")
     assert {"meta.name", "meta.labels", "claim.requests"} <= set(rules)
-    assert response["warnings"][0].startswith("draguard denied this request by rule ")
+    assert not any("denied" in w for w in response.get("warnings", []))
 
 
 def test_a_pod_named_a_million_characters_is_denied_in_a_small_answer() -> None:

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import jsonpatch
+import pytest
 from admission_fixtures import admission_review, cluster_objects, pod, served, snapshot
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -180,6 +181,56 @@ def test_implicit_names_and_two_resources_in_one_container() -> None:
         "limits": {},
         "claims": [{"name": "container-0-request-0"}, {"name": "container-0-request-1"}],
     }
+
+
+NVIDIA_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "nvidia-gpu", "creationTimestamp": "2026-12-01T10:00:00Z"},
+    "spec": {"extendedResourceName": "nvidia.com/gpu"},
+}
+
+
+@pytest.mark.parametrize(
+    ("limits", "expected"),
+    [
+        # the issue's Pod: one extended resource, its memory limit sorted first
+        ({"memory": "1Gi", "nvidia.com/gpu": "1"}, "container-0-request-1"),
+        ({"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": "1"}, "container-0-request-2"),
+        ({"cpu": "500m", "example.com/h100": "1", "memory": "1Gi"}, "container-0-request-1"),
+    ],
+)
+def test_claims_are_named_as_the_scheduler_names_its_special_claims_requests(
+    limits: dict[str, str], expected: str
+) -> None:
+    """Upstream (`extendeddynamicresources.go` createResourceRequestAndMappings) names a request
+    `container-<i>-request-<j>`: i the container's index in initContainers ++ containers, j the resource's
+    index among *all* the container's requests sorted by name — cpu and memory count, so a Pod's single GPU
+    after its memory request is `request-1`. The container carries limits only: the API server defaults
+    requests from them before any webhook sees the Pod (`SetDefaults_Pod`), and the scheduler reads those
+    requests. The translated claim takes the request's name, so `kubectl describe` shows the name the
+    scheduler's own claim (native mode) would carry."""
+    p = _pod(
+        [{"name": "main", "image": "registry.example.com/ml/trainer:1.0", "resources": {"limits": limits}}]
+    )
+    p["spec"]["containers"][0]["resources"]["requests"] = dict(limits)  # SetDefaults_Pod
+    snap = snapshot([*cluster_objects(), NVIDIA_CLASS])
+    response, info, writer = _mutate(p, snap=snap)
+    assert info.extended == "translated"
+    patched = _patched(p, response)
+    assert patched["spec"]["resourceClaims"][0]["name"] == expected
+    assert patched["spec"]["containers"][0]["resources"]["claims"] == [{"name": expected}]
+    assert set(patched["spec"]["containers"][0]["resources"]["limits"]) == set(limits) - {
+        "nvidia.com/gpu",
+        "example.com/h100",
+    }
+    # the scheduler's special claim for the same Pod (native mode) names its one request the same way
+    resource = next(r for r in limits if "/" in r)
+    requests, mappings = ext.special_requests(
+        served(p), frozenset({resource}), ext.class_mapping([*CLASSES, NVIDIA_CLASS])
+    )
+    assert [r["name"] for r in requests] == [expected]
+    assert [(m.container_name, m.resource, m.request) for m in mappings] == [("main", resource, expected)]
 
 
 def test_names_no_class_maps_stay_for_device_plugins() -> None:

@@ -181,7 +181,7 @@ def _answer(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Dead
             return _Answer(
                 warnings=[f"draguard did not mutate this object: {too_many.field}: {too_many.message}"]
             )
-        return _deny(_Answer(), req, [too_many], hint="the API server rejects such an object too")
+        return _deny(_Answer(), req, [too_many])
     if config.endpoint == "mutate":
         ops, warnings = mutating.skew_patch(req, config)
         answer = _Answer(patch=ops, warnings=warnings)
@@ -367,19 +367,15 @@ def _template_fields(pod: dict[str, Any], templates: dict[tuple[str, str], dict[
     }
 
 
-def _deny(
-    answer: _Answer,
-    req: Request,
-    errors: list[Violation],
-    hint: str = "a policy file can change a rule's severity",
-) -> _Answer:
+def _deny(answer: _Answer, req: Request, errors: list[Violation]) -> _Answer:
+    """Deny with `errors` as the Status (message and causes) and their rule ids in the audit annotation
+    `denied-by`. No warning repeats the denial: kubectl prints every warning above the error, so an echo
+    would say the same thing twice; the warnings that stay are the request's other findings."""
     answer.allowed = False
     answer.decision = "denied"
     answer.invalid = (req, errors)
     rules = sorted({v.rule for v in errors})
     answer.audit["denied-by"] = ",".join(rules)[:1000]
-    more = f" and {len(rules) - 5} more" if len(rules) > 5 else ""
-    answer.warnings.insert(0, f"draguard denied this request by rule {', '.join(rules[:5])}{more} ({hint})")
     return answer
 
 
@@ -412,12 +408,7 @@ def _feasibility(
         violation = Violation(
             FEASIBILITY_RULE, Severity.ERROR, result.field or "spec", f"Forbidden: {result.message}"
         )
-        _deny(
-            answer,
-            req,
-            [violation],
-            f"feasibility mode enforce for {kind} in this namespace; see `feasibility:` in the policy file",
-        )
+        _deny(answer, req, [violation])
         answer.audit["feasibility"] = result.verdict
         return
     answer.warnings.append(f"{result.message} ({FEASIBILITY_RULE}: {result.verdict}, mode {mode})")

@@ -195,6 +195,8 @@ def _request_for(
         mappings.append(RequestMapping(index, cname, resource, r.name))
         if covered >= wanted:
             return None, mappings
+    # upstream's index: among *every* request of the container sorted by name (cpu and memory count too),
+    # so a single GPU after a memory request is `request-1`; translate names its claims the same way
     position = sorted(str(k) for k in creqs).index(resource)
     name = f"container-{index}-request-{position}"
     mappings.append(RequestMapping(index, cname, resource, name))
