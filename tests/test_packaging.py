@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import tomllib
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,3 +107,80 @@ def test_installed_package_finds_its_data_without_a_checkout(tmp_path: Path) -> 
         env=env,
     )
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+# The modules each runtime dependency provides to webhook/ (top-level import names).
+RUNTIME_MODULES = {
+    "pyyaml": {"yaml"},
+    "google-re2": {"re2"},
+    "flask": {"flask"},
+    "gunicorn": {"gunicorn"},
+    "cryptography": {"cryptography"},
+    "prometheus-client": {"prometheus_client"},
+    "immutables": {"immutables"},
+    "kubernetes": {"kubernetes"},
+    "ruamel-yaml": {"ruamel"},
+}
+# Modules webhook/ imports that come with a runtime dependency (its own requirement, checked below).
+BORROWED = {"werkzeug": "flask", "urllib3": "kubernetes"}
+
+
+def _dist_name(requirement: str) -> str:
+    """PEP 503 normalised distribution name of a requirement string (`ruamel.yaml>=0.18` -> ruamel-yaml)."""
+    name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+    assert name, requirement
+    return re.sub(r"[-_.]+", "-", name.group(0)).lower()
+
+
+def _third_party_imports() -> dict[str, set[str]]:
+    """Top-level modules outside the standard library that webhook/ imports → the files importing them."""
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / "webhook").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                top = name.split(".")[0]
+                if top != "webhook" and top not in sys.stdlib_module_names:
+                    found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def _project() -> dict[str, Any]:
+    project: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return project
+
+
+def test_runtime_dependencies_are_exactly_what_the_product_imports() -> None:
+    """`pip install .` brings what webhook/ imports at run time and nothing else: a module imported without
+    a runtime dependency providing it fails an installed draguard; a dependency no module of webhook/
+    imports (a test tool) belongs in `[test]`."""
+    runtime = {_dist_name(r) for r in _project()["dependencies"]}
+    assert runtime == set(RUNTIME_MODULES), (
+        f"pyproject [project] dependencies and RUNTIME_MODULES differ: {sorted(runtime ^ set(RUNTIME_MODULES))}"
+    )
+    imported = _third_party_imports()
+    provided = set().union(*RUNTIME_MODULES.values(), BORROWED)
+    missing = {m: sorted(files) for m, files in imported.items() if m not in provided}
+    assert not missing, f"webhook/ imports modules no runtime dependency provides: {missing}"
+    unused = sorted(d for d, modules in RUNTIME_MODULES.items() if not modules & set(imported))
+    assert not unused, f"runtime dependencies webhook/ never imports (move them to [test]): {unused}"
+
+
+def test_test_tools_stay_out_of_the_product() -> None:
+    tools = {_dist_name(r) for r in _project()["optional-dependencies"]["test"]}
+    assert not tools & set(RUNTIME_MODULES), "a runtime dependency is listed in [test] too"
+    imported = _third_party_imports()
+    for module in ("jsonschema", "jsonpatch", "kubernetes_validate", "hypothesis", "pytest"):
+        assert module not in imported, f"webhook/ imports the test tool {module}: {sorted(imported[module])}"
+
+
+def test_modules_borrowed_from_a_dependency_are_its_requirements() -> None:
+    """werkzeug comes with flask and urllib3 with kubernetes: webhook/ may import them only while the
+    installed dependency still requires them (else they become runtime dependencies of their own)."""
+    for module, dist in BORROWED.items():
+        required = {_dist_name(r) for r in metadata.requires(dist) or [] if "extra ==" not in r}
+        assert module in required, f"{dist} no longer requires {module}: add it to [project] dependencies"
