@@ -204,7 +204,7 @@ def render(report: Report, fmt: str, summary: bool = False) -> str:
 
 
 def rules_table(fmt: str = "markdown") -> str:
-    """The rule reference (README's table is generated from this)."""
+    """The rule reference (docs/rules.md's table is generated from this: webhook/cli/readme.py)."""
     rows = sorted(RULES.values(), key=lambda r: r.id)
     if fmt == "json":
         return (
@@ -229,6 +229,8 @@ def rules_table(fmt: str = "markdown") -> str:
     out = ["| rule | severity | kind | field | what it checks |", "|---|---|---|---|---|"]
     for r in rows:
         kinds = ", ".join(r.kinds) if r.kinds else "(any)"
+        # a `|` must be escaped in every cell, code spans too, or it splits the cell (GitHub tables)
         summary = r.summary.replace("|", "\\|")
-        out.append(f"| `{r.id}` | {r.severity.value} | {kinds} | `{r.field}` | {summary} |")
+        field = f"`{r.field}`".replace("|", "\\|") if r.field else ""
+        out.append(f"| `{r.id}` | {r.severity.value} | {kinds} | {field} | {summary} |")
     return "\n".join(out) + "\n"

@@ -2,7 +2,7 @@
 
 Object rules see one object (`fn(obj, ctx) -> Iterator[Finding]`); inventory rules see the compact
 records of every object in the input (`fn(inventory, ctx) -> Iterator[InventoryFinding]`).
-The README's rule table is generated from this registry (`draguard rules --format markdown`).
+docs/rules.md's rule table is generated from this registry (`draguard rules --format markdown`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ DEFAULT_MAX_BODY = 7 << 20
 DEFAULT_READ_TIMEOUT = 2.0
 DEFAULT_MAX_CONNECTIONS = 2048  # per worker: a few KiB each (bench/abuse_bench.py)
 DEFAULT_DRAIN = 5.0  # seconds a stopping worker still answers (readiness false): endpoints propagate
-DEFAULT_THREADS = 4  # per worker (bench/webhook_bench.py --sweep: see the README's figures)
+DEFAULT_THREADS = 4  # per worker (bench/webhook_bench.py --sweep: docs/benchmarks.md)
 
 
 def usable_cores() -> int:
