@@ -108,6 +108,7 @@ def test_a_bad_resource_slice_is_denied_with_its_field_path(cluster: Cluster) ->
     )
     causes = answer.body["details"]["causes"]  # the webhook's details, passed through as the API server does
     assert [c["field"] for c in causes] == ["spec.devices[1].name"]
+    assert answer.warnings == []  # kubectl prints warnings above the error: none repeats the denial
     assert cluster.get("ResourceSlice", "node-c-bad")[0] == 404  # nothing stored
     log = calls_for(cluster, "ResourceSlice node-c-bad")
     assert "-> 422 Invalid" in log[0]

@@ -176,11 +176,15 @@ class ApiError(Exception):
         message: str,
         details: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        warnings: list[str] | None = None,
     ) -> None:
         super().__init__(message)
         self.code, self.reason, self.message = code, reason, message
         self.details = details
         self.headers = headers or {}
+        # admission warnings: the API server's warning recorder writes them as headers at once, so a
+        # denied request's response carries them too (kubectl prints them above the error)
+        self.warnings = warnings or []
 
     def status(self) -> dict[str, Any]:
         s: dict[str, Any] = {
@@ -603,12 +607,16 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else b""
 
-    def _send(self, code: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, code: int, body: bytes, headers: dict[str, str] | None = None, warnings: list[str] | None = None
+    ) -> None:
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        for w in warnings or []:
+            self.send_header("Warning", '299 - "' + w.replace('"', "'") + '"')
         self.end_headers()
         self.wfile.write(body)
         self._status = code
@@ -659,7 +667,7 @@ class Handler(BaseHTTPRequestHandler):
                 )
             self._api(method, url.path, query)
         except ApiError as e:
-            self._send(e.code, _dumps(e.status()), e.headers)
+            self._send(e.code, _dumps(e.status()), e.headers, e.warnings)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception as e:  # a bug here or in the admission hook: a 500 Status, as the API server
@@ -1017,6 +1025,7 @@ class Handler(BaseHTTPRequestHandler):
                 answer.reason or HTTPStatus(answer.code).phrase.replace(" ", ""),
                 answer.message,
                 answer.details if answer.details is not None else _details(t.res, req.name),
+                warnings=list(warnings),
             )
         return answer
 
