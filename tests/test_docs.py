@@ -82,12 +82,11 @@ def _section(page: str, heading: str) -> str:
 
 def _commands() -> dict[str, list[list[str]]]:
     """Each command → its flags, each as its option strings (help aside)."""
-    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     return {
         name: [
             a.option_strings for a in p._actions if a.option_strings and a.option_strings != ["-h", "--help"]
         ]
-        for name, p in sub.choices.items()  # type: ignore[attr-defined]
+        for name, p in readme.subcommands(build_parser()).items()
     }
 
 

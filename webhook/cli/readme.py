@@ -45,7 +45,8 @@ def rules_block() -> str:
     return "\n".join(out) + "\n"
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command of `draguard` → its parser."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
@@ -112,7 +113,7 @@ def generated_pages() -> dict[Path, Callable[[str], str]]:
         return _replace(text, RULES_BEGIN, RULES_END, rules_block(), RULES_PAGE)
 
     def cli_page(text: str) -> str:
-        for command, parser in _subcommands(build_parser()).items():
+        for command, parser in subcommands(build_parser()).items():
             text = _replace(text, *flag_markers(command), flags_block(command, parser), CLI_PAGE)
         return text
 
