@@ -304,5 +304,7 @@ def test_claims_no_pod_uses_are_asked_one_by_one_after_the_pods(
     assert code == 0 and out["pods"][-1]["verdict"] == "busy"
     assert main(["simulate", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert "ResourceClaim team/later (no Pod in the input uses it): busy (it fits once devices are freed" in text
+    assert (
+        "ResourceClaim team/later (no Pod in the input uses it): busy (it fits once devices are freed" in text
+    )
     assert main(["validate", "--feasibility", str(tmp_path)]) == 0
