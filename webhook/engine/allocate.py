@@ -5,10 +5,11 @@ the state version (built when it was published), per-slice selector results and 
 counts from caches shared by all versions (webhook.state.shared). Nodes are taken in candidate order
 (Node objects by name) — or best score first when the caller scores them (`prefer`: the scheduler's
 pick among the nodes that pass Filter) — first fit, as upstream's Filter would accept any of them: in
-runs of 1, 2, 4, ... nodes, each run bounded (nodes whose candidate counts cannot cover some request are pruned without
-searching) and its other nodes searched in order. A claim that fits on the k-th node looks at fewer than
-2k nodes, so a request with a new selector evaluates it on those nodes' devices only; one that fits
-nowhere walks every node, from the per-node counts and explanation parts kept across versions.
+runs of 1, 2, 4, ... nodes, each run bounded (nodes whose candidate counts cannot cover some request are
+pruned without searching) and its other nodes searched in order. A claim that fits on the k-th node
+looks at fewer than 2k nodes, so a request with a new selector evaluates it on those nodes' devices only;
+one that fits nowhere walks every node, from the per-node counts and explanation parts kept across
+versions.
 The step/time budget is shared by all nodes and by every selector evaluated for the call; a deadline
 (of the whole run, or of one admission request) can stop it earlier. When either runs out the answer is
 undecided (None), never "infeasible". The explanation of a failed search gets a short grace period of

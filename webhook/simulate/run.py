@@ -1,8 +1,9 @@
-"""Scheduling one Pod (or the pending claims together) against a ClusterState, as `draguard simulate` and
-admission-time feasibility do: its claims by name, from templates (as the resource claim controller
-generates them) or from extended resources backed by DeviceClasses, pinned to the nodes of its claims
-that are already allocated. `World` holds what that reads besides the ClusterState. A Pod comes from
-an `Origin` — itself, or the workload whose Pod template made it — which its findings point into."""
+"""Scheduling one Pod (or claims: together for an anonymous Pod, or a claim no Pod uses on its own)
+against a ClusterState, as `draguard simulate` and admission-time feasibility do: its claims by name,
+from templates (as the resource claim controller generates them) or from extended resources backed by
+DeviceClasses, pinned to the nodes of its claims that are already allocated. `World` holds what that
+reads besides the ClusterState. A Pod comes from an `Origin` — itself, or the workload whose Pod
+template made it — which its findings point into."""
 
 from __future__ import annotations
 
@@ -299,13 +300,18 @@ class PodRun:
         if now.internal:
             return now
 
+        empty: list[PodSimulation] = []
+
         def on_empty() -> PodSimulation:
-            return self._attempt(None, None, [claim], empty_cluster=True)[0]
+            empty.append(self._attempt(None, None, [claim], empty_cluster=True)[0])
+            return empty[0]
 
         d = decide(now, on_empty, f'ResourceClaim "{claim_key(claim)}"')
+        if empty and empty[0].internal:  # draguard failed on the empty cluster: no answer, not undecided
+            return empty[0]
         sim = d.sim
         sim.verdict = d.verdict
-        if d.verdict == "feasible" or sim.internal:
+        if d.verdict == "feasible":
             return sim
         sim.feasible = None if d.verdict == "undecided" else False
         sim.reason = d.message
@@ -597,7 +603,7 @@ class PodRun:
 
 
 def _raw_score(claims: list[dict[str, Any]], outcome: Outcome) -> int:
-    """DynamicResources' raw score of an allocation: the subrequests it chose (placement.prioritized_score)."""
+    """DynamicResources' raw score of an allocation: the subrequests it chose (prioritized_score)."""
     chosen = {f"{c.namespace}/{c.name}": {r.request for r in c.results} for c in outcome.claims}
     return prioritized_score(claims, chosen)
 
