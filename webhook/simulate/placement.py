@@ -144,24 +144,36 @@ def balanced_allocation(requested: Resources, allocatable: Resources) -> int:
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
-@dataclass
-class _Node:
-    allocatable: Resources
-    requested: Resources = Resources()  # the Pods' requests as written (BalancedAllocation)
-    nonzero: Resources = Resources()  # ... with the non-zero defaults (LeastAllocated)
+NodeState = tuple[Resources, Resources, Resources]  # allocatable, requested, non-zero requested
+_UNLISTED: NodeState = (Resources(), Resources(), Resources())  # a node without a Node object
+KEPT_PODS = 8  # score tables kept, one per kind of Pod (its requests), most recent first
+
+
+def _score(requested: Resources, nonzero: Resources, node: NodeState) -> int:
+    """LeastAllocated (non-zero requests) + BalancedAllocation (requests; skipped for a best-effort
+    Pod) of one node for one Pod."""
+    allocatable, on_node, nonzero_on_node = node
+    score = least_allocated(nonzero_on_node + nonzero, allocatable)
+    if requested.cpu or requested.memory:
+        score += balanced_allocation(on_node + requested, allocatable)
+    return score
 
 
 class Spread:
     """The cpu and memory of every Node, what the Pods placed so far request on each, and the score
-    of a node for the next Pod. A Pod is counted once, on the node it was last bound to."""
+    of a node for the next Pod. A Pod is counted once, on the node it was last bound to. The scores of
+    the last few kinds of Pods (by their requests) are kept and only the nodes a Pod was bound to since
+    are scored again: placing a thousand alike Pods on a thousand nodes costs a thousand node scores
+    after the first table, not a million."""
 
     def __init__(self, nodes: Iterable[Mapping[str, Any]]) -> None:
-        self._nodes: dict[str, _Node] = {}
+        self._nodes: dict[str, NodeState] = {}
         for node in nodes:
             name = _dict(node.get("metadata")).get("name")
             if isinstance(name, str) and name:
-                self._nodes[name] = _Node(node_allocatable(node))
+                self._nodes[name] = (node_allocatable(node), Resources(), Resources())
         self._bound: dict[tuple[str, str], tuple[str, Resources, Resources]] = {}
+        self._tables: dict[tuple[Resources, Resources], tuple[dict[str, int], set[str]]] = {}
 
     def bind(self, pod: Mapping[str, Any], node: str | None) -> None:
         """`pod` runs on `node` from now on (replacing where it ran before, if it was bound)."""
@@ -169,16 +181,18 @@ class Spread:
         key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
         earlier = self._bound.pop(key, None)
         if earlier is not None and earlier[0] in self._nodes:
-            entry = self._nodes[earlier[0]]
-            entry.requested -= earlier[1]
-            entry.nonzero -= earlier[2]
+            self._add(earlier[0], Resources() - earlier[1], Resources() - earlier[2])
         if node is None or node not in self._nodes:
             return  # a node without a Node object lists no allocatable: nothing to score against
         requested, nonzero = pod_requests(pod, False), pod_requests(pod, True)
-        entry = self._nodes[node]
-        entry.requested += requested
-        entry.nonzero += nonzero
+        self._add(node, requested, nonzero)
         self._bound[key] = (node, requested, nonzero)
+
+    def _add(self, name: str, requested: Resources, nonzero: Resources) -> None:
+        allocatable, on_node, nonzero_on_node = self._nodes[name]
+        self._nodes[name] = (allocatable, on_node + requested, nonzero_on_node + nonzero)
+        for _, dirty in self._tables.values():
+            dirty.add(name)
 
     def bind_running(self, pods: Iterable[Mapping[str, Any]]) -> None:
         """The input's Pods that already run somewhere (`spec.nodeName`, not finished)."""
@@ -190,24 +204,22 @@ class Spread:
 
     def scorer(self, pod: Mapping[str, Any]) -> Callable[[str | None], int]:
         """The node score of `pod` by node name: LeastAllocated + BalancedAllocation (0..200)."""
-        nonzero = pod_requests(pod, True)
-        requested = pod_requests(pod, False)
-        best_effort = requested.cpu == 0 and requested.memory == 0  # BalancedAllocation skips it
-        cache: dict[str | None, int] = {}
-
-        def score(name: str | None) -> int:
-            hit = cache.get(name)
-            if hit is not None:
-                return hit
-            node = self._nodes.get(name) if name is not None else None
-            cap = node.allocatable if node is not None else Resources()
-            value = least_allocated((node.nonzero if node else Resources()) + nonzero, cap)
-            if not best_effort:
-                value += balanced_allocation((node.requested if node else Resources()) + requested, cap)
-            cache[name] = value
-            return value
-
-        return score
+        requested, nonzero = pod_requests(pod, False), pod_requests(pod, True)
+        kind = (requested, nonzero)
+        table = self._tables.pop(kind, None)
+        if table is None:
+            scores = {name: _score(requested, nonzero, node) for name, node in self._nodes.items()}
+            table = (scores, set())
+        else:
+            scores, dirty = table
+            for name in dirty:
+                scores[name] = _score(requested, nonzero, self._nodes[name])
+            dirty.clear()
+        self._tables[kind] = table  # the most recent last
+        while len(self._tables) > KEPT_PODS:
+            del self._tables[next(iter(self._tables))]
+        unlisted = _score(requested, nonzero, _UNLISTED)
+        return lambda name: scores.get(name, unlisted) if name is not None else unlisted
 
 
 def prioritized_requests(claims: Sequence[Mapping[str, Any]]) -> int:
