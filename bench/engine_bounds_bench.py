@@ -12,7 +12,7 @@ Cases (generators in tests/hostile/inputs_engine.py):
   big-pod         one Pod with 4,000 claim references (half templates), 8 containers listing all
   many-selectors  one claim: 32 requests x 8 subrequests x 32 selectors of ~300 bytes (2.7 MB)
   max-slices      24 slices x 128 devices x (16 attributes + 16 capacities)
-  many-claims     2,000 one-device claims allocated together (no Pods)
+  many-claims     2,000 one-device claims no Pod uses (simulate asks each on its own)
   taint-rules     10,000 DeviceTaintRules over 2,048 devices, a claim for all of them
   huge-numbers    capacities, counters and requests of 1e9999 (exact comparisons)
   bad-numbers     quantities and int64 fields the API server rejects (decode errors)

@@ -86,11 +86,9 @@ def test_explanations_name_the_root_cause_per_node(here: Path, capsys: pytest.Ca
         "claim nccl/eight-nics: CEL runtime error on device dra.net/gpu-worker-2/veth-cni0: no such key "
         '`dra.net/rdma` (selector #0: `device.attributes["dra.net"].rdma`)' in out
     )
-    # a claim no Pod uses is allocated all the same, and found when it can never be
+    # a claim no Pod uses is asked on its own, and found when it can never be allocated
     _, out = run(capsys, "simulate", "e2e-test-driver")
-    assert (
-        "Claims no Pod in the input uses (allocated together for one Pod, after the Pods): infeasible" in out
-    )
+    assert "ResourceClaim dra-8231/network-claim (no Pod in the input uses it): unsatisfiable" in out
     assert "the largest node, kind-worker, has 2 devices of class dra-8231.k8s.io matching" in out
 
 
@@ -187,6 +185,6 @@ def test_a_cluster_dump_in_beta_versions_is_read_as_stored(
         "spec:\n  devices:\n    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]\n"
     )
     code, out = run(capsys, "simulate", "--cluster", "beta", str(claim))
-    assert code == 0 and "feasible on node kind-worker" in out, out
+    assert code == 0 and "feasible now (it fits on node kind-worker)" in out, out
     code, out = run(capsys, "validate", "--feasibility", "--cluster", "beta", str(claim))
     assert code == 0, out

@@ -158,25 +158,23 @@ def test_pods_are_placed_in_file_order_and_fill_the_state(
     assert "request gpus" in second["reason"] and "allocated" in second["reason"]
 
 
-def test_claims_without_pods_are_allocated_together(
+def test_claims_without_pods_are_each_asked_on_their_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = simulate(tmp_path, capsys, CLUSTER, CLAIMS)
-    (only,) = out["pods"]
-    assert only["pod"] is None
-    assert code == 1 and only["feasible"] is False  # two H100s exist nowhere
-    assert "h100s" in only["reason"]
-    # first fit, no reordering: "small" takes node-b's only GPU (the H100) before "big" asks for it
-    code, out = simulate(tmp_path, capsys, CLUSTER, CLAIMS.replace("count: 2", "count: 1"))
-    assert code == 1 and out["pods"][0]["feasible"] is False
+    small, big = out["pods"]
+    assert small["pod"] is None and small["claim"] == "team/small" and small["verdict"] == "feasible"
+    assert small["feasible"] is True and small["node"] == "node-a"
+    assert big["claim"] == "team/big" and big["verdict"] == "unsatisfiable"  # two H100s exist nowhere
+    assert code == 1 and big["feasible"] is False and "h100s" in big["reason"]
+    # each claim alone on the cluster: both fit on node-a's first GPU (neither sees the other's)
     just_one = CLAIMS.replace("count: 2", "count: 1").replace("H100", "A100")
     just_one = just_one.replace("    - name: any\n      exactly: {deviceClassName: gpu}\n", "")
     code, out = simulate(tmp_path, capsys, CLUSTER, just_one)
-    (only,) = out["pods"]
-    assert code == 0 and only["feasible"] is True and only["node"] == "node-a"
-    assert [(c["name"], [r["device"] for r in c["results"]]) for c in only["claims"]] == [
-        ("small", ["gpu-0"]),
-        ("big", ["gpu-1"]),
+    assert code == 0 and [p["verdict"] for p in out["pods"]] == ["feasible", "feasible"]
+    assert [(p["node"], [r["device"] for c in p["claims"] for r in c["results"]]) for p in out["pods"]] == [
+        ("node-a", ["gpu-0"]),
+        ("node-a", ["gpu-0"]),
     ]
 
 

@@ -9,7 +9,7 @@ valid for the API server unless the name says otherwise, so every finding they p
     write_big_pod(dir, claims=4_000)                one Pod with thousands of claim references
     write_many_selectors(dir, requests=32, subrequests=8, selectors=32)   a claim full of selectors
     write_max_slices(dir, slices=8)                 slices of 128 devices x 32 attributes/capacities
-    write_many_claims(dir, claims=600)              many unallocated claims allocated together
+    write_many_claims(dir, claims=600)              many unallocated claims, each asked on its own
     write_many_taint_rules(dir, rules=10_000)       DeviceTaintRules to match against every device
     write_huge_quantities(dir)                      capacities/counters/requests of 1e9999 and friends
     write_bad_numbers(dir)                          quantities and int64 fields the API server rejects
@@ -205,7 +205,7 @@ def write_max_slices(directory: Path, slices: int = 8) -> Path:
 
 def write_many_claims(directory: Path, claims: int = 600) -> Path:
     """`claims` unallocated claims of one device each and enough devices: without Pods, simulate
-    allocates them all together for one Pod (a deep search)."""
+    asks each on its own (as admission answers a claim CREATE), `claims` allocations on one state."""
     objs: list[dict[str, Any]] = [_node("node-1"), _class("gpu")]
     n = 0
     s = 0

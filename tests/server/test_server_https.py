@@ -134,14 +134,16 @@ def test_a_pods_feasibility_runs_on_the_real_state(server: Server) -> None:
     status, answer = server.review(review_of(trainer))
     assert status == 200 and answer["response"] == {"uid": answer["response"]["uid"], "allowed": True}
     inference = _manifest(EXAMPLES / "extended-resource.yaml", "Pod", "vllm-inference")
+    inference["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "5"  # worker-7 has 4
     status, answer = server.review(review_of(inference))
     response = answer["response"]
     assert status == 200 and response["allowed"] is True
     assert response["auditAnnotations"] == {"feasibility": "unsatisfiable"}
     assert response["warnings"] == [
         'Pod "default/vllm-inference" can never be allocated on this cluster, not even with every device free '
-        "and untainted: request container-0-request-1: no device of class nvidia-a100 on any of the 3 nodes (3 node(s) "
-        "considered, 3 pruned by device counts, best node node-1) (admission.feasibility: unsatisfiable, mode warn)"
+        "and untainted: request container-0-request-1: the largest node, worker-7, has 4 devices of class nvidia-a100; "
+        "5 requested (5 node(s) considered, 5 pruned by device counts, best node worker-7) (admission.feasibility: "
+        "unsatisfiable, mode warn)"
     ]
     after = _verdicts(server, "Pod")
     assert after.get("feasible", 0) >= before.get("feasible", 0) + 1

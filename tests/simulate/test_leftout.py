@@ -266,7 +266,7 @@ def test_objects_named_by_generate_name_are_never_merged(
     assert code == 0 and [p["node"] for p in out["pods"]] == ["node-a", "node-b"]
 
 
-def test_claims_no_pod_uses_are_allocated_after_the_pods(
+def test_claims_no_pod_uses_are_asked_one_by_one_after_the_pods(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(
@@ -275,25 +275,36 @@ def test_claims_no_pod_uses_are_allocated_after_the_pods(
         b=pod("p", 2) + "---\n" + claim("never", 4) + "---\n" + claim("later", 2),
     )
     code, out = simulate(capsys, str(tmp_path))
-    placed, rest = out["pods"]
+    placed, never, later = out["pods"]
     assert placed["pod"] == "team/p" and placed["feasible"] is True
-    assert rest["pod"] is None and rest["feasible"] is False and code == 1
-    assert rest["reason"].startswith("infeasible, even on the cluster before the input's Pods are placed: ")
-    # validate --feasibility reports the claim that can never be satisfied at its request
+    # four GPUs on a node of three: never, whatever is free (as admission answers a claim CREATE)
+    assert never["pod"] is None and never["claim"] == "team/never" and never["verdict"] == "unsatisfiable"
+    assert never["feasible"] is False and code == 1
+    assert never["reason"].startswith(
+        'ResourceClaim "team/never" can never be allocated on this cluster, not even with every device free '
+        "and untainted: "
+    )
+    # two GPUs: not now (the Pod took two of the three), but once they are freed
+    assert later["claim"] == "team/later" and later["verdict"] == "busy" and later["feasible"] is False
+    assert later["reason"].startswith(
+        'ResourceClaim "team/later" cannot be allocated now (it will wait until devices are freed or '
+        "untainted): "
+    )
+    # validate --feasibility: the claim that can never be satisfied is an error, the busy one a warning
     assert main(["validate", "-o", "json", "--feasibility", str(tmp_path)]) == 1
     out = json.loads(capsys.readouterr().out)
-    found = [(o["name"], v["rule"], v["field"]) for o in out["objects"] for v in o["violations"]]
+    found = [(o["name"], v["rule"], v["severity"]) for o in out["objects"] for v in o["violations"]]
     assert found == [
-        ("never", "feasibility.infeasible", "spec.devices.requests[0]"),
-        ("later", "feasibility.infeasible", "spec.devices.requests[0]"),
+        ("never", "feasibility.infeasible", "error"),
+        ("later", "feasibility.busy", "warning"),
     ]
-    # without the claim that can never fit, the other one only fails because the Pod took the GPUs
+    # without the claim that can never fit: a busy claim is a warning, as in admission (exit 0)
     (tmp_path / "b.yaml").write_text(pod("p", 2) + "---\n" + claim("later", 2))
     code, out = simulate(capsys, str(tmp_path))
-    rest = out["pods"][-1]
-    assert rest["feasible"] is False
-    assert rest["reason"].startswith("infeasible once the input's Pods are placed (they take the devices")
-    assert main(["simulate", str(tmp_path)]) == 1
-    assert "Claims no Pod in the input uses (allocated together for one Pod, after the Pods): infeasible" in (
-        capsys.readouterr().out
+    assert code == 0 and out["pods"][-1]["verdict"] == "busy"
+    assert main(["simulate", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "ResourceClaim team/later (no Pod in the input uses it): busy (it fits once devices are freed" in text
     )
+    assert main(["validate", "--feasibility", str(tmp_path)]) == 0

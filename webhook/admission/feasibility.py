@@ -3,7 +3,7 @@
 The claim (alone, on any node) or the Pod (its claims by name, claims generated from its templates as
 the resource claim controller would, extended resources served by DeviceClasses, pinned to the nodes
 of its claims that are already allocated) is scheduled as `draguard simulate` does, without writing
-anything. The verdict:
+anything. The verdict (webhook.simulate.verdict, shared with `simulate`'s claims that no Pod uses):
 
 - `feasible`: it fits now;
 - `busy`: it does not fit now, but does on the same cluster with nothing allocated and device taints
@@ -26,13 +26,13 @@ from typing import Any
 from webhook.admission.config import AdmissionConfig
 from webhook.engine import Budget
 from webhook.model.budget import Deadline
-from webhook.model.text import one_line
 from webhook.rules.registry import declare
 from webhook.simulate import extended as ext
 from webhook.simulate import feasibility_violations
 from webhook.simulate.load import Loaded
 from webhook.simulate.podclaims import key_of, resolve_pod_claims
 from webhook.simulate.run import PodRun, PodSimulation, World
+from webhook.simulate.verdict import decide
 
 declare(
     "admission.feasibility",
@@ -45,8 +45,6 @@ declare(
 )
 
 SOURCE = "<admission request>"
-# Allocation errors that end when the cluster changes, not the claim: the Pod waits (busy).
-_WAITS = ("could not retrieve device class", "is currently being updated")
 
 
 class FeasibilityCrash(Exception):
@@ -95,11 +93,6 @@ def _run(
     return sim
 
 
-def _reason(sim: PodSimulation) -> str:
-    text = sim.reason or sim.error or "the claims cannot be allocated"
-    return one_line(text.removeprefix("undecided: "))
-
-
 def _field(sim: PodSimulation, kind: str) -> str:
     for subject, violation in feasibility_violations(sim):
         if subject.kind == kind and violation.field:
@@ -112,34 +105,11 @@ def _decide(
 ) -> Feasibility:
     start = time.monotonic()
     now = _run(world, snapshot, config, deadline, item, empty=False)
-    if now.feasible:
-        return Feasibility("feasible", seconds=time.monotonic() - start)
-    field = _field(now, item.kind)
-    if now.feasible is None:
-        message = f"{what}: feasibility undecided ({_reason(now)}); admitted"
-        return Feasibility("undecided", message, field, time.monotonic() - start)
-    if now.error and any(w in now.error for w in _WAITS):
-        message = f"{what} cannot be allocated now and waits: {_reason(now)}"
-        return Feasibility("busy", message, field, time.monotonic() - start)
-    empty = _run(world, snapshot, config, deadline, item, empty=True)
+    d = decide(now, lambda: _run(world, snapshot, config, deadline, item, empty=True), what, "; admitted")
     seconds = time.monotonic() - start
-    if empty.feasible:
-        message = (
-            f"{what} cannot be allocated now (it will wait until devices are freed or untainted): "
-            f"{_reason(now)}"
-        )
-        return Feasibility("busy", message, field, seconds)
-    if empty.feasible is None:
-        message = (
-            f"{what} cannot be allocated now ({_reason(now)}); feasibility on an empty cluster undecided "
-            f"({_reason(empty)}); admitted"
-        )
-        return Feasibility("undecided", message, field, seconds)
-    message = (
-        f"{what} can never be allocated on this cluster, not even with every device free and untainted: "
-        f"{_reason(empty)}"
-    )
-    return Feasibility("unsatisfiable", message, _field(empty, item.kind), seconds)
+    if d.verdict == "feasible":
+        return Feasibility("feasible", seconds=seconds)
+    return Feasibility(d.verdict, d.message, _field(d.sim, item.kind), seconds)
 
 
 def check_claim(

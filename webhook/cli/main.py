@@ -120,6 +120,18 @@ def _add_cluster_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_placement_arg(p: argparse.ArgumentParser, validate: bool = False) -> None:
+    p.add_argument(
+        "--placement",
+        choices=("spread", "pack"),
+        default="spread",
+        help=("with --feasibility: " if validate else "")
+        + "where a Pod goes among the nodes it fits on: spread (default: the default scheduler's "
+        "LeastAllocated, BalancedAllocation and DRA scores, ties by node name) or pack (the first node "
+        "by name)",
+    )
+
+
 def _runtime_config(args: argparse.Namespace) -> Any:
     """`--runtime-config` (all of them), checked as kube-apiserver of `--k8s-version` checks it."""
     from webhook.convert.served import parse_runtime_config
@@ -172,14 +184,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(as `draguard simulate`): infeasible ones are errors, undecided ones warnings",
     )
     _add_budget_args(v, validate=True)
+    _add_placement_arg(v, validate=True)
 
     m = sub.add_parser(
         "simulate",
         help="allocate the input's Pods/claims against the input's cluster objects",
         description="Load manifests: ResourceSlices, DeviceClasses, DeviceTaintRules, Nodes and allocated "
         "ResourceClaims form the cluster; each Pod (in file order) is scheduled with the claims it "
-        "references, or, without Pods, all unallocated claims are allocated together. Objects with "
-        "validation errors are reported and left out.",
+        "references, then each unallocated claim no Pod uses is asked on its own (feasible now, busy or "
+        "unsatisfiable, as admission answers it). Objects with validation errors are reported and left out.",
     )
     m.add_argument("paths", nargs="+", metavar="PATH")
     m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
@@ -196,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="parallel workers for loading (default: all usable cores; never more than the input's files)",
     )
     _add_budget_args(m)
+    _add_placement_arg(m)
 
     s = sub.add_parser(
         "strip",
@@ -364,6 +378,7 @@ def _simulate(args: argparse.Namespace) -> int:
         deadline_seconds=args.deadline_seconds,
         max_bytes=args.max_input_bytes,
         cluster=tuple(args.cluster),
+        placement=args.placement,
     )
     report = simulate(args.paths, options, deadline=_deadline(args))  # findings at their fields' lines
     if args.format == "json":
@@ -400,6 +415,7 @@ def _feasibility(
         deadline_seconds=RUN_SECONDS if args.deadline_seconds is None else args.deadline_seconds,
         max_bytes=args.max_input_bytes,
         cluster=tuple(args.cluster),
+        placement=args.placement,
     )
     sim = simulate(args.paths, options, deadline=deadline, progress=progress)
     report = sim.validation

@@ -3,11 +3,13 @@
 Per call: claims are prepared once (classes, selectors, gates); per node the gathered pools come from
 the state version (built when it was published), per-slice selector results and per-node candidate
 counts from caches shared by all versions (webhook.state.shared). Nodes are taken in candidate order
-(Node objects by name), first fit, as upstream's Filter would accept any of them: in runs of 1, 2, 4, ...
-nodes, each run bounded (nodes whose candidate counts cannot cover some request are pruned without
-searching) and its other nodes searched in order. A claim that fits on the k-th node looks at fewer than
-2k nodes, so a request with a new selector evaluates it on those nodes' devices only; one that fits
-nowhere walks every node, from the per-node counts and explanation parts kept across versions.
+(Node objects by name) — or best score first when the caller scores them (`prefer`: the scheduler's
+pick among the nodes that pass Filter) — first fit, as upstream's Filter would accept any of them: in
+runs of 1, 2, 4, ... nodes, each run bounded (nodes whose candidate counts cannot cover some request are
+pruned without searching) and its other nodes searched in order. A claim that fits on the k-th node
+looks at fewer than 2k nodes, so a request with a new selector evaluates it on those nodes' devices only;
+one that fits nowhere walks every node, from the per-node counts and explanation parts kept across
+versions.
 The step/time budget is shared by all nodes and by every selector evaluated for the call; a deadline
 (of the whole run, or of one admission request) can stop it earlier. When either runs out the answer is
 undecided (None), never "infeasible". The explanation of a failed search gets a short grace period of
@@ -16,7 +18,7 @@ its own (EXPLAIN_GRACE of the budget, within the deadline) and is cut short when
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, cast
@@ -311,11 +313,14 @@ def allocate(
     node_selectors: Sequence[dict[str, Any]] = (),
     ignore_allocations: bool = False,
     ignore_taints: bool = False,
+    prefer: Callable[[str | None], int] | None = None,
 ) -> Outcome:
     """Allocate `claims` together for one Pod on `state` (a `Snapshot.state`, or a ClusterState: its
     current version); see the module docstring. `budget` bounds this call,
     `deadline` (e.g. of an admission request or a whole run) bounds it too: whichever ends first.
     `node_selectors` (e.g. of the Pod's claims that are already allocated) must all match a node.
+    `prefer` scores nodes by name: they are tried highest score first (equal scores in candidate
+    order), so the first that fits is the best-scoring feasible node, as the scheduler picks it.
 
     `ignore_allocations` decides on the same cluster with nothing allocated (a read-only view: the state
     is not changed), `ignore_taints` with device taints ignored (NoSchedule/NoExecute are the only
@@ -333,7 +338,9 @@ def allocate(
                 StateView,
                 AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints),
             )
-        return _allocate(view, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints)
+        return _allocate(
+            view, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints, prefer
+        )
     except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
         return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
     except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
@@ -366,6 +373,7 @@ def _allocate(
     deadline: Deadline | None,
     meter: Meter,
     ignore_taints: bool = False,
+    prefer: Callable[[str | None], int] | None = None,
 ) -> Outcome:
     f = Features.of(state)
     if ignore_taints:
@@ -380,6 +388,8 @@ def _allocate(
         nodes, canonical = _nodes(state, pod, node, node_selectors, meter)
     except OutOfBudget:
         return _undecided(meter, "while the candidate nodes were listed", "", [])
+    if prefer is not None and len(nodes) > 1:
+        nodes = sorted(nodes, key=lambda n: -prefer(n.name))  # stable: ties keep the candidate order
     if not nodes:
         return Outcome(
             False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []

@@ -1,7 +1,8 @@
 """`draguard simulate`: load manifests, build the cluster state from the ones the API server would accept,
 and allocate the claims of each Pod in input order — bare Pods, and the Pods each workload's controller
-would create (webhook.simulate.workloads) — each success added to the state, as the scheduler binds Pods
-one after another; then the unallocated claims no Pod uses, together for one anonymous Pod."""
+would create (webhook.simulate.workloads) — each placed as the scheduler places it (webhook.simulate.
+placement) and added to the state, as the scheduler binds Pods one after another; then each unallocated
+claim no Pod uses, on its own, as admission answers a claim CREATE (webhook.simulate.verdict)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from webhook.rules.registry import declare
 from webhook.simulate.findings import feasibility_findings, feasibility_violations
 from webhook.simulate.leftout import LeftOut
 from webhook.simulate.load import Inputs, Loaded, load
+from webhook.simulate.placement import DEFAULT_PLACEMENT, Placement, Spread
 from webhook.simulate.podclaims import claims_named, key_of
 from webhook.simulate.run import (
     PodRun,
@@ -49,6 +51,16 @@ declare(
     "described by the input; the message is the allocator's explanation",
     field="spec.devices.requests[i]",
     kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
+    tag="alloc",
+)
+declare(
+    "feasibility.busy",
+    summary="`validate --feasibility`: a ResourceClaim no Pod in the input uses cannot be allocated now, "
+    "but can once devices are freed or untainted (or waits for its DeviceClass): as admission answers busy; "
+    "a warning, since a claim is allocated only when a Pod that uses it is scheduled",
+    field="spec.devices.requests[i]",
+    severity=Severity.WARNING,
+    kinds=("ResourceClaim",),
     tag="alloc",
 )
 declare(
@@ -85,6 +97,7 @@ class SimulateOptions:
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (webhook.clusterinput)
+    placement: Placement = DEFAULT_PLACEMENT  # `--placement`: where a Pod goes among the nodes it fits on
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -102,8 +115,12 @@ class SimulationReport:
     def exit_code(self) -> int:
         """1 if anything is infeasible (or left out of the simulation, or draguard failed on it), else 3
         if anything is undecided or was not checked before the deadline, else 0. Errors that leave
-        nothing out (cross-object findings the scheduler handles itself) change no answer, nor this."""
-        if any(p.feasible is False or p.internal for p in self.pods) or self.left_out:
+        nothing out (cross-object findings the scheduler handles itself) change no answer, nor this; a
+        claim no Pod uses that is busy (fits once devices are freed) is a warning, as in admission."""
+        if (
+            any((p.feasible is False and p.verdict != "busy") or p.internal for p in self.pods)
+            or self.left_out
+        ):
             return EXIT_INFEASIBLE
         if any(p.feasible is None for p in self.pods) or self.validation.not_checked:
             return EXIT_UNDECIDED
@@ -139,7 +156,7 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
 ) -> SimulationReport:
     """Simulate scheduling of the input's Pods — bare ones and those its workloads' controllers create —
-    and of its unallocated claims no Pod uses, against its cluster state.
+    and ask each unallocated claim no Pod uses on its own, against its cluster state.
 
     `inputs` are paths (files, directories, `-`), already parsed objects, or one request body (bytes).
     The whole call — reading, validation, building the state, every Pod — ends by
@@ -172,6 +189,7 @@ def simulate(
         progress,
         cluster.files,
     )
+    running = [p.obj for p in data.pods]  # the cluster's Pods too: they take cpu and memory on their nodes
     if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's
         data.pods = [p for p in data.pods if p.source not in cluster]
         data.work = [p for p in data.work if p.source not in cluster]
@@ -194,7 +212,11 @@ def simulate(
         invalid=data.invalid,
     )
     notes = LeftOutNotes(data, ctx, options.budget or Budget(), deadline)
-    run = PodRun(world, state, ctx, options.budget or Budget(), deadline, notes=notes)
+    spread = None
+    if options.placement == "spread":
+        spread = Spread(data.nodes)
+        spread.bind_running(running)
+    run = PodRun(world, state, ctx, options.budget or Budget(), deadline, notes=notes, spread=spread)
     run.referenced = claims_named(data.work, data.claims)
     sims: list[PodSimulation] = []
     workloads: list[WorkloadReport] = []
@@ -209,9 +231,7 @@ def simulate(
         run_workload(report, try_pod, lambda: run.commits)
         sims.extend(report.sims)
         workloads.append(report)
-    unused = _unused_claims(data, run)
-    if unused:
-        sims.append(run.guarded_claims(unused, after_pods=bool(data.work)))
+    sims.extend(run.guarded_claim(item) for item in _unused_claims(data, run))
     return _lined(SimulationReport(sims, data.report, workloads, data.left_out), data, options)
 
 
@@ -261,9 +281,10 @@ def _too_late(data: Inputs, when: str) -> SimulationReport:
             report.rest_reason = f"{report.same_as_last} more Pod(s): undecided as well"
             sims.append(sim)
         workloads.append(report)
-    if data.pending:
+    for item in data.pending:
+        claim = claim_subject(item)
         sims.append(
-            PodSimulation(None, None, reason=reason, subjects=[claim_subject(i) for i in data.pending])
+            PodSimulation(None, None, reason=reason, subjects=[claim], claim=claim.claim, verdict="undecided")
         )
     return SimulationReport(sims, data.report, workloads, data.left_out)
 

@@ -1,6 +1,7 @@
 """`validate --feasibility`: a simulation's answers as findings on the input objects — an infeasible
-claim or Pod is an error at the request (or Pod claim entry) the explanation names, an undecided one a
-warning; the Pods of one workload give one finding per place in its template, naming how many failed."""
+claim or Pod is an error at the request (or Pod claim entry) the explanation names, an undecided one (or
+a claim no Pod uses that is busy: it fits once devices are freed) a warning; the Pods of one workload
+give one finding per place in its template, naming how many failed."""
 
 from __future__ import annotations
 
@@ -34,9 +35,12 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
         rule = RULES["internal.engine-crash"]
         targets = [s for s in sim.subjects if not s.claim] or sim.subjects
         return [(s, Violation(rule.id, rule.severity, s.path, sim.reason)) for s in targets]
-    rule = RULES["feasibility.infeasible" if sim.feasible is False else "feasibility.undecided"]
+    if getattr(sim, "verdict", None) == "busy":  # a claim no Pod uses that fits once devices are freed
+        rule = RULES["feasibility.busy"]
+    else:
+        rule = RULES["feasibility.infeasible" if sim.feasible is False else "feasibility.undecided"]
     message = sim.reason or sim.error or "the claims cannot be allocated"
-    if sim.feasible is None and not message.startswith("undecided"):
+    if sim.feasible is None and not message.startswith("undecided") and not getattr(sim, "verdict", None):
         message = f"undecided (allocator budget exhausted): {message}"
     entries = [e for e in sim.explanation if isinstance(e.get("claim"), str) and e.get("claim")]
     short = [e for e in entries if e.get("cause")] or [e for e in entries if _falls_short(e)]

@@ -1,6 +1,6 @@
 """Text rendering of a simulation: validation errors of objects left out (and of objects simulated in
 spite of errors that do not change what can be allocated), objects the deadline left unchecked, then one block per
-bare Pod or workload (its Pods indented), in input order, and the claims no Pod uses. Every line is passed
+bare Pod or workload (its Pods indented), in input order, and each claim no Pod uses. Every line is passed
 through `one_line`: names and messages from the input cannot print lines of their own."""
 
 from __future__ import annotations
@@ -65,15 +65,24 @@ def _node_selector(sel: object) -> str:
     return " OR ".join(terms)
 
 
-def render_pod(sim: PodSimulation, after_pods: bool = False) -> list[str]:
+CLAIM_VERDICTS = {
+    "busy": "busy (it fits once devices are freed or untainted)",
+    "unsatisfiable": "unsatisfiable",
+    "undecided": "undecided (allocator budget or deadline exhausted)",
+}
+
+
+def render_pod(sim: PodSimulation) -> list[str]:
     if sim.pod:
         title = f"Pod {sim.pod}"
-    elif after_pods:
-        title = "Claims no Pod in the input uses (allocated together for one Pod, after the Pods)"
+    elif sim.claim:
+        title = f"ResourceClaim {sim.claim} (no Pod in the input uses it)"
     else:
         title = "Claims (allocated together for one Pod)"
     if sim.feasible:
         on = f" on node {sim.node}" if sim.node else " (on any node)"
+        if sim.claim:  # not allocated: a Pod that uses it would be placed where it fits
+            on = f" now (it fits on node {sim.node})" if sim.node else " now (on any node)"
         lines = [f"{title}: feasible{on}"]
         lines.extend(
             f"  claim {c}: allocated already (shared; the Pod goes where it is usable)" for c in sim.reused
@@ -88,7 +97,9 @@ def render_pod(sim: PodSimulation, after_pods: bool = False) -> list[str]:
             lines.append(f"    node selector: {selector}")
             lines.extend(_binding_lines(c.results))
         return lines
-    if sim.feasible is False:
+    if sim.verdict in CLAIM_VERDICTS:
+        verdict = CLAIM_VERDICTS[sim.verdict]
+    elif sim.feasible is False:
         verdict = "infeasible"
     elif sim.internal:
         verdict = "internal error (no answer)"
@@ -168,12 +179,11 @@ def render_text(report: SimulationReport) -> str:
     starts: dict[int, list[WorkloadReport]] = {}
     for w in report.workloads:
         starts.setdefault(w.start, []).append(w)
-    after_pods = any(sim.pod for sim in report.pods)
     for i, sim in enumerate(report.pods):
         for w in starts.pop(i, []):
             lines.extend(render_workload(w))
         if sim.workload is None:
-            lines.extend(render_pod(sim, after_pods))
+            lines.extend(render_pod(sim))
     for position in sorted(starts):
         for w in starts[position]:
             lines.extend(render_workload(w))

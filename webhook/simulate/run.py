@@ -1,13 +1,15 @@
-"""Scheduling one Pod (or the pending claims together) against a ClusterState, as `draguard simulate` and
-admission-time feasibility do: its claims by name, from templates (as the resource claim controller
-generates them) or from extended resources backed by DeviceClasses, pinned to the nodes of its claims
-that are already allocated. `World` holds what that reads besides the ClusterState. A Pod comes from
-an `Origin` — itself, or the workload whose Pod template made it — which its findings point into."""
+"""Scheduling one Pod (or claims: together for an anonymous Pod, or a claim no Pod uses on its own)
+against a ClusterState, as `draguard simulate` and admission-time feasibility do: its claims by name,
+from templates (as the resource claim controller generates them) or from extended resources backed by
+DeviceClasses, pinned to the nodes of its claims that are already allocated. `World` holds what that
+reads besides the ClusterState. A Pod comes from an `Origin` — itself, or the workload whose Pod
+template made it — which its findings point into."""
 
 from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,13 @@ from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.text import listing
 from webhook.simulate import extended as ext
 from webhook.simulate.load import Loaded
+from webhook.simulate.placement import (
+    FIRST_AVAILABLE_MAX,
+    Spread,
+    normalized,
+    prioritized_requests,
+    prioritized_score,
+)
 from webhook.simulate.podclaims import (
     GeneratedIndex,
     PodClaim,
@@ -31,6 +40,7 @@ from webhook.simulate.podclaims import (
 )
 from webhook.simulate.subjects import Origin, Subject, claim_key, request_paths
 from webhook.simulate.subjects import claim_subject as subject_of_claim
+from webhook.simulate.verdict import Verdict, decide
 from webhook.state import ClusterState
 
 if TYPE_CHECKING:
@@ -38,6 +48,7 @@ if TYPE_CHECKING:
     from webhook.simulate.workloads import WorkloadReport
 
 ClaimKey = tuple[str, str]
+Rank = tuple[int, int]  # (-score, candidate index) of the node a Pod was placed on: the least wins
 
 
 @dataclass
@@ -53,6 +64,8 @@ class PodSimulation:
     internal: str | None = None  # draguard failed on this Pod (feasible is None: no answer)
     workload: WorkloadReport | None = None  # the workload whose controller creates this Pod
     reused: list[str] = field(default_factory=list)  # its claims allocated already ("ns/name"), shared
+    claim: str | None = None  # "ns/name" of a claim no Pod uses, asked on its own
+    verdict: Verdict | None = None  # that claim's verdict (busy: feasible is False, but it waits)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +98,8 @@ class PodSimulation:
             "internalError": self.internal,
             "workload": self.workload.ref() if self.workload is not None else None,
             "reused": self.reused,
+            "claim": self.claim,
+            "verdict": self.verdict,
         }
 
 
@@ -149,7 +164,10 @@ class PodRun:
     in turn; without, nothing is written. `empty_cluster` decides on the same cluster with nothing
     allocated and device taints ignored (admission: busy or unsatisfiable). `notes` (a simulation's)
     explain infeasible answers by the objects the simulation left out; `referenced` collects the claims
-    the Pods use, `committed` the claims this run allocated, in order."""
+    the Pods use, `committed` the claims this run allocated, in order. `spread` (a simulation's
+    `--placement spread`) places each Pod on the node the default scheduler profile scores best among
+    the nodes it fits on, and counts its requests there; without it, a Pod goes to the first node in
+    name order that fits (`--placement pack`; admission asks whether there is any node)."""
 
     def __init__(
         self,
@@ -162,6 +180,7 @@ class PodRun:
         commit: bool = True,
         empty_cluster: bool = False,
         notes: LeftOutNotes | None = None,
+        spread: Spread | None = None,
     ) -> None:
         self.world, self.state, self.ctx, self.budget = world, state, ctx, budget
         self.deadline = deadline
@@ -173,6 +192,7 @@ class PodRun:
         self.templates = world.templates
         self.mapping = ext.class_mapping(world.classes) if ctx.enabled("DRAExtendedResource") else {}
         self.notes = notes
+        self.spread = spread
         self.referenced: set[ClaimKey] = set()  # claims some Pod uses (by name, status or ownership)
         self.committed: list[dict[str, Any]] = []  # claims this run allocated, in order
 
@@ -196,7 +216,7 @@ class PodRun:
         """One Pod of the input (None: the pending claims together), undecided once the run's deadline
         has passed; a failure of draguard on it is reported on it, and the run goes on with the next one."""
         if item is None:
-            return self.guarded_claims(list(self.world.pending), after_pods=False)
+            return self.guarded_claims(list(self.world.pending))
         return self.guarded_pod(item.obj, origin_of(item))
 
     def guarded_pod(
@@ -220,14 +240,14 @@ class PodRun:
         sim.workload = workload
         return sim
 
-    def guarded_claims(self, items: list[Loaded], after_pods: bool) -> PodSimulation:
-        """Claims allocated together for one anonymous Pod (after the run's Pods, if `after_pods`)."""
+    def guarded_claims(self, items: list[Loaded]) -> PodSimulation:
+        """Claims allocated together for one anonymous Pod (admission: the claim being created)."""
         subjects = [claim_subject(i) for i in items]
         if self.deadline.expired():
             reason = "undecided: the deadline of the run passed before this Pod was tried"
             return PodSimulation(None, None, reason=reason, subjects=subjects)
         try:
-            sim = self.anonymous([i.obj for i in items], after_pods)
+            sim = self.anonymous([i.obj for i in items])
         except OutOfBudget:
             reason = "undecided: the deadline of the run passed while this Pod was prepared"
             return PodSimulation(None, None, reason=reason, subjects=subjects)
@@ -237,14 +257,11 @@ class PodRun:
         sim.subjects = subjects
         return sim
 
-    def anonymous(
-        self, claims: list[dict[str, Any]] | None = None, after_pods: bool = False
-    ) -> PodSimulation:
+    def anonymous(self, claims: list[dict[str, Any]] | None = None) -> PodSimulation:
         """`claims` (default: the world's pending claims) allocated together for one anonymous Pod."""
         self.pins = []
         if claims is None:
             claims = [item.obj for item in self.world.pending]
-        placed = self.commits
         sim, outcome = self._attempt(None, None, claims)
         if outcome is not None and outcome.feasible:
             if self.commit:
@@ -252,8 +269,54 @@ class PodRun:
             return sim
         if sim.feasible is False and self.notes is not None:
             sim.reason += self.notes.note(None, claims, [], self.committed)
-            if after_pods and placed:
-                sim.reason = self.notes.before_pods(claims, sim.reason)
+        return sim
+
+    def guarded_claim(self, item: Loaded) -> PodSimulation:
+        """A claim no Pod of the input uses, its own question as admission answers a claim CREATE:
+        feasible now, busy (only once devices are freed or untainted) or unsatisfiable, on the state as
+        the run has left it. Nothing is written: the next claim does not see this one's allocation."""
+        subjects = [claim_subject(item)]
+        label = claim_key(item.obj)
+        if self.deadline.expired():
+            reason = "undecided: the deadline of the run passed before this claim was tried"
+            sim = PodSimulation(None, None, reason=reason, verdict="undecided")
+        else:
+            try:
+                sim = self._claim_alone(item.obj)
+            except OutOfBudget:
+                reason = "undecided: the deadline of the run passed while this claim was prepared"
+                sim = PodSimulation(None, None, reason=reason, verdict="undecided")
+            except Exception as e:  # noqa: BLE001 - one claim's failure must not lose the others' answers
+                detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                sim = _internal(None, detail, subjects, f"claim {label}")
+        sim.subjects = subjects
+        sim.claim = label
+        return sim
+
+    def _claim_alone(self, claim: dict[str, Any]) -> PodSimulation:
+        """`guarded_claim` without the guard: now, then (if no) on the empty cluster, as one verdict."""
+        self.pins = []
+        now, _ = self._attempt(None, None, [claim])
+        if now.internal:
+            return now
+
+        empty: list[PodSimulation] = []
+
+        def on_empty() -> PodSimulation:
+            empty.append(self._attempt(None, None, [claim], empty_cluster=True)[0])
+            return empty[0]
+
+        d = decide(now, on_empty, f'ResourceClaim "{claim_key(claim)}"')
+        if empty and empty[0].internal:  # draguard failed on the empty cluster: no answer, not undecided
+            return empty[0]
+        sim = d.sim
+        sim.verdict = d.verdict
+        if d.verdict == "feasible":
+            return sim
+        sim.feasible = None if d.verdict == "undecided" else False
+        sim.reason = d.message
+        if d.verdict == "unsatisfiable" and self.notes is not None:
+            sim.reason += self.notes.note(None, [claim], [], self.committed)
         return sim
 
     def pod(self, item: Loaded) -> PodSimulation:
@@ -304,16 +367,23 @@ class PodRun:
                 plans.reason += self.notes.note(pod, pending, [], self.committed)
             return plans
         tried: list[tuple[PodSimulation, int, _Plan, list[dict[str, Any]]]] = []
+        placed: list[tuple[Rank, PodSimulation, Outcome, _Plan, list[dict[str, Any]]]] = []
         for plan in plans:
             claims = pending + ([plan.extra] if plan.extra is not None else [])
-            sim, outcome = self._attempt(label, plan.pod, claims)
+            sim, outcome, rank = self._place(label, plan.pod, claims)
             sim.subjects = subjects + ([plan.subject] if plan.subject is not None else [])
             if outcome is not None and outcome.feasible:
-                if self.commit:
-                    self._commit(plan.pod, claims, outcome)
-                sim.reused = reused
-                return sim
+                placed.append((rank, sim, outcome, plan, claims))
+                if self.spread is None:
+                    break  # the first node that fits
+                continue  # spread: the best node of every group of nodes
             tried.append((sim, plan.weight, plan, claims))
+        if placed:
+            _, sim, outcome, plan, claims = min(placed, key=lambda p: p[0])
+            if self.commit:
+                self._commit(plan.pod, claims, outcome)
+            sim.reused = reused
+            return sim
         undecided = [t for t in tried if t[0].feasible is None]
         sim, _, plan, claims = undecided[0] if undecided else max(tried, key=lambda t: t[1])
         if sim.feasible is False and self.notes is not None:
@@ -414,18 +484,91 @@ class PodRun:
         ns, name = key_of(pod)
         return generated_name(f"{name}-extended-resources-", f"{ns}/{name}/<extended-resources>")
 
+    def _place(
+        self, label: str, pod: dict[str, Any], claims: list[dict[str, Any]]
+    ) -> tuple[PodSimulation, Outcome | None, Rank]:
+        """The Pod on the first node that fits, or with `spread` on the node the scheduler's scores
+        prefer among those it fits on, and that node's rank (to compare groups of nodes)."""
+        if self.spread is None:
+            sim, outcome = self._attempt(label, pod, claims)
+            return sim, outcome, (0, 0)
+        score = self.spread.scorer(pod)
+        sim, outcome = self._attempt(label, pod, claims, prefer=score)
+        if outcome is None or not outcome.feasible:
+            return sim, outcome, (0, 0)
+        index = {n.name: i for i, n in enumerate(self.state.view.candidate_nodes())}
+        if self.ctx.enabled("DRAPrioritizedList") and prioritized_requests(claims):
+            return self._prioritized(label, pod, claims, score, index, (sim, outcome))
+        return sim, outcome, (-score(outcome.node), index.get(outcome.node, len(index)))
+
+    def _prioritized(
+        self,
+        label: str,
+        pod: dict[str, Any],
+        claims: list[dict[str, Any]],
+        score: Callable[[str | None], int],
+        index: Mapping[str | None, int],
+        first: tuple[PodSimulation, Outcome],
+    ) -> tuple[PodSimulation, Outcome | None, Rank]:
+        """With claims that choose among subrequests, DynamicResources scores each node by the
+        subrequests its allocation there uses (normalized to the best node): the other nodes are
+        allocated one by one, best resource score first, until none can beat the best found (at once
+        when the first node gets every first choice). The Pod's budget is shared by these calls: when it
+        runs out, the best node found so far is taken (the Pod fits there all the same)."""
+        top = FIRST_AVAILABLE_MAX * prioritized_requests(claims)
+        node = first[1].node
+        found = {node: (*first, _raw_score(claims, first[1]))}
+        steps, started = first[1].steps, time.monotonic()
+
+        def rank(name: str | None, highest: int) -> Rank:
+            return (-(score(name) + normalized(found[name][2], highest)), index.get(name, len(index)))
+
+        others = sorted(
+            (n for n in index if n is not None and n != node), key=lambda n: (-score(n), index[n])
+        )
+        for name in others if found[node][2] < top else ():
+            if any(raw == top for _, _, raw in found.values()):
+                leader = min(rank(n, top) for n in found)
+                if (-(score(name) + normalized(top, top)), index[name]) > leader:
+                    break  # no node left can beat the best one found
+            left_steps = self.budget.steps - steps
+            left_seconds = self.budget.seconds - (time.monotonic() - started)
+            if left_steps <= 0 or left_seconds <= 0 or self.deadline.expired():
+                break
+            left = Budget(left_steps, left_seconds)
+            sim, outcome = self._attempt(label, pod, claims, node=name, budget=left)
+            if outcome is None or outcome.feasible is None:
+                break
+            steps += outcome.steps
+            if outcome.feasible:
+                found[name] = (sim, outcome, _raw_score(claims, outcome))
+        highest = max(raw for _, _, raw in found.values())
+        chosen = min(found, key=lambda n: rank(n, highest))
+        return found[chosen][0], found[chosen][1], rank(chosen, highest)
+
     def _attempt(
-        self, label: str | None, pod: dict[str, Any] | None, claims: list[dict[str, Any]]
+        self,
+        label: str | None,
+        pod: dict[str, Any] | None,
+        claims: list[dict[str, Any]],
+        *,
+        prefer: Callable[[str | None], int] | None = None,
+        node: str | None = None,
+        budget: Budget | None = None,
+        empty_cluster: bool | None = None,
     ) -> tuple[PodSimulation, Outcome | None]:
+        empty = self.empty_cluster if empty_cluster is None else empty_cluster
         outcome = allocate(
             self.state,
             claims,
             pod=pod,
-            budget=self.budget,
+            node=node,
+            budget=budget or self.budget,
             deadline=self.deadline,
             node_selectors=self.pins,
-            ignore_allocations=self.empty_cluster,
-            ignore_taints=self.empty_cluster,
+            ignore_allocations=empty,
+            ignore_taints=empty,
+            prefer=prefer,
         )
         if outcome.internal is not None:
             return _internal(label, outcome.internal, []), None
@@ -455,10 +598,18 @@ class PodRun:
             owned[key_of(stored)] = stored
             add_generated(self.generated, stored)
             self.committed.append(stored)
+        if self.spread is not None and pod is not None:
+            self.spread.bind(pod, outcome.node)
 
 
-def _internal(label: str | None, detail: str, subjects: list[Subject]) -> PodSimulation:
-    what = f"Pod {label}" if label else "the claims"
+def _raw_score(claims: list[dict[str, Any]], outcome: Outcome) -> int:
+    """DynamicResources' raw score of an allocation: the subrequests it chose (prioritized_score)."""
+    chosen = {f"{c.namespace}/{c.name}": {r.request for r in c.results} for c in outcome.claims}
+    return prioritized_score(claims, chosen)
+
+
+def _internal(label: str | None, detail: str, subjects: list[Subject], what: str = "") -> PodSimulation:
+    what = what or (f"Pod {label}" if label else "the claims")
     reason = f"internal error: draguard failed on {what} ({detail}): no answer; please report it"
     return PodSimulation(label, None, reason=reason, error=detail, subjects=subjects, internal=detail)
 

@@ -1,8 +1,7 @@
 """Why an infeasible Pod (or group of claims) might have fitted: objects left out of the simulation that
 would have served it — a DeviceClass its claims or extended resources name, ResourceSlices whose devices
-an allocation with them included uses — and, for claims tried after the input's Pods, whether they fit
-on the cluster as it was before those Pods were placed. Each such note names the object, its file:line
-and the rule that kept it out."""
+an allocation with them included uses. Each such note names the object, its file:line and the rule that
+kept it out."""
 
 from __future__ import annotations
 
@@ -81,7 +80,6 @@ class LeftOutNotes:
         self.slices = [lo for lo in data.left_out if lo.kind == "ResourceSlice"]
         self._trial: ClusterState | None = None
         self._applied = 0
-        self._before: ClusterState | None = None
 
     def unserved(
         self, pod: dict[str, Any], mapping: dict[str, str], nodes: list[dict[str, Any]]
@@ -186,21 +184,3 @@ class LeftOutNotes:
             self._trial.apply(claim)
         self._applied = len(committed)
         return self._trial
-
-    def before_pods(self, claims: list[dict[str, Any]], reason: str) -> str:
-        """The reason for claims no Pod uses that failed after the input's Pods were placed, saying
-        whether they fit on the cluster as the input describes it (before those Pods)."""
-        if self._before is None:
-            try:
-                self._before = ClusterState.from_objects(self.data.state, self.ctx.profile, self.deadline)
-            except OutOfBudget:
-                return reason
-        outcome = allocate(self._before, claims, budget=self.budget, deadline=self.deadline)
-        if outcome.feasible:
-            return (
-                "infeasible once the input's Pods are placed (they take the devices; on the cluster without "
-                f"them these claims fit): {reason}"
-            )
-        if outcome.feasible is False:
-            return f"infeasible, even on the cluster before the input's Pods are placed: {reason}"
-        return reason

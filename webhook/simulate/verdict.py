@@ -1,0 +1,65 @@
+"""The verdict of a claim (or Pod) asked on its own, as admission answers a CREATE: feasible now; busy —
+not now, but on the same cluster with every device free and untainted (or waiting for something that
+may appear: its DeviceClass, a pool being republished); unsatisfiable — not even then; undecided — a
+budget or deadline ran out. Admission (webhook.admission.feasibility) and `simulate`'s claims that no
+Pod uses share this decision and its wording."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from webhook.model.text import one_line
+
+if TYPE_CHECKING:
+    from webhook.simulate.run import PodSimulation
+
+Verdict = Literal["feasible", "busy", "unsatisfiable", "undecided"]
+# Allocation errors that end when the cluster changes, not the claim: it waits (busy).
+WAITS = ("could not retrieve device class", "is currently being updated")
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    message: str  # one line ("" when feasible)
+    sim: PodSimulation  # the answer that explains it: now, or on the empty cluster (unsatisfiable)
+
+
+def reason(sim: PodSimulation) -> str:
+    """A run's reason on one line, without the `undecided: ` its text may start with."""
+    text = sim.reason or sim.error or "the claims cannot be allocated"
+    return one_line(text.removeprefix("undecided: "))
+
+
+def decide(
+    now: PodSimulation, on_empty: Callable[[], PodSimulation], what: str, undecided_tail: str = ""
+) -> Decision:
+    """`now` (the answer on the cluster as it is) and, only when that is no, `on_empty()` (the same
+    cluster with nothing allocated and device taints ignored) as one verdict about `what` (e.g.
+    `ResourceClaim "ns/name"`). `undecided_tail` ends an undecided message (admission: "; admitted")."""
+    if now.feasible:
+        return Decision("feasible", "", now)
+    if now.feasible is None:
+        return Decision("undecided", f"{what}: feasibility undecided ({reason(now)}){undecided_tail}", now)
+    if now.error and any(w in now.error for w in WAITS):
+        return Decision("busy", f"{what} cannot be allocated now and waits: {reason(now)}", now)
+    empty = on_empty()
+    if empty.feasible:
+        message = (
+            f"{what} cannot be allocated now (it will wait until devices are freed or untainted): "
+            f"{reason(now)}"
+        )
+        return Decision("busy", message, now)
+    if empty.feasible is None:
+        message = (
+            f"{what} cannot be allocated now ({reason(now)}); feasibility on an empty cluster undecided "
+            f"({reason(empty)}){undecided_tail}"
+        )
+        return Decision("undecided", message, now)
+    message = (
+        f"{what} can never be allocated on this cluster, not even with every device free and untainted: "
+        f"{reason(empty)}"
+    )
+    return Decision("unsatisfiable", message, empty)
