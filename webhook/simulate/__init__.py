@@ -85,6 +85,7 @@ class SimulateOptions:
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (webhook.clusterinput)
+    exclude: tuple[str, ...] = ()  # `--exclude` globs: paths left out (webhook.io.files.excluded)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -171,6 +172,7 @@ def simulate(
         options.max_bytes,
         progress,
         cluster.files,
+        options.exclude,
     )
     if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's
         data.pods = [p for p in data.pods if p.source not in cluster]
