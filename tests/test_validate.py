@@ -11,7 +11,7 @@ from webhook.io.documents import Document
 from webhook.model.violation import Finding
 from webhook.profile import load_profile
 from webhook.rules import registry
-from webhook.validate import check_document, check_object, check_text
+from webhook.validate import RunOptions, check_body, check_document, check_object, check_text
 
 
 def rules_of(text: str, **ctx_args: Any) -> list[tuple[str, str, str]]:
@@ -45,6 +45,14 @@ def test_a_list_or_scalar_document_is_not_an_object_skipped_and_counted() -> Non
         res = check_text(text, source, Context())
         assert (res.objects, res.skipped, res.not_objects) == ([], 1, 1), text
         assert res.first_not_object == f"{source}:1"
+
+
+def test_a_request_body_that_is_a_list_stays_an_error() -> None:
+    """A body is a request the API server decodes as one object: no repository file to skip."""
+    report = check_body(b'[{"a": 1}]', RunOptions())
+    assert [(v.rule, v.message) for o in report.objects for v in o.violations] == [
+        ("input.parse", "document is a list, not a Kubernetes object (apiVersion, kind, ...)")
+    ]
 
 
 def test_a_helm_chart_yaml_is_not_an_object_but_a_manifest_missing_kind_is_broken() -> None:

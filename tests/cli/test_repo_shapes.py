@@ -76,7 +76,7 @@ def test_exclude_skips_a_broken_file_that_would_be_an_error(tmp_path: Path) -> N
     p = draguard("validate", str(tmp_path), "--exclude", "vendor", "--summary")
     assert (p.returncode, p.stdout) == (
         0,
-        "Summary: 0 objects checked, 0 errors, 0 warnings, 0 info, 0 skipped, 1 paths excluded (--exclude)\n",
+        "Summary: 0 objects checked, 0 errors, 0 warnings, 0 info, 0 skipped, 1 path excluded (--exclude)\n",
     )
 
 

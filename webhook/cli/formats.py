@@ -77,7 +77,11 @@ def render_text(report: Report, summary: bool = False) -> str:
                 else ""
             )
             + (f", {s['suppressed']} suppressed (draguard.io/ignore)" if s.get("suppressed") else "")
-            + (f", {report.excluded} paths excluded (--exclude)" if report.excluded else "")
+            + (
+                f", {report.excluded} path{'s' if report.excluded != 1 else ''} excluded (--exclude)"
+                if report.excluded
+                else ""
+            )
         )
     return "\n".join(lines) + ("\n" if lines else "")
 

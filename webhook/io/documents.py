@@ -155,7 +155,8 @@ def parse_bytes(
     data: bytes, source: str = "<request>", max_bytes: int = MAX_REQUEST_BYTES
 ) -> list[Document | DocumentError]:
     """Documents of a request body (or any bytes) with the bounds of a file: at most `max_bytes`, UTF-8,
-    then `parse`. Never raises for what the bytes hold."""
+    then `parse` (a list or scalar document is an error here: `_as_request`). Never raises for what the
+    bytes hold."""
     if len(data) > max_bytes:
         return [
             DocumentError(
@@ -169,7 +170,19 @@ def parse_bytes(
         text = decode_text(data, source)
     except InputFileError as e:
         return [DocumentError(source, 1, str(e), e.rule)]
-    return list(parse(text, source))
+    return [_as_request(d) for d in parse(text, source)]
+
+
+def _as_request(doc: Document | DocumentError) -> Document | DocumentError:
+    """A request body's document: a list or scalar is no skipped file of a repository but a request the
+    API server rejects (it decodes an object), so an error as it was before files could hold such."""
+    if isinstance(doc, Document) and doc.not_object:
+        return DocumentError(
+            doc.source,
+            doc.line,
+            f"document is {doc.not_object}, not a Kubernetes object (apiVersion, kind, ...)",
+        )
+    return doc
 
 
 def _cut_short(source: str, raw: RawDocument | YamlError) -> DocumentError:
