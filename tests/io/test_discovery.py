@@ -23,14 +23,17 @@ CHART = SHAPES / "charts" / "gpu-inference"
         ("./repo/web/models.json", "*.json", True),  # `*` matches across `/` (fnmatch)
         ("./repo/web/models.json", "./repo/web/*", True),  # a leading ./ on either side is ignored
         ("repo/charts/a/templates/x.yaml", "templates/*.yaml", True),  # a tail after a /
-        ("repo/charts/a/templates/x.yaml", "charts/*/templates", False),  # the file's tails end in x.yaml
-        ("repo/charts/a/templates", "charts/*/templates", True),  # ... the directory's do not
+        ("repo/charts/a/templates/x.yaml", "charts/*/templates", True),  # a directory on its way
+        ("repo/charts/a/templates", "charts/*/templates", True),
+        ("repo/charts/a/values.yaml", "charts/*/templates", False),
         ("repo/Web/models.json", "web/*", False),  # case-sensitive
         ("/abs/repo/a.yaml", "/abs/*", True),  # an absolute path as given
         ("repo/a.yaml", "a.yml", False),
     ],
 )
-def test_a_glob_matches_the_path_or_a_tail_of_it_after_a_slash(path: str, pattern: str, hit: bool) -> None:
+def test_a_glob_matches_the_path_or_a_part_of_it_made_of_whole_components(
+    path: str, pattern: str, hit: bool
+) -> None:
     assert excluded(path, [pattern]) is hit
 
 
@@ -86,3 +89,17 @@ def test_exclusion_applies_to_named_paths_after_checking_they_exist(tmp_path: Pa
     with pytest.raises(UnreadableInput, match="no such file"):
         discover_all([str(tmp_path / "typo.json")], ["*.json"])
     assert discover_all(["-"], ["*"]).files == ["-"]  # stdin has no path to match
+
+
+def test_a_file_is_excluded_alike_whether_named_or_found_in_a_walk(tmp_path: Path) -> None:
+    """pre-commit names every staged file: `--exclude 'charts/*/templates'` must leave out a template
+    named on the command line as it leaves out the directory in a walk."""
+    templates = tmp_path / "charts" / "gpu" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "a.yaml").write_text("{}\n")
+    (tmp_path / "charts" / "gpu" / "values.yaml").write_text("x: 1\n")
+    glob = ["charts/*/templates"]
+    walked = discover_all([str(tmp_path)], glob)
+    named = discover_all([str(templates / "a.yaml"), str(tmp_path / "charts" / "gpu" / "values.yaml")], glob)
+    assert walked.files == named.files == [str(tmp_path / "charts" / "gpu" / "values.yaml")]
+    assert (walked.excluded, named.excluded) == ([str(templates)], [str(templates / "a.yaml")])

@@ -10,8 +10,8 @@
 - Files are opened with O_NONBLOCK and checked again with `fstat` after opening, so a file swapped for a
   FIFO between the check and the open cannot block the run.
 - A directory that cannot be listed is an error (never a silent "0 objects checked").
-- `--exclude GLOB` (`excluded`): a file or directory whose path, or a tail of it that starts after a `/`,
-  matches GLOB is left out, never listed or read, and counted.
+- `--exclude GLOB` (`excluded`): a file or directory whose path, or a part of it made of whole
+  components, matches GLOB is left out, never listed or read, and counted.
 - A Helm chart (a directory holding a `Chart.yaml` file) found in a walk: its `templates/` are not
   manifests until rendered, so they are not read; the chart is reported once (`Discovery.charts`).
 """
@@ -19,7 +19,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -77,15 +79,34 @@ HELM_TEMPLATES = "templates"
 
 
 def excluded(path: str, patterns: Sequence[str]) -> bool:
-    """Whether `path` matches one of the `--exclude` globs: the whole path or any tail of it that starts
-    after a `/` (`a/b/c.yaml`, `b/c.yaml`, `c.yaml`), compared with `fnmatch` (case-sensitive; `*` also
-    matches `/`). A leading `./` and a trailing `/` are ignored, on the path and on the pattern, so
-    `vendor`, `vendor/`, `*.json`, `templates/*.yaml` and `charts/*/templates` all mean what they say."""
+    """Whether `path` matches one of the `--exclude` globs: the whole path or any part of it made of
+    whole components (`a/b/c.yaml`: `a`, `a/b`, `b`, `b/c.yaml`, `c.yaml`, ...), compared with `fnmatch`
+    (case-sensitive; `*` also matches `/`). So `vendor`, `*.json`, `templates/*.yaml` and
+    `charts/*/templates` mean what they say, and a file is excluded alike whether it is named on the command
+    line (pre-commit names every file) or found in a walk (where its directories are matched as they are
+    entered). A leading `./` and a trailing `/` are ignored, on the path and on the pattern."""
     if not patterns:
         return False
+    match = _matcher(tuple(patterns))
     parts = _normal(path).split("/")
-    tails = ["/".join(parts[i:]) for i in range(len(parts))]
-    return any(fnmatch.fnmatchcase(tail, _normal(p)) for p in patterns for tail in tails)
+    return any(match("/".join(parts[i:j])) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1))
+
+
+def _tail_excluded(path: str, patterns: Sequence[str]) -> bool:
+    """`excluded` for an entry met in a walk: its directories were matched as they were entered, so only
+    the parts that end with its own name are left to match."""
+    if not patterns:
+        return False
+    match = _matcher(tuple(patterns))
+    parts = _normal(path).split("/")
+    return any(match("/".join(parts[i:])) for i in range(len(parts)))
+
+
+@functools.lru_cache(maxsize=16)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """One compiled regular expression for all the globs (a walk asks it for every entry)."""
+    regex = re.compile("|".join(f"(?:{fnmatch.translate(_normal(p))})" for p in patterns))
+    return lambda text: regex.match(text) is not None
 
 
 def _normal(path: str) -> str:
@@ -172,7 +193,7 @@ def _walk(top: str, out: Discovery, exclude: Sequence[str] = ()) -> None:
                         linked = True
                     if linked:  # a symlinked directory is not entered (no loops)
                         continue
-                    if excluded(entry.path, exclude):
+                    if _tail_excluded(entry.path, exclude):
                         out.excluded.append(entry.path)
                     elif chart and entry.name == HELM_TEMPLATES:
                         templates = _count_manifests(entry.path)
@@ -185,7 +206,7 @@ def _walk(top: str, out: Discovery, exclude: Sequence[str] = ()) -> None:
             if not entry.name.endswith(MANIFEST_SUFFIXES):
                 continue
             path = entry.path
-            if excluded(path, exclude):
+            if _tail_excluded(path, exclude):
                 out.excluded.append(path)
                 continue
             try:
