@@ -109,3 +109,21 @@ def test_simulate_uses_an_object_whose_errors_are_silenced(tmp_path: Path) -> No
     used = draguard("simulate", str(tmp_path / "claim.yaml"), "-o", "json")
     out = json.loads(used.stdout)
     assert not out["invalid"] and out["pods"], used.stdout  # simulated (and infeasible: no class, no slice)
+
+
+def test_validate_feasibility_silences_a_feasibility_finding_named_on_the_object(tmp_path: Path) -> None:
+    """`feasibility.*` findings are added after validation (webhook.cli.main._feasibility): silenced too."""
+    claim = (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: c\n  namespace: ml\n{ann}"
+        "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: {{deviceClassName: gpu.example.com}}\n"
+    )
+    (tmp_path / "claim.yaml").write_text(claim.format(ann=""))
+    plain = draguard("validate", "--feasibility", str(tmp_path / "claim.yaml"))
+    assert plain.returncode == 1 and " error feasibility.infeasible: " in plain.stdout
+    (tmp_path / "claim.yaml").write_text(
+        claim.format(ann="  annotations: {draguard.io/ignore: feasibility.infeasible}\n")
+    )
+    p = draguard("validate", "--feasibility", str(tmp_path / "claim.yaml"), "-o", "json")
+    assert p.returncode == 0, p.stdout
+    [o] = json.loads(p.stdout)["objects"]
+    assert [v["rule"] for v in o["suppressed"]] == ["feasibility.infeasible"] and o["violations"] == []
