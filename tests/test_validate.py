@@ -11,7 +11,7 @@ from webhook.io.documents import Document
 from webhook.model.violation import Finding
 from webhook.profile import load_profile
 from webhook.rules import registry
-from webhook.validate import check_document, check_object, check_text
+from webhook.validate import RunOptions, check_body, check_document, check_object, check_text
 
 
 def rules_of(text: str, **ctx_args: Any) -> list[tuple[str, str, str]]:
@@ -40,8 +40,33 @@ def test_kind_without_api_version_is_an_error_and_plain_yaml_is_skipped() -> Non
     assert res.objects == [] and res.skipped == 1
 
 
-def test_not_an_object_is_a_parse_error() -> None:
-    assert rules_of("- a\n- b\n") == [("input.parse", "error", "")]
+def test_a_list_or_scalar_document_is_not_an_object_skipped_and_counted() -> None:
+    for text, source in (("- a\n- b\n", "playbook.yml"), ("just text\n", "t.yaml"), ('[1, "a"]', "a.json")):
+        res = check_text(text, source, Context())
+        assert (res.objects, res.skipped, res.not_objects) == ([], 1, 1), text
+        assert res.first_not_object == f"{source}:1"
+
+
+def test_a_request_body_that_is_a_list_stays_an_error() -> None:
+    """A body is a request the API server decodes as one object: no repository file to skip."""
+    report = check_body(b'[{"a": 1}]', RunOptions())
+    assert [(v.rule, v.message) for o in report.objects for v in o.violations] == [
+        ("input.parse", "document is a list, not a Kubernetes object (apiVersion, kind, ...)")
+    ]
+
+
+def test_a_helm_chart_yaml_is_not_an_object_but_a_manifest_missing_kind_is_broken() -> None:
+    chart = "apiVersion: v2\nname: gpu\nversion: 0.1.0\n"
+    res = check_text(chart, "charts/gpu/Chart.yaml", Context())
+    assert (res.objects, res.not_objects) == ([], 1)
+    assert rules_of(chart) == [("input.kind", "error", "kind")]  # the same text in any other file
+
+
+def test_what_looks_like_a_broken_manifest_stays_an_error() -> None:
+    bare_list = "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n"
+    assert rules_of(bare_list) == [("input.parse", "error", "")]
+    no_colons = "apiVersion resource.k8s.io/v1\nkind DeviceClass\n"
+    assert rules_of(no_colons) == [("input.parse", "error", "")]
 
 
 def test_defaulting_runs_before_validation() -> None:

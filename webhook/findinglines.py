@@ -17,6 +17,7 @@ from webhook.io.files import MAX_FILE_BYTES
 from webhook.io.jsonlines import LineStarts
 from webhook.io.yamlload import pieces_of
 from webhook.model.budget import Deadline
+from webhook.model.violation import Violation
 from webhook.report import ObjectResult, Report
 
 LINE_BYTES = 32 << 20  # document text walked per run to find the lines of findings (~10 s at worst)
@@ -33,7 +34,7 @@ def assign_lines(
     inputs that cannot be read again (`<stdin>`); other sources are read from disk (up to `max_bytes`)."""
     by_source: dict[str, list[ObjectResult]] = {}
     for o in report.objects:
-        if o.kind is None or not any(v.field and not v.line for v in o.violations):
+        if o.kind is None or not any(v.field and not v.line for v in [*o.violations, *o.suppressed]):
             continue
         by_source.setdefault(o.source, []).append(o)
     left = budget
@@ -63,7 +64,14 @@ def _assign_file(text: str, objects: list[ObjectResult], deadline: Deadline | No
     for root, group in by_root.items():
         if spent >= budget or (deadline is not None and deadline.expired()):
             break
-        wanted = sorted({o.prefix + v.field for o in group for v in o.violations if v.field and not v.line})
+        wanted = sorted(
+            {
+                o.prefix + v.field
+                for o in group
+                for v in [*o.violations, *o.suppressed]
+                if v.field and not v.line
+            }
+        )
         walked = starts.walked
         lines = locate(text, root, wanted, "", pieces, starts)
         if starts.walked > walked:  # a JSON value: what was walked of it
@@ -74,13 +82,17 @@ def _assign_file(text: str, objects: list[ObjectResult], deadline: Deadline | No
         if not lines:
             continue
         for o in group:
-            o.violations = [
-                replace(v, line=lines[o.prefix + v.field])
-                if not v.line and o.prefix + v.field in lines
-                else v
-                for v in o.violations
-            ]
+            o.violations = _lined(o, o.violations, lines)
+            if o.suppressed:  # SARIF keeps them, at their lines
+                o.suppressed = _lined(o, o.suppressed, lines)
     return spent
+
+
+def _lined(o: ObjectResult, violations: list[Violation], lines: Mapping[str, int]) -> list[Violation]:
+    return [
+        replace(v, line=lines[o.prefix + v.field]) if not v.line and o.prefix + v.field in lines else v
+        for v in violations
+    ]
 
 
 class FileLines:

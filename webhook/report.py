@@ -1,7 +1,9 @@
 """Validation results per object and for a whole run, in the JSON shape later tools depend on:
 `{"objects": [{"source", "line", "apiVersion", "kind", "namespace", "name", "violations": [...]}],
 "summary": {"objects", "errors", "warnings", "skipped"}}` (and `"notChecked"` when a deadline left objects
-or rests of files unvalidated)."""
+or rests of files unvalidated; `"notObjects"`, `"excluded"`, `"suppressed"` when there are any). An object
+whose `draguard.io/ignore` annotation silenced findings (offline, `webhook.ignores`) lists them in
+`"suppressed"`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.model.violation import Severity, Violation
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """What an object's `draguard.io/ignore` / `draguard.io/ignore-all` annotations silence (offline)."""
+
+    rules: frozenset[str] = frozenset()  # rule ids listed in draguard.io/ignore
+    everything: bool = False  # draguard.io/ignore-all
+    justification: str = ""  # the annotations as written, for SARIF's `suppressions`
 
 
 @dataclass
@@ -22,6 +33,8 @@ class ObjectResult:
     violations: list[Violation] = field(default_factory=list)
     root_line: int = 0  # where its document starts (a List's first node for an item); 0 = `line`
     prefix: str = ""  # its path in that document ("items[3]." for an item of a List)
+    suppression: Suppression | None = None  # its ignore annotations, if any
+    suppressed: list[Violation] = field(default_factory=list)  # findings they silenced (offline)
 
     @property
     def errors(self) -> int:
@@ -40,6 +53,7 @@ class ObjectResult:
             "namespace": self.namespace,
             "name": self.name,
             "violations": [v.to_dict() for v in self.violations],
+            **({"suppressed": [v.to_dict() for v in self.suppressed]} if self.suppressed else {}),
         }
 
 
@@ -49,6 +63,10 @@ class Report:
     skipped: int = 0  # documents of kinds draguard does not check (or skipped with --skip)
     not_checked: int = 0  # objects or rests of files the run's deadline left unvalidated
     cluster: int = 0  # objects of `--cluster` (context for the input, not reported unless they have errors)
+    not_objects: int = 0  # documents that are not Kubernetes objects (counted in `skipped` too)
+    not_object_files: int = 0  # files holding them
+    first_not_object: str = ""  # "file:line" of the first
+    excluded: int = 0  # paths left out by --exclude (a directory counts once), never read
 
     @property
     def complete(self) -> bool:
@@ -79,6 +97,13 @@ class Report:
             out["notChecked"] = self.not_checked
         if self.cluster:  # only with --cluster
             out["cluster"] = self.cluster
+        if self.not_objects:
+            out["notObjects"] = self.not_objects
+        if self.excluded:
+            out["excluded"] = self.excluded
+        suppressed = sum(len(o.suppressed) for o in self.objects)
+        if suppressed:
+            out["suppressed"] = suppressed
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -22,21 +23,27 @@ from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
 from webhook.defaults import apply_defaults
 from webhook.findinglines import assign_lines
+from webhook.ignores import suppress, suppression_of
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     MAX_REQUEST_BYTES,
     STDIN,
     Document,
     DocumentError,
+    HelmChart,
     InputFileError,
     Skipped,
     body_text,
     discover_all,
+    not_an_object,
     parse,
     parse_bytes,
     read_text,
 )
+from webhook.io.unrendered import Template
+from webhook.io.unrendered import hint as template_hint
 from webhook.model.budget import Deadline, DeadlinePassed
+from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.model.workloads import WORKLOADS, get_path, uses_dra
 from webhook.policy import Policy
@@ -67,9 +74,10 @@ declare(
 )
 declare(
     "input.template",
-    summary="a file (or some of its documents) is an unrendered Helm or envsubst template: one finding for "
-    "the file, saying to render it first (`helm template ... | draguard validate -`); its templated "
-    "documents are not checked",
+    summary="an unrendered Helm or envsubst template: documents with `{{ }}` or `${VAR}` that do not parse "
+    "as objects (one finding for the file, saying to render it first: `helm template ... | draguard validate "
+    "-`), or that parse but are invalid as written (one finding standing for their errors); a valid object "
+    "holding such text in its strings (a ConfigMap's data) is valid",
     field="",
     tag="input",
 )
@@ -107,7 +115,21 @@ declare(
     severity=Severity.WARNING,
     tag="input",
 )
-declare("input.kind", summary="document has no apiVersion or kind", field="kind", tag="input")
+declare(
+    "input.kind",
+    summary="a document has apiVersion or kind but not both (a document with neither is not a Kubernetes "
+    "object: skipped and counted)",
+    field="kind",
+    tag="input",
+)
+declare(
+    "input.helm-chart",
+    summary="a Helm chart found in a directory: its templates/ are not manifests until rendered and were "
+    "not read; one finding per chart, naming the `helm template CHART | draguard validate -` to run",
+    field="",
+    severity=Severity.INFO,
+    tag="input",
+)
 declare(
     "status.dropped-on-create",
     summary="a ResourceClaim, DeviceTaintRule or Pod carries a `status` on CREATE: the API server resets it "
@@ -232,6 +254,8 @@ class FileResult:
     )  # for the lint rules, aligned with objects (may be shorter)
     namespaces: list[Any] = field(default_factory=list)  # the file's Namespaces (webhook.rules.facts)
     complete: bool = True  # every device of the file is in its facts
+    not_objects: int = 0  # documents that are not Kubernetes objects (`not_an_object`), in `skipped` too
+    first_not_object: str = ""  # where the first is: "file:line"
 
 
 # What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
@@ -253,6 +277,8 @@ def check_stored(
     """`check_document`, and the object as a v1.37 API server would store it (None when it cannot be
     decoded or was skipped)."""
     obj = doc.obj
+    if not_an_object(doc):
+        return None, None, None  # CI configuration, Helm values, a JSON array, ...: skipped and counted
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     raw_meta = obj.get("metadata")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
@@ -266,16 +292,18 @@ def check_stored(
         _str(name),
         root_line=doc.root_line,
         prefix=doc.prefix,
+        suppression=suppression_of(meta),
     )
     for issue in doc.issues:
         result.violations.append(_violation(issue.rule, issue.path, f"{issue.message} (line {issue.line})"))
-    if api_version is None and kind is None:
-        return None, None, None  # not a Kubernetes object (CI config, Helm values, ...): skipped and counted
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         missing = "apiVersion" if not isinstance(api_version, str) or not api_version else "kind"
         result.violations.append(
             _violation(
-                "input.kind", missing, "Required value: every Kubernetes object needs apiVersion and kind"
+                "input.kind",
+                missing,
+                "Required value: every Kubernetes object needs apiVersion and kind (not a Kubernetes "
+                "manifest? leave the file out with --exclude)",
             )
         )
         return result, None, None
@@ -350,9 +378,15 @@ def check_stream(
         except DeadlinePassed:
             _cut(out, not_checked_result(doc, _WHILE, policy))
             break
+        if result is not None and doc.template is not None and result.errors:
+            result.violations = _apply(policy, [_template_hint(doc.template, result)])
+            record = stored = None  # as a template that does not parse: not checked further
         if keep is not None:
             keep(doc, result, stored)
         if result is None:
+            if not_an_object(doc):
+                out.not_objects += 1
+                out.first_not_object = out.first_not_object or f"{doc.source}:{doc.line}"
             out.skipped += 1
             kind = str(doc.obj.get("kind"))
             out.kinds_skipped[kind] = out.kinds_skipped.get(kind, 0) + 1
@@ -368,6 +402,15 @@ def check_stream(
     if not out.complete:
         out.facts = without_samples(out.facts)
     return out
+
+
+def _template_hint(template: Template, result: ObjectResult) -> Violation:
+    """`input.template` for a document that parses, holds a template marker and has errors: it stands
+    for them (they come from the text as written: `${NAME}` is no valid name); the first is quoted."""
+    errors = [v for v in result.violations if v.severity is Severity.ERROR]
+    first = f"{errors[0].field}: {errors[0].message}" if errors[0].field else errors[0].message
+    message = template_hint(template, len(errors), clip(first, 300))
+    return dataclasses.replace(_violation("input.template", "", message), line=template.line)
 
 
 _BEFORE = "the deadline of the run passed before this object was validated"
@@ -435,6 +478,7 @@ class RunOptions:
     deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
+    exclude: tuple[str, ...] = ()  # `--exclude` globs: paths left out (webhook.io.files.excluded)
 
     def context(self) -> Context:
         return Context(
@@ -515,7 +559,7 @@ def check_files(
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
     paths = list(paths)
     cluster = ClusterInput.of(paths, options.cluster)
-    found = discover_all([*paths, *cluster.files])
+    found = discover_all([*paths, *cluster.files], options.exclude)
     files = found.files
     ctx = options.context()
     results: list[FileResult | None] = [None] * len(files)
@@ -559,8 +603,11 @@ def check_files(
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
-    report = assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+    charts = [chart_result(c, options.policy) for c in found.charts]
+    report = assemble([r for r in results if r is not None] + skipped + charts, ctx, options.policy)
+    report.excluded = len(found.excluded)
     cluster.drop_from(report)
+    suppress(report)  # offline only: `draguard.io/ignore` annotations (webhook.ignores)
     assign_lines(report, kept, options.deadline, options.max_bytes)
     return report
 
@@ -583,6 +630,23 @@ def skipped_result(s: Skipped, policy: Policy | None = None) -> FileResult:
     )
 
 
+def chart_message(chart: HelmChart) -> str:
+    """What `input.helm-chart` says of a chart: its templates were not read, and the command to run."""
+    files = f"{chart.templates} file{'s' if chart.templates != 1 else ''}"
+    return (
+        f"a Helm chart: its templates/ ({files}) are not manifests until rendered and were not read; "
+        f"validate what it renders with `helm template {shlex.quote(chart.directory)} | draguard validate -`"
+    )
+
+
+def chart_result(chart: HelmChart, policy: Policy | None = None) -> FileResult:
+    """A Helm chart whose templates were not read: one info finding on its Chart.yaml."""
+    violations = _apply(policy, [_violation("input.helm-chart", "", chart_message(chart))])
+    if not violations:
+        return FileResult()
+    return FileResult([ObjectResult(chart.chart_file, 1, None, None, None, None, violations)], [None])
+
+
 def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None) -> Report:
     """Concatenate per-file results and run the inventory (cross-object) rules over all of them —
     unless the deadline left something unchecked: rules over part of the input could report what is
@@ -597,6 +661,10 @@ def assemble(file_results: list[FileResult], ctx: Context, policy: Policy | None
         records.extend(fr.records)
         report.skipped += fr.skipped
         report.not_checked += fr.not_checked
+        if fr.not_objects:
+            report.not_objects += fr.not_objects
+            report.not_object_files += 1
+            report.first_not_object = report.first_not_object or fr.first_not_object
     if report.not_checked:
         first = next(
             (o for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations)), None

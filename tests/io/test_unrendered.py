@@ -90,7 +90,6 @@ spec: {}
 
 def test_a_helm_template_is_one_finding_saying_to_render_it(tmp_path: Path) -> None:
     (tmp_path / "claim.yaml").write_text(HELM)
-    (tmp_path / "class.yaml").write_text(QUOTED_HELM)
     p = draguard("validate", str(tmp_path))
     assert p.returncode == 1
     lines = p.stdout.splitlines()
@@ -98,21 +97,59 @@ def test_a_helm_template_is_one_finding_saying_to_render_it(tmp_path: Path) -> N
         f"{tmp_path / 'claim.yaml'}:1: error input.template: this file is a Helm template "
         "({{- if .Values.gpu.enabled }} on line 1), not a manifest: render it first, e.g. "
         "`helm template RELEASE CHART | draguard validate -`; its document was not checked",
-        f"{tmp_path / 'class.yaml'}:4: error input.template: this file is a Helm template "
-        "({{ .Values.className }} on line 4), not a manifest: render it first, e.g. "
-        "`helm template RELEASE CHART | draguard validate -`; its document was not checked",
     ]
+
+
+def test_a_template_that_parses_but_is_invalid_as_written_is_one_finding_quoting_its_first_error(
+    tmp_path: Path,
+) -> None:
+    """Issue 15 §3: a document that parses is validated as written; when it has errors and a template
+    marker, one finding stands for them (they are the template's), quoting the first."""
+    (tmp_path / "class.yaml").write_text(QUOTED_HELM)
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 1
+    [line] = p.stdout.splitlines()
+    assert line.startswith(
+        f"{tmp_path / 'class.yaml'}:4: error input.template: this document looks like an unrendered Helm "
+        "template ({{ .Values.className }} on line 4): as written it is not a valid object (1 error: "
+        'metadata.name: Invalid value: "{{ .Values.className }}": a lowercase RFC 1123 subdomain'
+    )
+    assert line.endswith(
+        "; render it first, e.g. `helm template RELEASE CHART | draguard validate -` "
+        "[DeviceClass {{ .Values.className }}]"
+    )
 
 
 def test_an_envsubst_template_points_at_envsubst(tmp_path: Path) -> None:
     (tmp_path / "claim.yaml").write_text(ENVSUBST)
     p = draguard("validate", str(tmp_path))
+    assert p.returncode == 1
     [line] = p.stdout.splitlines()
-    assert (
-        "error input.template: this file is a template with environment variables (${CLAIM_NAME} on line 4)"
-        in line
+    assert line.startswith(
+        f"{tmp_path / 'claim.yaml'}:4: error input.template: this document looks like a template with "
+        "environment variables (${CLAIM_NAME} on line 4): as written it is not a valid object (3 errors, "
+        'the first: spec.devices.requests[0].exactly.deviceClassName: Invalid value: "${NIC_CLASS}"'
     )
     assert "`envsubst < FILE | draguard validate -`" in line
+
+
+def test_valid_objects_holding_template_text_in_strings_are_valid(tmp_path: Path) -> None:
+    """A ConfigMap whose data hold a Helm action or `${VAR}` (plain, where a template would put one) and a
+    DeviceClass with `${VAR}` in an annotation parse as objects: valid, no finding."""
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ml}\ndata:\n"
+        '  a: "{{ .Values.x }}"\n  b: ${VAR}\n'
+    )
+    (tmp_path / "class.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu.example.com\n"
+        "  annotations:\n    example.com/by: pipeline ${CI_PIPELINE_ID}\nspec: {}\n"
+    )
+    assert blank_templates((tmp_path / "cm.yaml").read_text())[1] is None
+    p = draguard("validate", str(tmp_path), "--summary")
+    assert (p.returncode, p.stdout) == (
+        0,
+        "Summary: 1 objects checked, 0 errors, 0 warnings, 0 info, 1 skipped\n",
+    )
 
 
 def test_rendered_manifests_with_templates_in_strings_are_manifests(tmp_path: Path) -> None:

@@ -74,11 +74,15 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.stdout or args.output == "-"
     deadline = None if args.deadline_seconds is None else Deadline(args.started + args.deadline_seconds)
     expired = deadline.expired if deadline is not None else None
-    found = discover_all(args.paths)
+    found = discover_all(args.paths, args.exclude)
     status = 0
     files_changed = objects = 0
     for skipped in found.skipped:
         _say(f"{skipped.path}:1: warning: {skipped.reason}")
+    for chart in found.charts:  # a template is converted by hand: rewriting it could break its actions
+        _say(
+            f"{chart.chart_file}: note: a Helm chart: its templates/ ({chart.templates} files) were not read"
+        )
     for path in found.files:
         source = "<stdin>" if path == STDIN else path
         if expired is not None and expired():

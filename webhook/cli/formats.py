@@ -21,6 +21,8 @@ from webhook.rules.registry import RULES
 FORMATS = ("text", "json", "junit", "sarif")
 TEXT_FIELD = 1024  # characters of a field path on a text line (rules clip a long map key already)
 TEXT_MESSAGE = 4096  # characters of a message on a text line (rules clip a long value already)
+# info rules whose every finding is its own line (each names a different command to run)
+UNGROUPED_INFO = frozenset({"input.helm-chart"})
 
 
 def _label(o: ObjectResult) -> str:
@@ -52,7 +54,7 @@ def render_text(report: Report, summary: bool = False) -> str:
     infos: dict[str, list[tuple[ObjectResult, Violation]]] = {}
     for o in report.objects:
         for v in o.violations:
-            if v.severity is Severity.INFO:
+            if v.severity is Severity.INFO and v.rule not in UNGROUPED_INFO:
                 infos.setdefault(v.rule, []).append((o, v))
             else:
                 lines.append(_line(o, v))
@@ -67,14 +69,34 @@ def render_text(report: Report, summary: bool = False) -> str:
         lines.append(
             f"Summary: {s['objects'] - cut} objects checked, {s['errors']} errors, {s['warnings']} warnings, "
             f"{s['info']} info, {s['skipped']} skipped"
+            + (f" ({report.not_objects} not Kubernetes objects)" if report.not_objects else "")
             + (f", {report.not_checked} not checked (the deadline passed)" if report.not_checked else "")
             + (
                 f", {report.cluster} cluster objects (--cluster: context, not shown)"
                 if report.cluster
                 else ""
             )
+            + (f", {s['suppressed']} suppressed (draguard.io/ignore)" if s.get("suppressed") else "")
+            + (
+                f", {report.excluded} path{'s' if report.excluded != 1 else ''} excluded (--exclude)"
+                if report.excluded
+                else ""
+            )
         )
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def not_objects_line(report: Report) -> str:
+    """The one line of a run about the documents it skipped as not Kubernetes objects (on stderr with
+    text output: stdout holds findings only, one per line; JSON counts them in its summary)."""
+    n, files = report.not_objects, report.not_object_files
+    what = f"{n} documents in {files} file{'s' if files != 1 else ''} are not Kubernetes objects"
+    if n == 1:
+        what = "1 document is not a Kubernetes object"
+    return one_line(
+        f"draguard: info: {what} (no apiVersion and kind, a list, a Helm Chart.yaml): skipped "
+        f"(the first: {report.first_not_object})"
+    )
 
 
 def render_json(report: Report) -> str:
@@ -144,7 +166,7 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 def render_sarif(report: Report) -> str:
     """SARIF 2.1.0: one run, rules from the registry, one result per violation."""
-    used = sorted({v.rule for o in report.objects for v in o.violations})
+    used = sorted({v.rule for o in report.objects for v in [*o.violations, *o.suppressed]})
     rules = []
     index = {}
     for i, rid in enumerate(used):
@@ -160,7 +182,7 @@ def render_sarif(report: Report) -> str:
         )
     results = []
     for o in report.objects:
-        for v in o.violations:
+        for n, v in enumerate([*o.violations, *o.suppressed]):
             results.append(
                 {
                     "ruleId": v.rule,
@@ -180,6 +202,8 @@ def render_sarif(report: Report) -> str:
                     ],
                 }
             )
+            if n >= len(o.violations):  # silenced by the object's draguard.io/ignore annotation
+                results[-1]["suppressions"] = _suppressions(o)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -191,6 +215,12 @@ def render_sarif(report: Report) -> str:
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _suppressions(o: ObjectResult) -> list[dict[str, str]]:
+    """SARIF 2.1.0 §3.35: a result silenced in the source, with the annotation as the justification."""
+    why = o.suppression.justification if o.suppression else ""
+    return [{"kind": "inSource", "status": "accepted", "justification": why}]
 
 
 def render(report: Report, fmt: str, summary: bool = False) -> str:

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from webhook import __version__
 from webhook.cli import argtypes, convert
-from webhook.cli.formats import FORMATS, render, rules_table
+from webhook.cli.formats import FORMATS, not_objects_line, render, rules_table
 from webhook.io.files import MAX_FILE_BYTES, InputFileError, UnreadableInput
 from webhook.model.errors import UsageError
 from webhook.model.text import one_line
@@ -105,6 +105,15 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
         default=MAX_FILE_BYTES,
         metavar="SIZE",
         help="largest file or stdin read (default 256Mi); a larger one is an error on that input",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out files and directories whose path, or a tail of it after a /, matches GLOB "
+        "(fnmatch, * also matches /: e.g. vendor, '*.json', 'charts/*/ci'); never read, counted as "
+        "excluded (repeatable)",
     )
 
 
@@ -346,6 +355,7 @@ def _validate(args: argparse.Namespace) -> int:
         deadline,
         runtime_config=_runtime_config(args),
         cluster=tuple(args.cluster),
+        exclude=tuple(args.exclude),
     )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
@@ -356,6 +366,11 @@ def _validate(args: argparse.Namespace) -> int:
         report = check_files(args.paths, options, jobs=args.jobs, progress=progress)
     if progress:
         progress.finish()
+    from webhook.cli.ignored import warn_unknown_ignores
+
+    warn_unknown_ignores(report, policy, max_bytes=args.max_input_bytes)
+    if report.not_objects and args.format == "text":
+        sys.stderr.write(not_objects_line(report) + "\n")
     sys.stdout.write(render(report, args.format, args.summary))
     sys.stdout.flush()
     if report.errors:
@@ -379,8 +394,12 @@ def _simulate(args: argparse.Namespace) -> int:
         max_bytes=args.max_input_bytes,
         cluster=tuple(args.cluster),
         placement=args.placement,
+        exclude=tuple(args.exclude),
     )
     report = simulate(args.paths, options, deadline=_deadline(args))  # findings at their fields' lines
+    from webhook.cli.ignored import warn_unknown_ignores
+
+    warn_unknown_ignores(report.validation, texts=report.texts, max_bytes=args.max_input_bytes)
     if args.format == "json":
         import json
 
@@ -416,6 +435,7 @@ def _feasibility(
         max_bytes=args.max_input_bytes,
         cluster=tuple(args.cluster),
         placement=args.placement,
+        exclude=tuple(args.exclude),
     )
     sim = simulate(args.paths, options, deadline=deadline, progress=progress)
     report = sim.validation
@@ -431,7 +451,9 @@ def _feasibility(
             continue
         target.violations.extend(policy.apply([violation]) if policy else [violation])
     from webhook.findinglines import assign_lines
+    from webhook.ignores import suppress
 
+    suppress(report)  # the feasibility findings an object's draguard.io/ignore names
     assign_lines(report, sim.texts, max_bytes=args.max_input_bytes)  # the feasibility findings
     if skip:
         kept = [o for o in report.objects if o.kind not in skip]
@@ -443,15 +465,15 @@ def _feasibility(
 def _strip(args: argparse.Namespace) -> int:
     import yaml
 
-    from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
     from webhook.convert.pipeline import strip_versioned
     from webhook.findinglines import FileLines
-    from webhook.io.documents import DocumentError, discover_all, parse, read_text
+    from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
     from webhook.io.yamlload import expansion_error, expansion_limit
     from webhook.model.jsontext import json_size
     from webhook.rules.registry import RULES
     from webhook.skew import strip_disabled_fields
+    from webhook.validate import chart_message  # and the input.* rule ids
 
     def say(line: str) -> None:
         sys.stderr.write(one_line(line) + "\n")
@@ -462,9 +484,11 @@ def _strip(args: argparse.Namespace) -> int:
     )
     status = EXIT_OK
     out = []
-    found = discover_all(args.paths)
+    found = discover_all(args.paths, args.exclude)
     for skipped in found.skipped:
         say(f"{skipped.path}:1: warning input.skipped-file: {skipped.reason}")
+    for chart in found.charts:
+        say(f"{chart.chart_file}:1: info input.helm-chart: {chart_message(chart)}")
     for path in found.files:
         source = "<stdin>" if path == "-" else path
         try:
@@ -480,6 +504,8 @@ def _strip(args: argparse.Namespace) -> int:
                 say(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}")
                 status = EXIT_ERRORS
                 continue
+            if not_an_object(doc):
+                continue  # values.yaml, CI configuration, a JSON array: nothing an API server stores
             for issue in doc.issues:
                 severity = RULES[issue.rule].severity.value
                 say(f"{doc.source}:{issue.line}: {severity} {issue.rule}: {issue.path}: {issue.message}")

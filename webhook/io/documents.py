@@ -1,6 +1,8 @@
 """From paths or bytes to documents: file discovery and bounded reading (`files`), YAML or JSON parsing,
 `List` expansion. Problems are values (`DocumentError`) carrying file and line; nothing an input holds
-raises out of `parse` or `parse_bytes`.
+raises out of `parse` or `parse_bytes`. A document that is a list or a scalar (a JSON array, an Ansible
+playbook) is not a Kubernetes object and not an error either: a `Document` with `not_object` set and an
+empty `obj` (callers skip and count it, see `not_an_object`).
 
     parse(text, source, expired=None)        # one file's text → documents and errors, in order
     parse_bytes(body, "<request>")           # a request body: size cap, UTF-8, then parse (for the server)
@@ -8,6 +10,7 @@ raises out of `parse` or `parse_bytes`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -15,11 +18,13 @@ from typing import Any
 
 from webhook.io.fastyaml import load_documents
 from webhook.io.files import (
+    HELM_CHART_FILE,
     MANIFEST_SUFFIXES,
     MAX_FILE_BYTES,
     MAX_REQUEST_BYTES,
     STDIN,
     Discovery,
+    HelmChart,
     InputFileError,
     Skipped,
     UnreadableInput,
@@ -30,7 +35,7 @@ from webhook.io.files import (
     read_text,
 )
 from webhook.io.jsonload import load_json_documents
-from webhook.io.unrendered import blank_templates
+from webhook.io.unrendered import Marked, Template, split_templates
 from webhook.io.unrendered import message as template_message
 from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
 
@@ -42,12 +47,14 @@ __all__ = [
     "Discovery",
     "Document",
     "DocumentError",
+    "HelmChart",
     "InputFileError",
     "Skipped",
     "UndecodableInput",
     "UnreadableInput",
     "discover",
     "discover_all",
+    "not_an_object",
     "parse",
     "parse_bytes",
     "read_bytes",
@@ -65,6 +72,24 @@ class Document:
     issues: list[YamlIssue] = field(default_factory=list)  # duplicate keys and the like
     root_line: int = 0  # the line of its document's first node (a List's, for an item); 0 = `line`
     prefix: str = ""  # its path in that document: "items[3]." for an item of a List
+    not_object: str = ""  # what the document is when it is no object ("a list"); `obj` is then {}
+    template: Template | None = None  # a template marker in a document that parses all the same
+
+
+def not_an_object(doc: Document) -> str:
+    """Why `doc` is not a Kubernetes object, or "" when it is one (or a broken one, which gets findings).
+
+    Not objects: a list or a scalar; a mapping with neither `apiVersion` nor `kind` (CI configuration,
+    Helm values, docker-compose, OpenAPI, tsconfig); a Helm `Chart.yaml` (its `apiVersion: v2` is the
+    chart's, it has no `kind`). A mapping with one of the two is a manifest missing the other."""
+    if doc.not_object:
+        return doc.not_object
+    obj = doc.obj
+    if "apiVersion" not in obj and "kind" not in obj:
+        return "no apiVersion and kind"
+    if "kind" not in obj and os.path.basename(doc.source) == HELM_CHART_FILE:
+        return "a Helm chart's Chart.yaml"
+    return ""
 
 
 @dataclass
@@ -101,14 +126,14 @@ def parse(
                         return
                     yield from _document(source, raw)
                 return
-        text, template = blank_templates(text)
+        text, template, marked = split_templates(text)
         if template is not None:  # one finding for the file: render it first
             yield DocumentError(source, template.line, template_message(template), "input.template")
         for raw in load_documents(text):
             if expired is not None and expired():
                 yield _cut_short(source, raw)
                 return
-            yield from _document(source, raw)
+            yield from _document(source, raw, _marker_of(raw, marked))
     except (RecursionError, MemoryError) as e:  # a bound draguard missed: still an error on this file
         yield DocumentError(
             source, 1, f"draguard could not read this file ({type(e).__name__}): please report it"
@@ -130,7 +155,8 @@ def parse_bytes(
     data: bytes, source: str = "<request>", max_bytes: int = MAX_REQUEST_BYTES
 ) -> list[Document | DocumentError]:
     """Documents of a request body (or any bytes) with the bounds of a file: at most `max_bytes`, UTF-8,
-    then `parse`. Never raises for what the bytes hold."""
+    then `parse` (a list or scalar document is an error here: `_as_request`). Never raises for what the
+    bytes hold."""
     if len(data) > max_bytes:
         return [
             DocumentError(
@@ -144,18 +170,42 @@ def parse_bytes(
         text = decode_text(data, source)
     except InputFileError as e:
         return [DocumentError(source, 1, str(e), e.rule)]
-    return list(parse(text, source))
+    return [_as_request(d) for d in parse(text, source)]
+
+
+def _as_request(doc: Document | DocumentError) -> Document | DocumentError:
+    """A request body's document: a list or scalar is no skipped file of a repository but a request the
+    API server rejects (it decodes an object), so an error as it was before files could hold such."""
+    if isinstance(doc, Document) and doc.not_object:
+        return DocumentError(
+            doc.source,
+            doc.line,
+            f"document is {doc.not_object}, not a Kubernetes object (apiVersion, kind, ...)",
+        )
+    return doc
 
 
 def _cut_short(source: str, raw: RawDocument | YamlError) -> DocumentError:
     return DocumentError(source, raw.line, "the deadline passed while this file was read", CUT_SHORT)
 
 
-def _document(source: str, raw: RawDocument | YamlError) -> Iterator[Document | DocumentError]:
+def _marker_of(raw: RawDocument | YamlError, marked: list[Marked]) -> Template | None:
+    for m in marked:
+        if m.first_line <= raw.line <= m.last_line:
+            return m.marker
+    return None
+
+
+def _document(
+    source: str, raw: RawDocument | YamlError, template: Template | None = None
+) -> Iterator[Document | DocumentError]:
     if isinstance(raw, YamlError):
         yield DocumentError(source, raw.line, raw.message)
     else:
-        yield from _expand(source, raw)
+        for doc in _expand(source, raw):
+            if isinstance(doc, Document):
+                doc.template = template
+            yield doc
 
 
 def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]:
@@ -163,11 +213,11 @@ def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]
     if data is None:
         return  # empty document
     if not isinstance(data, dict):
-        yield DocumentError(
-            source,
-            raw.line,
-            f"document is a {_jsontype(data)}, not a Kubernetes object (apiVersion, kind, ...)",
-        )
+        broken = _broken_manifest(data)
+        if broken:
+            yield DocumentError(source, raw.line, broken)
+        else:
+            yield Document(source, raw.line, {}, not_object=f"a {_jsontype(data)}")
         return
     kind = data.get("kind")
     items = data.get("items")
@@ -191,6 +241,25 @@ def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]
             yield Document(source, line, item, by_item.get(i, []), raw.line, f"items[{i}].")
         return
     yield Document(source, raw.line, data, raw.issues)
+
+
+def _broken_manifest(data: Any) -> str:
+    """Why a list or scalar document is a manifest gone wrong rather than some other file: a bare list of
+    objects with apiVersion or kind (kubectl reads a `List` or `---`-separated documents), or a string
+    holding `apiVersion` (a manifest whose colons are missing reads as one plain scalar). "" otherwise."""
+    if isinstance(data, list) and any(
+        isinstance(item, dict) and ("apiVersion" in item or "kind" in item) for item in data
+    ):
+        return (
+            "document is a list of Kubernetes objects: write them as a List (apiVersion: v1, kind: List, "
+            "items: [...]) or as documents separated by ---"
+        )
+    if isinstance(data, str) and "apiVersion" in data:
+        return (
+            "document is a string, not a Kubernetes object: is a `key: value` missing its colon or "
+            "indentation?"
+        )
+    return ""
 
 
 def _jsontype(v: Any) -> str:

@@ -10,14 +10,21 @@
 - Files are opened with O_NONBLOCK and checked again with `fstat` after opening, so a file swapped for a
   FIFO between the check and the open cannot block the run.
 - A directory that cannot be listed is an error (never a silent "0 objects checked").
+- `--exclude GLOB` (`excluded`): a file or directory whose path, or a part of it made of whole
+  components, matches GLOB is left out, never listed or read, and counted.
+- A Helm chart (a directory holding a `Chart.yaml` file) found in a walk: its `templates/` are not
+  manifests until rendered, so they are not read; the chart is reported once (`Discovery.charts`).
 """
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import os
+import re
 import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -50,10 +57,64 @@ class Skipped:
     reason: str
 
 
+@dataclass(frozen=True)
+class HelmChart:
+    """A Helm chart met in a directory walk: its `templates/` hold `templates` manifest files, not read."""
+
+    directory: str  # the chart's directory, as walked (what `helm template` takes)
+    chart_file: str  # its Chart.yaml
+    templates: int  # .yaml/.yml/.json files under templates/, left unread
+
+
 @dataclass
 class Discovery:
     files: list[str] = field(default_factory=list)  # files to read, in order (`-` for stdin)
     skipped: list[Skipped] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)  # paths left out by --exclude (a directory once)
+    charts: list[HelmChart] = field(default_factory=list)  # Helm charts whose templates were not read
+
+
+HELM_CHART_FILE = "Chart.yaml"  # the name Helm requires (`helm create`, `helm lint`)
+HELM_TEMPLATES = "templates"
+
+
+def excluded(path: str, patterns: Sequence[str]) -> bool:
+    """Whether `path` matches one of the `--exclude` globs: the whole path or any part of it made of
+    whole components (`a/b/c.yaml`: `a`, `a/b`, `b`, `b/c.yaml`, `c.yaml`, ...), compared with `fnmatch`
+    (case-sensitive; `*` also matches `/`). So `vendor`, `*.json`, `templates/*.yaml` and
+    `charts/*/templates` mean what they say, and a file is excluded alike whether it is named on the command
+    line (pre-commit names every file) or found in a walk (where its directories are matched as they are
+    entered). A leading `./` and a trailing `/` are ignored, on the path and on the pattern."""
+    if not patterns:
+        return False
+    match = _matcher(tuple(patterns))
+    parts = _normal(path).split("/")
+    return any(match("/".join(parts[i:j])) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1))
+
+
+def _tail_excluded(path: str, patterns: Sequence[str]) -> bool:
+    """`excluded` for an entry met in a walk: its directories were matched as they were entered, so only
+    the parts that end with its own name are left to match."""
+    if not patterns:
+        return False
+    match = _matcher(tuple(patterns))
+    parts = _normal(path).split("/")
+    return any(match("/".join(parts[i:])) for i in range(len(parts)))
+
+
+@functools.lru_cache(maxsize=16)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """One compiled regular expression for all the globs (a walk asks it for every entry)."""
+    regex = re.compile("|".join(f"(?:{fnmatch.translate(_normal(p))})" for p in patterns))
+    return lambda text: regex.match(text) is not None
+
+
+def _normal(path: str) -> str:
+    if os.sep != "/":
+        path = path.replace(os.sep, "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path.rstrip("/") or path
 
 
 def _kind(mode: int) -> str:
@@ -74,8 +135,11 @@ def _raise_walk_error(e: OSError) -> NoReturn:
     raise UnreadableInput(f"{e.filename}: cannot list this directory: {e.strerror or e}") from e
 
 
-def discover_all(paths: Iterable[str]) -> Discovery:
-    """Expand directories recursively into manifest files (sorted); keep files and `-` as given.
+def discover_all(paths: Iterable[str], exclude: Sequence[str] = ()) -> Discovery:
+    """Expand directories recursively into manifest files (sorted); keep files and `-` as given. Paths
+    matching an `exclude` glob (`excluded`), named or found, are left out and listed in `excluded`; the
+    `templates/` of a Helm chart found in a directory are left out and the chart listed in `charts` (a
+    template named on the command line is read: it gets its own finding).
 
     Raises `UnreadableInput` for a named path that does not exist or is not a file or directory, and for
     a directory that cannot be listed."""
@@ -90,8 +154,11 @@ def discover_all(paths: Iterable[str]) -> Discovery:
             if isinstance(e, FileNotFoundError) and not os.path.lexists(p):
                 raise UnreadableInput(f"{p}: no such file or directory") from e
             raise UnreadableInput(f"{p}: {e.strerror or e}") from e
+        if excluded(p, exclude):  # after the check that it exists: a mistyped path is still an error
+            out.excluded.append(p)
+            continue
         if stat.S_ISDIR(st.st_mode):
-            _walk(p, out)
+            _walk(p, out, exclude)
         elif stat.S_ISREG(st.st_mode):
             out.files.append(p)
         else:
@@ -102,18 +169,16 @@ def discover_all(paths: Iterable[str]) -> Discovery:
     return out
 
 
-def _walk(top: str, out: Discovery) -> None:
+def _walk(top: str, out: Discovery, exclude: Sequence[str] = ()) -> None:
     """The manifests under `top`: an explicit stack of `os.scandir` (no recursion, whatever the depth),
-    directories in sorted order, symlinked and hidden directories not entered."""
+    directories in sorted order, symlinked and hidden directories not entered, excluded paths and Helm
+    chart templates left out."""
     found: list[str] = []
     stack = [top]
     while stack:
         root = stack.pop()
-        try:
-            with os.scandir(root) as it:
-                entries = list(it)
-        except OSError as e:
-            _raise_walk_error(e)
+        entries = _list(root)
+        chart = any(e.name == HELM_CHART_FILE and _is_file(e) for e in entries)
         subdirs: list[str] = []
         for entry in entries:
             try:
@@ -126,12 +191,24 @@ def _walk(top: str, out: Discovery) -> None:
                         linked = entry.is_symlink()
                     except OSError:
                         linked = True
-                    if not linked:  # a symlinked directory is not entered (no loops)
+                    if linked:  # a symlinked directory is not entered (no loops)
+                        continue
+                    if _tail_excluded(entry.path, exclude):
+                        out.excluded.append(entry.path)
+                    elif chart and entry.name == HELM_TEMPLATES:
+                        templates = _count_manifests(entry.path)
+                        if templates:  # nothing to say of an empty templates/
+                            chart_file = os.path.join(root, HELM_CHART_FILE)
+                            out.charts.append(HelmChart(root, chart_file, templates))
+                    else:
                         subdirs.append(entry.path)
                 continue
             if not entry.name.endswith(MANIFEST_SUFFIXES):
                 continue
             path = entry.path
+            if _tail_excluded(path, exclude):
+                out.excluded.append(path)
+                continue
             try:
                 st = os.stat(path)  # follows a symlink to a file
             except OSError as e:
@@ -146,6 +223,41 @@ def _walk(top: str, out: Discovery) -> None:
         stack.extend(sorted(subdirs, reverse=True))  # the first in sorted order is listed next
     out.files.extend(sorted(found))
     out.skipped.sort(key=lambda s: s.path)
+    out.excluded.sort()
+    out.charts.sort(key=lambda c: c.directory)
+
+
+def _list(directory: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as it:
+            return list(it)
+    except OSError as e:
+        _raise_walk_error(e)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _count_manifests(top: str) -> int:
+    """How many manifest-named files a chart's templates/ holds (listed, never opened); a directory that
+    cannot be listed counts as empty: nothing in it would be read anyway."""
+    count = 0
+    stack = [top]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.name.endswith(MANIFEST_SUFFIXES):
+                        count += 1
+        except OSError:
+            continue
+    return count
 
 
 def discover(paths: Iterable[str]) -> list[str]:

@@ -6,8 +6,14 @@ Helm action in a place YAML would read it (`{{ ... }}` unquoted, or Helm's own n
 reference (`name: ${CLAIM_NAME}`). Go templates inside quoted strings of a rendered manifest (an alerting
 rule's `"{{ $labels.instance }}"`) and `${HOME}` in a quoted command are not templates.
 
-`blank_templates(text)` returns the text with those documents emptied (line numbers kept) and where the
-first marker is: the file gets one finding saying to render it first, never a parse error per line.
+Only a document that does not parse as a YAML object is blanked as a template: a ConfigMap whose `data`
+holds `{{ .Values.x }}` or `${VAR}` in its strings is a valid ConfigMap. A document that parses but has a
+marker is validated as written (`split_templates` names its marker): valid, it is valid; with errors, they
+are most likely the template's, and the document gets one finding saying so (`hint`) instead of them.
+
+`blank_templates(text)` returns the text with the template documents emptied (line numbers kept) and
+where the first marker is: the file gets one finding saying to render it first, never a parse error per
+line.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from webhook.io.yamlload import pieces_of
+from webhook.io.fastyaml import load_documents
+from webhook.io.yamlload import RawDocument, pieces_of
 
 # Helm's own names: never left in a rendered manifest
 _HELM_NAMES = re.compile(
@@ -55,13 +62,38 @@ def _marker(line: str) -> tuple[str, bool] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Marked:
+    """A document with a template marker that parses as an object all the same: it is read and
+    validated; `marker` explains its findings if it has errors."""
+
+    first_line: int  # 1-based lines of its piece of the stream
+    last_line: int
+    marker: Template
+
+
+def _parses_as_object(piece: str) -> bool:
+    """Whether every document of `piece` parses, each as an object (or empty)."""
+    return all(
+        isinstance(d, RawDocument) and (d.data is None or isinstance(d.data, dict))
+        for d in load_documents(piece)
+    )
+
+
 def blank_templates(text: str) -> tuple[str, Template | None]:
     """`text` with its template documents emptied (their lines kept as blank lines, the `---` line
     kept), and the first template's marker; `(text, None)` when there is none."""
+    blanked, first, _ = split_templates(text)
+    return blanked, first
+
+
+def split_templates(text: str) -> tuple[str, Template | None, list[Marked]]:
+    """`blank_templates`, and the documents that have a marker but parse as objects (kept as they are)."""
     if "{{" not in text and "${" not in text:
-        return text, None
+        return text, None, []
     first: Template | None = None
     parts: list[str] = []
+    marked: list[Marked] = []
     emptied = 0
     last = 0
     for start, stop, line in pieces_of(text):
@@ -74,6 +106,10 @@ def blank_templates(text: str) -> tuple[str, Template | None]:
                 break
         if found is None:
             continue
+        if _parses_as_object(piece):  # a valid object whose strings hold `{{ }}` or `${VAR}`
+            template = Template(found[0], found[1][0][:60], found[1][1], 1)
+            marked.append(Marked(line + 1, line + 1 + piece.count("\n"), template))
+            continue
         emptied += 1
         if first is None:
             first = Template(found[0], found[1][0][:60], found[1][1], 0)
@@ -82,9 +118,9 @@ def blank_templates(text: str) -> tuple[str, Template | None]:
         parts.append(keep + "\n" * piece.count("\n"))
         last = stop
     if first is None:
-        return text, None
+        return text, None, marked
     parts.append(text[last:])
-    return "".join(parts), Template(first.line, first.marker, first.helm, emptied)
+    return "".join(parts), Template(first.line, first.marker, first.helm, emptied), marked
 
 
 def message(t: Template) -> str:
@@ -97,3 +133,19 @@ def message(t: Template) -> str:
     kind = "a Helm template" if t.helm else "a template with environment variables"
     docs = "its document was" if t.documents == 1 else f"its {t.documents} templated documents were"
     return f"this file is {kind} ({t.marker} on line {t.line}), not a manifest: render it first, e.g. {how}; {docs} not checked"
+
+
+def hint(t: Template, errors: int, first: str) -> str:
+    """The one finding of a document that parses but holds a template marker and, as written, is not a
+    valid object (`errors` errors, the first described by `first`): most likely an unrendered template."""
+    how = (
+        "`helm template RELEASE CHART | draguard validate -`"
+        if t.helm
+        else "`envsubst < FILE | draguard validate -`"
+    )
+    kind = "an unrendered Helm template" if t.helm else "a template with environment variables"
+    more = f"{errors} errors, the first" if errors > 1 else "1 error"
+    return (
+        f"this document looks like {kind} ({t.marker} on line {t.line}): as written it is not a valid "
+        f"object ({more}: {first}); render it first, e.g. {how}"
+    )

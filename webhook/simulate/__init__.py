@@ -98,6 +98,7 @@ class SimulateOptions:
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (webhook.clusterinput)
     placement: Placement = DEFAULT_PLACEMENT  # `--placement`: where a Pod goes among the nodes it fits on
+    exclude: tuple[str, ...] = ()  # `--exclude` globs: paths left out (webhook.io.files.excluded)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -188,6 +189,7 @@ def simulate(
         options.max_bytes,
         progress,
         cluster.files,
+        options.exclude,
     )
     running = [p.obj for p in data.pods]  # the cluster's Pods too: they take cpu and memory on their nodes
     if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's

@@ -15,6 +15,7 @@ from typing import Any
 from webhook.clusterinput import stored_context
 from webhook.context import Context
 from webhook.convert.served import RuntimeConfig
+from webhook.ignores import suppress
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     STDIN,
@@ -47,6 +48,7 @@ from webhook.simulate.podclaims import generated_name, key_of, name_of, namespac
 from webhook.validate import (
     FileResult,
     assemble,
+    chart_result,
     check_stream,
     input_error_result,
     safe_check_text,
@@ -192,11 +194,16 @@ def load(
     max_bytes: int = MAX_FILE_BYTES,
     progress: Callable[[int, int], None] | None = None,
     cluster_files: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> Inputs:
-    """Load paths (files, directories, `-`), in-memory objects or one request body (bytes: size cap
-    MAX_REQUEST_BYTES), validate them, sort them. Everything happens within `ctx.deadline`: what is left
-    when it passes is reported `input.not-checked` (`Inputs.report.not_checked`)."""
+    """Load paths (files, directories, `-`; minus those `exclude` matches), in-memory objects or one
+    request body (bytes: size cap MAX_REQUEST_BYTES), validate them, sort them. Everything happens within
+    `ctx.deadline`: what is left when it passes is reported `input.not-checked`
+    (`Inputs.report.not_checked`). Offline (paths, objects) an object's `draguard.io/ignore` annotations
+    silence its findings before it is sorted: an object whose errors are all silenced is simulated; a
+    request body's are not (the webhook's answer is the API server's, webhook.ignores)."""
     results: list[tuple[FileResult, list[Loaded | None]]] = []
+    excluded = 0
     texts: dict[str, str] = {}
     if isinstance(inputs, bytes):
         if ctx.deadline is not None and ctx.deadline.expired():
@@ -214,7 +221,8 @@ def load(
         ]
         results.append(_checked(docs, "<input>", ctx, policy))
     else:
-        found = discover_all([str(p) for p in inputs])
+        found = discover_all([str(p) for p in inputs], exclude)
+        excluded = len(found.excluded)
         files = found.files
         cluster = frozenset(cluster_files)
         on_disk = [p for p in files if p != STDIN]
@@ -253,7 +261,11 @@ def load(
                         progress(n + 1, len(on_disk))
         results.extend(done[p] for p in files)
         results.extend((skipped_result(s, policy), []) for s in found.skipped)
+        results.extend((chart_result(c, policy), []) for c in found.charts)
     report = assemble([fr for fr, _ in results], ctx, policy)
+    report.excluded = excluded
+    if not isinstance(inputs, bytes):
+        suppress(report)
     out = _sort(report, [x for _, loaded in results for x in loaded], policy)
     out.texts = texts
     return out

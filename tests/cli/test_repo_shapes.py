@@ -1,0 +1,135 @@
+"""Only Kubernetes objects are findings (issue 15 §3), through the real `draguard` process: a repository
+with a Helm chart, docker-compose, mkdocs, OpenAPI, tsconfig, a JSON array, a playbook and valid
+manifests holding `{{ }}` / `${VAR}` in strings validates clean (tests/fixtures/repo-shapes); `--exclude`
+leaves paths out; the single-template finding is kept; the other commands share the discovery."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.cliproc import ROOT, draguard
+
+SHAPES = "tests/fixtures/repo-shapes"
+CHART = f"{SHAPES}/charts/gpu-inference"
+NOT_OBJECTS = (
+    "draguard: info: 9 documents in 9 files are not Kubernetes objects (no apiVersion and kind, a list, a Helm "
+    f"Chart.yaml): skipped (the first: {CHART}/Chart.yaml:1)\n"
+)
+
+
+def test_a_repository_as_it_is_validates_clean_with_one_line_per_chart() -> None:
+    p = draguard("validate", SHAPES, "--summary")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout == (
+        f"{CHART}/Chart.yaml:1: info input.helm-chart: a Helm chart: its templates/ (2 files) are not "
+        "manifests until rendered and were not read; validate what it renders with "
+        f"`helm template {CHART} | draguard validate -`\n"
+        "Summary: 3 objects checked, 0 errors, 0 warnings, 1 info, 11 skipped (9 not Kubernetes objects)\n"
+    )
+    assert p.stderr == NOT_OBJECTS  # one line for the run, not one per file
+
+
+def test_json_counts_what_was_skipped_and_lists_the_checked_objects() -> None:
+    p = draguard("validate", SHAPES, "-o", "json")
+    assert (p.returncode, p.stderr) == (0, "")  # the line about non-objects is for text output
+    report = json.loads(p.stdout)
+    # 9 non-objects (Chart.yaml, values.yaml, docker-compose, mkdocs, OpenAPI, tsconfig, the JSON array,
+    # the playbook, the kustomization) + the 2 ConfigMaps, valid whatever their data hold
+    assert report["summary"] == {
+        "objects": 3,
+        "errors": 0,
+        "warnings": 0,
+        "info": 1,
+        "skipped": 11,
+        "notObjects": 9,
+    }
+    assert sorted((o["kind"], o["name"]) for o in report["objects"] if o["kind"]) == [
+        ("DeviceClass", "gpu.example.com"),  # `${CI_PIPELINE_ID}` in an annotation: valid as written
+        ("ResourceClaimTemplate", "inference-gpu"),  # the item of a List
+    ]
+
+
+def test_exclude_leaves_paths_out_unread_and_counts_them() -> None:
+    p = draguard(
+        "validate", SHAPES, "--exclude", "charts", "--exclude", "*.json", "--exclude", "./docs/", "-o", "json"
+    )
+    assert p.returncode == 0, p.stdout
+    report = json.loads(p.stdout)
+    # charts/ and docs/ once each, web/tsconfig.json and web/models.json: 4 paths; no chart finding
+    assert report["summary"] == {
+        "objects": 2,
+        "errors": 0,
+        "warnings": 0,
+        "info": 0,
+        "skipped": 6,
+        "notObjects": 4,
+        "excluded": 4,
+    }
+
+
+def test_exclude_skips_a_broken_file_that_would_be_an_error(tmp_path: Path) -> None:
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "broken.yaml").write_text("kind: Pod\nmetadata: {name: p}\n")  # no apiVersion
+    assert draguard("validate", str(tmp_path)).returncode == 1
+    p = draguard("validate", str(tmp_path), "--exclude", "vendor", "--summary")
+    assert (p.returncode, p.stdout) == (
+        0,
+        "Summary: 0 objects checked, 0 errors, 0 warnings, 0 info, 0 skipped, 1 path excluded (--exclude)\n",
+    )
+
+
+def test_a_single_template_passed_alone_keeps_its_finding() -> None:
+    p = draguard("validate", f"{CHART}/templates/deployment.yaml")
+    assert p.returncode == 1
+    assert p.stdout == (
+        f"{CHART}/templates/deployment.yaml:4: error input.template: this file is a Helm template "
+        '({{ include "gpu-inference.fullname" . }} on line 4), not a manifest: render it first, e.g. '
+        "`helm template RELEASE CHART | draguard validate -`; its document was not checked\n"
+    )
+
+
+def test_a_document_with_only_one_of_apiversion_and_kind_is_a_broken_manifest(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text("kind: Pod\nmetadata: {name: p}\n")
+    (tmp_path / "index.yaml").write_text("apiVersion: v1\nentries: {}\n")  # not Chart.yaml: no exemption
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 1
+    assert [ln.split(" ")[0] + " " + ln.split(" ")[2] for ln in p.stdout.splitlines()] == [
+        f"{tmp_path / 'index.yaml'}:1: input.kind:",
+        f"{tmp_path / 'pod.yaml'}:1: input.kind:",
+    ]
+    assert "leave the file out with --exclude" in p.stdout
+
+
+def test_simulate_strip_and_convert_share_the_discovery(tmp_path: Path) -> None:
+    sim = draguard("simulate", SHAPES, "--exclude", "deploy")
+    assert (sim.returncode, sim.stdout) == (
+        0,
+        "nothing to simulate: the input has no Pods, workloads or unallocated ResourceClaims\n",
+    )
+    strip = draguard("strip", SHAPES)
+    assert strip.returncode == 0, strip.stderr
+    assert "replicaCount" not in strip.stdout and "compilerOptions" not in strip.stdout  # not objects
+    assert "kind: DeviceClass" in strip.stdout and "inference-gpu" in strip.stdout
+    assert strip.stderr.startswith(f"{CHART}/Chart.yaml:1: info input.helm-chart: ")
+    assert "kind: DeviceClass" not in draguard("strip", SHAPES, "--exclude", "deviceclass.yaml").stdout
+    conv = draguard("convert", "--stdout", SHAPES, "--exclude", "deploy", "--exclude", "charts")
+    assert conv.returncode == 0, conv.stderr
+    assert conv.stderr == "draguard convert: 0 objects in 0 of 6 files converted\n"
+
+
+def test_convert_in_place_leaves_a_charts_templates_alone(tmp_path: Path) -> None:
+    chart = tmp_path / "chart"
+    shutil.copytree(ROOT / CHART, chart)
+    template = chart / "templates" / "claim-template.yaml"
+    template.write_text(template.read_text().replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1"))
+    before = template.read_text()
+    (tmp_path / "class.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1beta1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec: {}\n"
+    )
+    p = draguard("convert", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert f"{chart / 'Chart.yaml'}: note: a Helm chart: its templates/ (2 files) were not read" in p.stderr
+    assert "resource.k8s.io/v1\n" in (tmp_path / "class.yaml").read_text()  # converted
+    assert template.read_text() == before  # a template is not rewritten

@@ -1,0 +1,33 @@
+"""The CLI's part of `draguard.io/ignore` (webhook.ignores): warning about rule ids no module declares.
+
+Whether an id is unknown can only be told once every module that declares rules is loaded, and the
+`feasibility.*` ones belong to `webhook.simulate`, above `webhook.validate`: they are loaded here, and only
+when an annotation names an id not loaded yet (plain `validate` does not pay for them otherwise)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from webhook.findinglines import assign_lines
+from webhook.ignores import unknown_rules, warn_unknown
+from webhook.io.files import MAX_FILE_BYTES
+from webhook.policy import Policy
+from webhook.report import Report
+
+
+def warn_unknown_ignores(
+    report: Report,
+    policy: Policy | None = None,
+    texts: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> None:
+    """Add `input.ignore-annotation` warnings to `report`'s objects whose annotation names a rule id
+    draguard does not have, each at the annotation's line."""
+    if not any(unknown_rules(o) for o in report.objects):
+        return
+    from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+    from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
+
+    changed = warn_unknown(report, policy)
+    if changed:
+        assign_lines(Report(objects=changed), texts, max_bytes=max_bytes)
