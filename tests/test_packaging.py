@@ -34,7 +34,13 @@ LAYERS = [
         "webhook.convert.rewrite",
         "webhook.convert.tree",
     },
-    {"webhook.validate", "webhook.state", "webhook.engine", "webhook.convert.pipeline"},
+    {
+        "webhook.validate",
+        "webhook.repocontext",
+        "webhook.state",
+        "webhook.engine",
+        "webhook.convert.pipeline",
+    },
     {"webhook.cli", "webhook.admission", "webhook.server", "webhook.simulate"},
 ]
 

@@ -1,7 +1,7 @@
 """Validation results per object and for a whole run, in the JSON shape later tools depend on:
 `{"objects": [{"source", "line", "apiVersion", "kind", "namespace", "name", "violations": [...]}],
 "summary": {"objects", "errors", "warnings", "skipped"}}` (and `"notChecked"` when a deadline left objects
-or rests of files unvalidated)."""
+or rests of files unvalidated, `"cluster"` / `"context"` with `--cluster` / `--context`)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ class Report:
     skipped: int = 0  # documents of kinds draguard does not check (or skipped with --skip)
     not_checked: int = 0  # objects or rests of files the run's deadline left unvalidated
     cluster: int = 0  # objects of `--cluster` (context for the input, not reported unless they have errors)
+    context: int = 0  # objects of `--context` not shown (no finding the input causes: webhook.repocontext)
 
     @property
     def complete(self) -> bool:
@@ -79,6 +80,8 @@ class Report:
             out["notChecked"] = self.not_checked
         if self.cluster:  # only with --cluster
             out["cluster"] = self.cluster
+        if self.context:  # only with --context
+            out["context"] = self.context
         return out
 
     def to_dict(self) -> dict[str, Any]:

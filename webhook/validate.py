@@ -234,6 +234,9 @@ class FileResult:
     complete: bool = True  # every device of the file is in its facts
 
 
+# How a run's file results become its report (`assemble`, or one that adds context: webhook.repocontext)
+Assembler = Callable[[list[FileResult], Context, Policy | None], Report]
+
 # What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
 Keep = Callable[[Document, "ObjectResult | None", "dict[str, Any] | None"], None]
 
@@ -507,10 +510,12 @@ def check_files(
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     stdin_text: str | None = None,
+    assembler: Assembler | None = None,
 ) -> Report:
     """Validate files (directories expanded; `-` is stdin) in parallel, then run inventory rules.
     With `options.deadline`, what is left when it passes is reported `input.not-checked`
-    (`Report.not_checked`) and the inventory rules are not run.
+    (`Report.not_checked`) and the inventory rules are not run. `assembler` (default `assemble`) makes
+    the report of the files' results (webhook.repocontext: with the repository's other files in view).
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
     paths = list(paths)
@@ -559,7 +564,7 @@ def check_files(
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
-    report = assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
+    report = (assembler or assemble)([r for r in results if r is not None] + skipped, ctx, options.policy)
     cluster.drop_from(report)
     assign_lines(report, kept, options.deadline, options.max_bytes)
     return report
