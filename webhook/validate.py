@@ -161,7 +161,7 @@ def prepare(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any] | None, l
         if status not in (None, {}):
             violations.append(_violation("status.dropped-on-create", "status", _STATUS_DROPPED))
     if kind in SCHEMA_KINDS and served(kind, ctx.profile.version):
-        found, fatal, obj = decode(obj, kind, ctx.profile.version)
+        found, fatal, obj = decode(obj, kind, ctx.profile.version, ctx.field_validation_of(obj))
         violations.extend(found)
         if fatal:
             return None, violations
@@ -270,8 +270,9 @@ def check_stored(
         root_line=doc.root_line,
         prefix=doc.prefix,
     )
+    warn = bool(doc.issues) and ctx.field_validation_of(obj) == "Warn"
     for issue in doc.issues:
-        result.violations.append(_violation(issue.rule, issue.path, f"{issue.message} (line {issue.line})"))
+        result.violations.append(_issue(issue.rule, issue.path, f"{issue.message} (line {issue.line})", warn))
     if api_version is None and kind is None:
         return None, None, None  # not a Kubernetes object (CI config, Helm values, ...): skipped and counted
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
@@ -303,6 +304,16 @@ def check_stored(
     if policy:
         result.violations = policy.apply(result.violations)  # the duplicate-key findings too
     return result, record, stripped
+
+
+def _issue(rule: str, path: str, message: str, warn: bool) -> Violation:
+    """A parser issue; a duplicate key of an object written with field validation Warn (stored state) is a
+    warning: the API server stores the last value."""
+    if warn and rule == "input.duplicate-key":
+        return _violation(
+            rule, path, f"{message}; stored state: the API server keeps the last value", Severity.WARNING
+        )
+    return _violation(rule, path, message)
 
 
 def _str(v: Any) -> str | None:
