@@ -37,7 +37,14 @@ LAYERS = [
         "webhook.convert.rewrite",
         "webhook.convert.tree",
     },
-    {"webhook.validate", "webhook.ignores", "webhook.state", "webhook.engine", "webhook.convert.pipeline"},
+    {
+        "webhook.validate",
+        "webhook.ignores",
+        "webhook.repocontext",
+        "webhook.state",
+        "webhook.engine",
+        "webhook.convert.pipeline",
+    },
     {"webhook.cli", "webhook.admission", "webhook.server", "webhook.simulate"},
 ]
 

@@ -19,12 +19,15 @@ from webhook.convert.served import EVERY_VERSION
 from webhook.io.files import STDIN, discover_all
 from webhook.report import Report
 
+DROPPED = "schema.unknown-field-dropped"  # webhook.schema.structural.DROPPED (a layer above this one)
+
 
 def stored_context(ctx: Context) -> Context:
     """`ctx` for objects a cluster stores (`--cluster`, the webhook's state directory): they exist, so a
     beta or alpha version the API server has is read and converted to v1 as it stores them, whatever
-    versions its `--runtime-config` would serve to new requests."""
-    return dataclasses.replace(ctx, runtime_config=EVERY_VERSION)
+    versions its `--runtime-config` would serve to new requests; and a field the target version does not
+    know is dropped with a warning, not an error (`field_validation` Warn: what the API server stores)."""
+    return dataclasses.replace(ctx, runtime_config=EVERY_VERSION, field_validation="Warn")
 
 
 @dataclass(frozen=True)
@@ -50,13 +53,14 @@ class ClusterInput:
 
     def drop_from(self, report: Report) -> None:
         """Leave the cluster's objects out of `report` (counted in `report.cluster`), except those with
-        errors."""
+        errors, and those stored without a field the target version does not know (the warning says what
+        the cluster's writer sent that has no effect)."""
         if not self.files:
             return
         mine = set(self.files)
         kept = []
         for o in report.objects:
-            if o.source in mine and not o.errors:
+            if o.source in mine and not o.errors and not any(v.rule == DROPPED for v in o.violations):
                 report.cluster += 1
             else:
                 kept.append(o)

@@ -2,18 +2,27 @@
 object on updates, in the webhook the namespace's labels, the API server's `--runtime-config` (which
 resource.k8s.io versions it serves), and the deadline of the run or request (costly rules call
 `ctx.check_deadline()` between units of work: selector compilations); offline, whether the input is the
-whole cluster and what the run's objects hold for the lint rules."""
+whole cluster and what the run's objects hold for the lint rules; and how the objects were written (the
+API server's field validation: Strict manifests, Warn stored state)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
 from webhook.model.budget import Deadline
 from webhook.profile import Profile, load_profile
+
+# How an object was written to the API server (its `fieldValidation`): "Strict" rejects an unknown or
+# duplicate field (kubectl's default: manifests), "Warn" drops an unknown field with a warning and stores
+# the object (the API server's default: client-go, so drivers' ResourceSlices; stored state).
+FieldValidation = Literal["Strict", "Warn"]
+
+# The kinds `simulate` takes as the cluster (besides Nodes); a ResourceClaim is the cluster's once allocated.
+CLUSTER_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
 
 
 @dataclass
@@ -34,6 +43,18 @@ class Context:
     facts: Any = (
         None  # offline cross-object rules: what the run's objects hold (webhook.rules.facts.RunFacts)
     )
+    # "Warn": the input is stored state (`--cluster`, `serve --state`: webhook.clusterinput.stored_context)
+    field_validation: FieldValidation = "Strict"
+
+    def field_validation_of(self, obj: dict[str, Any]) -> FieldValidation:
+        """How `obj` was written: "Warn" for stored state, and for the cluster's objects of an input read
+        as stored (`as_stored`: simulate's slices, classes, taint rules and allocated claims — a driver
+        or a controller wrote them with client-go); "Strict" for manifests a person applies."""
+        if self.field_validation == "Warn":
+            return "Warn"
+        if self.as_stored and _cluster_object(obj):
+            return "Warn"
+        return "Strict"
 
     def check_deadline(self) -> None:
         """Raise `DeadlinePassed` if the deadline has passed (no deadline: never)."""
@@ -43,3 +64,11 @@ class Context:
     def enabled(self, gate: str) -> bool:
         """Whether a feature gate is on in the target profile."""
         return self.profile.enabled(gate)
+
+
+def _cluster_object(obj: dict[str, Any]) -> bool:
+    kind = obj.get("kind")
+    if kind in CLUSTER_KINDS:
+        return True
+    status = obj.get("status")
+    return kind == "ResourceClaim" and isinstance(status, dict) and bool(status.get("allocation"))

@@ -18,6 +18,9 @@ import yaml
 from webhook.data import policies_dir
 from webhook.model.errors import UsageError
 
+# libyaml's loader when present: the gate table is read on every run (pure Python: 0.2 s of a 0.5 s run)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 PROFILE_DIR = policies_dir() / "profiles"
 SUPPORTED_VERSIONS = ("1.35", "1.36", "1.37")
 DEFAULT_VERSION = "1.37"
@@ -48,7 +51,7 @@ class Profile:
 @lru_cache(maxsize=16)  # bounded: keyed by supported version (and kind)
 def _all_gates(version: str) -> dict[str, Gate]:
     """Every gate kube-apiserver of `version` accepts (generated data; read once per version)."""
-    data = yaml.safe_load((policies_dir() / "feature_gates.yaml").read_text())
+    data = yaml.load((policies_dir() / "feature_gates.yaml").read_text(), Loader=_LOADER)
     gates = (data.get("versions") or {}).get(version) or {}
     return {
         name: Gate(name, str(g["stage"]), bool(g["default"]), bool(g.get("locked", False)))
@@ -73,7 +76,7 @@ def _read(version: str) -> dict[str, Gate]:
         raise UsageError(
             f"unsupported Kubernetes version {version!r}: choose one of {', '.join(SUPPORTED_VERSIONS)}"
         )
-    data = yaml.safe_load(path.read_text())
+    data = yaml.load(path.read_text(), Loader=_LOADER)
     gates = {}
     for name, g in (data.get("gates") or {}).items():
         gates[name] = Gate(name, str(g["stage"]), bool(g["default"]), bool(g.get("locked", False)))

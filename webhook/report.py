@@ -1,9 +1,9 @@
 """Validation results per object and for a whole run, in the JSON shape later tools depend on:
 `{"objects": [{"source", "line", "apiVersion", "kind", "namespace", "name", "violations": [...]}],
 "summary": {"objects", "errors", "warnings", "skipped"}}` (and `"notChecked"` when a deadline left objects
-or rests of files unvalidated; `"notObjects"`, `"excluded"`, `"suppressed"` when there are any). An object
-whose `draguard.io/ignore` annotation silenced findings (offline, `webhook.ignores`) lists them in
-`"suppressed"`."""
+or rests of files unvalidated; `"notObjects"`, `"excluded"`, `"suppressed"` when there are any,
+`"cluster"` / `"context"` with `--cluster` / `--context`). An object whose `draguard.io/ignore` annotation
+silenced findings (offline, `webhook.ignores`) lists them in `"suppressed"`."""
 
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ class Report:
     not_object_files: int = 0  # files holding them
     first_not_object: str = ""  # "file:line" of the first
     excluded: int = 0  # paths left out by --exclude (a directory counts once), never read
+    context: int = 0  # objects of `--context` not shown (no finding the input causes: webhook.repocontext)
 
     @property
     def complete(self) -> bool:
@@ -104,6 +105,8 @@ class Report:
         suppressed = sum(len(o.suppressed) for o in self.objects)
         if suppressed:
             out["suppressed"] = suppressed
+        if self.context:  # only with --context
+            out["context"] = self.context
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -183,7 +183,7 @@ def prepare(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any] | None, l
         if status not in (None, {}):
             violations.append(_violation("status.dropped-on-create", "status", _STATUS_DROPPED))
     if kind in SCHEMA_KINDS and served(kind, ctx.profile.version):
-        found, fatal, obj = decode(obj, kind, ctx.profile.version)
+        found, fatal, obj = decode(obj, kind, ctx.profile.version, ctx.field_validation_of(obj))
         violations.extend(found)
         if fatal:
             return None, violations
@@ -258,6 +258,9 @@ class FileResult:
     first_not_object: str = ""  # where the first is: "file:line"
 
 
+# How a run's file results become its report (`assemble`, or one that adds context: webhook.repocontext)
+Assembler = Callable[[list[FileResult], Context, Policy | None], Report]
+
 # What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
 Keep = Callable[[Document, "ObjectResult | None", "dict[str, Any] | None"], None]
 
@@ -294,8 +297,9 @@ def check_stored(
         prefix=doc.prefix,
         suppression=suppression_of(meta),
     )
+    warn = bool(doc.issues) and ctx.field_validation_of(obj) == "Warn"
     for issue in doc.issues:
-        result.violations.append(_violation(issue.rule, issue.path, f"{issue.message} (line {issue.line})"))
+        result.violations.append(_issue(issue.rule, issue.path, f"{issue.message} (line {issue.line})", warn))
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         missing = "apiVersion" if not isinstance(api_version, str) or not api_version else "kind"
         result.violations.append(
@@ -328,6 +332,16 @@ def check_stored(
     if policy:
         result.violations = policy.apply(result.violations)  # the duplicate-key findings too
     return result, record, stripped
+
+
+def _issue(rule: str, path: str, message: str, warn: bool) -> Violation:
+    """A parser issue; a duplicate key of an object written with field validation Warn (stored state) is a
+    warning: the API server stores the last value."""
+    if warn and rule == "input.duplicate-key":
+        return _violation(
+            rule, path, f"{message}; stored state: the API server keeps the last value", Severity.WARNING
+        )
+    return _violation(rule, path, message)
 
 
 def _str(v: Any) -> str | None:
@@ -551,10 +565,12 @@ def check_files(
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     stdin_text: str | None = None,
+    assembler: Assembler | None = None,
 ) -> Report:
     """Validate files (directories expanded; `-` is stdin) in parallel, then run inventory rules.
     With `options.deadline`, what is left when it passes is reported `input.not-checked`
-    (`Report.not_checked`) and the inventory rules are not run.
+    (`Report.not_checked`) and the inventory rules are not run. `assembler` (default `assemble`) makes
+    the report of the files' results (webhook.repocontext: with the repository's other files in view).
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
     paths = list(paths)
@@ -604,7 +620,9 @@ def check_files(
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
     charts = [chart_result(c, options.policy) for c in found.charts]
-    report = assemble([r for r in results if r is not None] + skipped + charts, ctx, options.policy)
+    report = (assembler or assemble)(
+        [r for r in results if r is not None] + skipped + charts, ctx, options.policy
+    )
     report.excluded = len(found.excluded)
     cluster.drop_from(report)
     suppress(report)  # offline only: `draguard.io/ignore` annotations (webhook.ignores)

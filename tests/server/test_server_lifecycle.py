@@ -44,6 +44,12 @@ def test_embedded_default_creates_certificates_and_serves_the_examples(tmp_path:
             and answer["response"]["uid"] == example_review("claim-create.json")["request"]["uid"]
         )
         assert "created a CA and a serving certificate in certs/" in server.log()
+        # a --state directory, loaded by every worker: synced (the bundled DraguardNotReady alert stays off)
+        synced = ("draguard_state_synced", ())
+        wait_for(
+            "every worker to load",
+            lambda: metric_samples(server.request("GET", "/metrics")[1].decode())[synced],
+        )
     finally:
         assert server.stop() == 0, server.log()
     cert = x509.load_pem_x509_certificate((tmp_path / "certs" / "tls.crt").read_bytes())

@@ -82,6 +82,7 @@ def render_text(report: Report, summary: bool = False) -> str:
                 if report.excluded
                 else ""
             )
+            + (f", {report.context} context objects (--context: not shown)" if report.context else "")
         )
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -187,6 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
     _add_cluster_arg(v)
     v.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="the repository the input belongs to (the pre-commit hook passes --context .): its other "
+        "manifests (files git tracks; outside git, the directory's) are read so cross-object rules see "
+        "them; only the input's findings are shown, and the cross-object findings the input causes on "
+        "them (repeatable)",
+    )
+    v.add_argument(
         "--feasibility",
         action="store_true",
         help="also allocate the input's claims/Pods against the input's cluster objects "
@@ -361,7 +371,13 @@ def _validate(args: argparse.Namespace) -> int:
     if not args.no_progress and sys.stderr.isatty():
         progress = _Progress()
     if args.feasibility:
+        if args.context:
+            raise UsageError("--context is not used with --feasibility: pass the cluster with --cluster")
         report = _feasibility(args, gates, policy, skip, deadline, progress)
+    elif args.context:
+        from webhook.repocontext import check_with_context
+
+        report = check_with_context(args.paths, options, args.context, jobs=args.jobs, progress=progress)
     else:
         report = check_files(args.paths, options, jobs=args.jobs, progress=progress)
     if progress:

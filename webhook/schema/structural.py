@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from webhook.context import FieldValidation
 from webhook.data import schema_dir
 from webhook.model.jsontext import json_head
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
@@ -35,6 +36,7 @@ SCHEMA_DIR = schema_dir()
 _NULL_SEEN: Any = ("null-seen",)  # marker: a property was null (not an error)
 _ZERO = "zero"  # marker: (_ZERO, path of the object, field, zero value) — decode an absent field as Go does
 UNKNOWN = "schema.unknown-field"
+DROPPED = "schema.unknown-field-dropped"
 TYPE = "schema.type"
 REQUIRED = "schema.required"
 NULL = "schema.null"
@@ -61,7 +63,9 @@ FATAL_RULES = frozenset((UNKNOWN, TYPE, NULL, QUANTITY, INT_RANGE))
 for _id, _summary, _field in (
     (
         UNKNOWN,
-        "A field that does not exist in the target Kubernetes version's API (strict decoding), with a did-you-mean hint",
+        "A field that does not exist in the target Kubernetes version's API (strict decoding, as kubectl "
+        "writes manifests), with a did-you-mean hint, or where v1 moved a v1beta1 field (a request's "
+        "deviceClassName, selectors, count, ... are under `exactly`)",
         "<path of the unknown field>",
     ),
     (
@@ -91,6 +95,18 @@ for _id, _summary, _field in (
 ):
     if _id not in RULES:
         declare(_id, summary=_summary, field=_field, severity=Severity.ERROR, kinds=KINDS, tag="schema")
+if DROPPED not in RULES:
+    declare(
+        DROPPED,
+        summary="Stored state (`--cluster`, `serve --state`, simulate's cluster objects): a field the target "
+        "version does not know. Drivers write with client-go, whose requests use the API server's default "
+        "field validation (Warn): the field is dropped with a warning and the object stored without it, so "
+        "it is kept without the field",
+        field="<path of the unknown field>",
+        severity=Severity.WARNING,
+        kinds=KINDS,
+        tag="schema",
+    )
 
 # A lazy field path: None (root) | (parent, "name") property | (parent, int) index | (parent, "key", None) map key.
 LazyPath = Any
@@ -185,6 +201,7 @@ class _Compiler:
 
     def _object(self, node: dict[str, Any], struct: str) -> Checker:
         owner = self.current
+        moved = self._moved(owner)
         props: dict[str, Spec] = {k: self.compile(v, struct) for k, v in node["properties"].items()}
         required = tuple((r, absent_message(owner, r)) for r in node.get("required", ()))
         zeros = tuple((f, _zero_of(props[f][0])) for f in zero_filled(owner) if f in props)
@@ -198,7 +215,7 @@ class _Compiler:
                 spec = get(k)
                 if spec is None:
                     if closed:
-                        errs.append((UNKNOWN, (path, k), known))
+                        errs.append((UNKNOWN, (path, k), known, moved.get(k, "")))
                     continue
                 if item is None:
                     errs.append(_NULL_SEEN)  # null = absent (required-ness is checked below)
@@ -219,6 +236,15 @@ class _Compiler:
                         errs.append((_ZERO, path, f, zero))
 
         return check_object
+
+    def _moved(self, owner: str) -> dict[str, str]:
+        """Fields an object of definition `owner` had in v1beta1 that resource.k8s.io/v1 moved one level
+        down, and where: a request's deviceClassName, selectors, count, ... are under `exactly`."""
+        target = _MOVED.get(owner)
+        if target is None:
+            return {}
+        definition, under = target
+        return {name: under for name in self.defs.get(definition, {}).get("properties", {})}
 
     def _map(self, spec: Spec) -> Checker:
         types, fn, expected = spec
@@ -252,6 +278,8 @@ class _Compiler:
 
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+# v1 definition -> (the definition its v1beta1 fields moved to, the field they are under)
+_MOVED = {"V1DeviceRequest": ("V1ExactDeviceRequest", "exactly")}
 
 
 def _zero_of(types: frozenset[type]) -> Any:
@@ -409,15 +437,24 @@ def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
     return ""
 
 
+def _unknown(path: str, name: str, known: tuple[str, ...], moved: str) -> str:
+    """Upstream's `unknown field "<path>"`, with where a v1beta1 field moved in v1, or a did-you-mean."""
+    msg = f'unknown field "{path}"'
+    if moved:
+        parent = path[: len(path) - len(name)]
+        return (
+            f"{msg}: in resource.k8s.io/v1 it is set under `{moved}` (v1beta1 had it here): move it to "
+            f"{parent}{moved}.{name}"
+        )
+    guess = _did_you_mean(name, known)
+    return f'{msg}: did you mean "{guess}"?' if guess else msg
+
+
 def _violation(err: tuple[Any, ...]) -> Violation:
     rule, lazy = err[0], err[1]
     path = _format_path(lazy)
     if rule == UNKNOWN:
-        name = lazy[1]
-        msg = f'unknown field "{path}"'
-        guess = _did_you_mean(name, err[2])
-        if guess:
-            msg += f': did you mean "{guess}"?'
+        msg = _unknown(path, lazy[1], err[2], err[3])
     elif rule == TYPE:
         expected, value = err[2], err[3]
         msg = (
@@ -454,14 +491,19 @@ def check(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Vio
     return violations, fatal
 
 
-def check_nulls(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, bool]:
-    """`check`, and whether any property was null (then `strip_nulls` before running rules)."""
+def _errors(obj: Any, kind: str, version: str) -> Errors:
     types, fn, expected = _root(kind, version)
     errs: Errors = []
     if type(obj) not in types:
         errs.append((TYPE, None, expected, obj))
     elif fn is not None:
         fn(obj, None, errs)
+    return errs
+
+
+def check_nulls(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, bool]:
+    """`check`, and whether any property was null (then `strip_nulls` before running rules)."""
+    errs = _errors(obj, kind, version)
     saw_null = _NULL_SEEN in errs
     errs = [e for e in errs if e is not _NULL_SEEN and e[0] != _ZERO]
     violations = [_violation(e) for e in errs]
@@ -489,11 +531,45 @@ def _node(obj: Any, p: LazyPath) -> Any:
 _MAX_ZERO_ROUNDS = 8  # a zero struct may hold zero-valued fields of its own (spec -> pool -> count)
 
 
-def decode(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, Any]:
+def prune_unknown(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[Any, list[Violation]]:
+    """`obj` without the fields `version` does not know (a copy; `obj` itself when it has none), and a
+    `schema.unknown-field-dropped` warning for each: what the API server stores when the object is
+    written with field validation Warn."""
+    unknown = [e for e in _errors(obj, kind, version) if e is not _NULL_SEEN and e[0] == UNKNOWN]
+    if not unknown:
+        return obj, []
+    pruned = copy.deepcopy(obj)
+    dropped = []
+    for e in unknown:
+        parent, name = e[1]
+        _node(pruned, parent).pop(name, None)
+        path = _format_path(e[1])
+        guess = "" if e[3] else _did_you_mean(name, e[2])
+        msg = (
+            f'unknown field "{path}" dropped: Kubernetes {version} has no such field (written by a client '
+            "for another version?); the API server stores an object written with its default field "
+            "validation, Warn (as a driver's client-go writes), without it: the object is kept, the field "
+            "has no effect" + (f'; did you mean "{guess}"?' if guess else "")
+        )
+        dropped.append(Violation(DROPPED, Severity.WARNING, path, msg))
+    return pruned, dropped
+
+
+def decode(
+    obj: Any, kind: str, version: str = DEFAULT_VERSION, field_validation: FieldValidation = "Strict"
+) -> tuple[list[Violation], bool, Any]:
     """Structural violations, whether they are fatal, and the object as the API server decodes it:
     null properties removed and absent value fields (audited `zero`) set to their Go zero value, so
-    rules see what upstream validates (`pool: {}` -> `resourceSliceCount: 0`). `obj` is not modified."""
+    rules see what upstream validates (`pool: {}` -> `resourceSliceCount: 0`). `obj` is not modified.
+
+    `field_validation` is how the object was written: "Strict" (kubectl; an unknown field is an error
+    that rejects the object), or "Warn" (client-go's default; stored state): unknown fields are dropped
+    with a warning (`prune_unknown`) and the rest is decoded."""
     violations, fatal, saw_null = check_nulls(obj, kind, version)
+    if fatal and field_validation == "Warn" and any(v.rule == UNKNOWN for v in violations):
+        obj, dropped = prune_unknown(obj, kind, version)
+        violations, fatal, decoded = decode(obj, kind, version)
+        return dropped + violations, fatal, decoded
     if fatal:
         return violations, fatal, obj
     decoded = strip_nulls(obj) if saw_null else obj

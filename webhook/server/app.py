@@ -104,6 +104,7 @@ class Runtime:
             self.live = start_live_state(self.options, self.store, on_first=_warm_up)
             source_ready = self.live.ready
         else:
+            metrics.STATE_SYNCED.set(0)  # 1 once the directory is read and published (`_published`)
             source = ManifestDirectory(self.options.state, self.context, self.policy)
             self.loader = StateLoader(
                 source,
@@ -182,6 +183,7 @@ def _published(snapshot: Any, seconds: float, result: ScanResult) -> None:
     metrics.STATE_PUBLISHED.set(time.time())
     metrics.STATE_AGE.set(0.0)
     metrics.STATE_INVALID.set(result.invalid_total)
+    metrics.STATE_SYNCED.set(1)  # --state DIR: loaded (a failed rescan keeps the published state)
     for kind, n in snapshot.counts().items():
         metrics.STATE_OBJECTS.labels(metrics.state_kind_label(kind)).set(n)
     if result.changed or result.removed:

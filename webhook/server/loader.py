@@ -55,6 +55,7 @@ class DocResult:
 
     objects: list[dict[str, Any]]
     problem: str | None  # why it was left out (without file and line)
+    dropped: list[str] = field(default_factory=list)  # fields it was kept without (stored state: Warn)
 
 
 @dataclass
@@ -120,6 +121,19 @@ def _fingerprint(doc: Document) -> bytes:
     issues = [(i.rule, i.path, i.message) for i in doc.issues]
     text = json.dumps([doc.obj, issues], sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _dropped(result: ObjectResult | None) -> list[str]:
+    """The fields the object is kept without: a writer (a driver's client-go) sent fields this version
+    does not know, which the API server drops (field validation Warn)."""
+    if result is None:
+        return []
+    what = f"{result.kind} {result.name}"
+    return [
+        one_line(f"{what} kept without a field: {v.rule}: {v.field}: {v.message}")
+        for v in result.violations
+        if v.rule == "schema.unknown-field-dropped"
+    ]
 
 
 def _problem(result: ObjectResult | None) -> str | None:
@@ -213,7 +227,8 @@ class ManifestDirectory:
     def _read(
         self, path: str, sig: FileSig, previous: FileEntry | None, out: ScanResult
     ) -> tuple[FileEntry, list[str], bool]:
-        """The file's new entry, its problems (file:line: ...), whether it could not be parsed."""
+        """The file's new entry, its problems (file:line: ...; then the fields objects are kept without),
+        whether it could not be parsed."""
         try:
             text = read_text(path, MAX_FILE_BYTES)
         except InputFileError as e:
@@ -221,6 +236,7 @@ class ManifestDirectory:
         entry = FileEntry(sig, {})
         problems: list[str] = []
         unparsable = False
+        notes: list[str] = []  # logged after the problems (the first problem names an unparsable file's)
         cache = previous.docs if previous is not None else {}
         for doc in parse(text, path):
             if isinstance(doc, DocumentError):
@@ -236,15 +252,16 @@ class ManifestDirectory:
                 from webhook.simulate.load import document_objects
 
                 objs, result = document_objects(doc, self.ctx, self.policy)
-                done = DocResult(objs, _problem(result))
+                done = DocResult(objs, _problem(result), _dropped(result))
                 out.validated += 1
             entry.docs[fp] = done
             if done.problem is not None:
                 entry.invalid += 1
                 problems.append(f"{path}:{doc.line}: {done.problem}")
+            notes.extend(f"{path}:{doc.line}: {note}" for note in done.dropped)
             for obj in done.objects:
                 entry.objects[object_key(obj)] = obj
-        return entry, problems, unparsable
+        return entry, problems + notes, unparsable
 
 
 class StateLoader:

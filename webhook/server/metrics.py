@@ -161,7 +161,8 @@ WATCH_LAST_EVENT = Gauge(
 )
 STATE_SYNCED = Gauge(
     "draguard_state_synced",
-    "1 once every kind's initial list is applied and published (the least synced live worker's)",
+    "1 once the state is loaded: every kind's initial list applied and published (--state cluster), the "
+    "directory read and published (--state DIR); the least synced live worker's",
     multiprocess_mode="livemin",
 )
 EVENT_TO_VISIBLE = Histogram(

@@ -123,6 +123,21 @@ def _error_lines(o: ObjectResult) -> list[str]:
     return out
 
 
+def _dropped_lines(report: SimulationReport) -> list[str]:
+    """The fields stored-state objects were kept without (`schema.unknown-field-dropped`: a driver's
+    client-go wrote a field this version does not know): warnings, the objects are simulated."""
+    out = []
+    for o in report.validation.objects:
+        ns = f"{o.namespace}/" if o.namespace else ""
+        for v in o.violations:
+            if v.rule == "schema.unknown-field-dropped":
+                out.append(
+                    f"{o.source}:{v.line or o.line}: warning {v.rule}: {v.field}: {compact(v.message)}"
+                    f" [{o.kind or '?'} {ns}{o.name or '?'}]"
+                )
+    return out + [""] if out else out
+
+
 def render_workload(w: WorkloadReport) -> list[str]:
     """A workload's header (how many Pods, and their verdicts), then its Pods indented."""
     e = w.expansion
@@ -161,6 +176,7 @@ def render_text(report: SimulationReport) -> str:
             "or they are the first of several definitions of a name)"
         )
         lines.append("")
+    lines.extend(_dropped_lines(report))
     unchecked = not_checked(report.validation)
     for o in unchecked:
         ns = f"{o.namespace}/" if o.namespace else ""
