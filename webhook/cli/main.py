@@ -13,8 +13,8 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
 
 from webhook import __version__
 from webhook.cli import argtypes, convert
@@ -26,6 +26,7 @@ from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, p
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_CHECKED = 0, 1, 2, 3
 RUN_SECONDS = 60.0  # default deadline of `simulate` and `validate --feasibility` (plain validate: none)
+PROGRESS_AFTER = 1.0  # seconds a run takes before its progress line appears (on a terminal)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -133,6 +134,14 @@ def _budget(args: argparse.Namespace) -> Any:
     return Budget(steps=args.budget_steps, seconds=args.budget_seconds)
 
 
+def _checked_kinds() -> tuple[str, ...]:
+    """The kinds `validate` checks and reports, which `--skip` may name."""
+    from webhook.model.workloads import WORKLOAD_KINDS
+    from webhook.validate import DRA_KINDS
+
+    return (*DRA_KINDS, "Pod", *WORKLOAD_KINDS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="draguard",
@@ -157,11 +166,17 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--jobs",
         dest="jobs",
-        type=argtypes.whole_number,
-        default=0,
-        help="parallel workers (default: all usable cores; never more than the input's files)",
+        type=argtypes.workers,
+        default=None,
+        help="parallel workers, at least 1 (default: all usable cores; never more than the input's files)",
     )
-    v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
+    v.add_argument(
+        "--skip",
+        type=argtypes.kinds(_checked_kinds),
+        default=frozenset(),
+        metavar="KIND,...",
+        help="kinds to skip (counted as skipped), e.g. ResourceSlice,Pod: kinds draguard checks",
+    )
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
     _add_cluster_arg(v)
@@ -191,9 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--jobs",
         dest="jobs",
-        type=argtypes.whole_number,
-        default=0,
-        help="parallel workers for loading (default: all usable cores; never more than the input's files)",
+        type=argtypes.workers,
+        default=None,
+        help="parallel workers for loading, at least 1 (default: all usable cores; never more than the "
+        "input's files)",
     )
     _add_budget_args(m)
 
@@ -321,7 +337,7 @@ def _validate(args: argparse.Namespace) -> int:
     if args.policy or args.feasibility:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
-    skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
+    skip: frozenset[str] = args.skip
     deadline = _deadline(args)
     options = RunOptions(
         args.k8s_version,
@@ -335,7 +351,7 @@ def _validate(args: argparse.Namespace) -> int:
     )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
-        progress = _Progress()
+        progress = Progress()
     if args.feasibility:
         report = _feasibility(args, gates, policy, skip, deadline, progress)
     else:
@@ -496,24 +512,29 @@ def _strip(args: argparse.Namespace) -> int:
     return status
 
 
-class _Progress:
-    """A single self-overwriting stderr line, shown only once a run takes longer than a second."""
+class Progress:
+    """A single self-overwriting stderr line (`draguard: 3/40 files`), written only once the run has
+    taken PROGRESS_AFTER seconds: a run that ends sooner, even on its first or last file, prints
+    nothing. The clock and the stream are parameters for tests."""
 
-    def __init__(self) -> None:
-        self.start = time.monotonic()
+    def __init__(self, clock: Callable[[], float] = time.monotonic, stream: TextIO | None = None) -> None:
+        self.clock = clock
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = clock()
         self.shown = False
 
     def __call__(self, done: int, total: int) -> None:
-        if time.monotonic() - self.start < 1.0 and done < total:
+        if self.clock() - self.start < PROGRESS_AFTER:
             return
         self.shown = True
-        sys.stderr.write(f"\rdraguard: {done}/{total} files")
-        sys.stderr.flush()
+        self.stream.write(f"\rdraguard: {done}/{total} files")
+        self.stream.flush()
 
     def finish(self) -> None:
+        """Erase the line, if it was written."""
         if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+            self.stream.write("\r\033[K")
+            self.stream.flush()
 
 
 if __name__ == "__main__":

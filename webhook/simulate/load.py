@@ -186,7 +186,7 @@ def _load_file(path: str) -> tuple[FileResult, list[Loaded | None]]:
 def load(
     inputs: Sequence[str] | Sequence[dict[str, Any]] | bytes,
     ctx: Context,
-    jobs: int = 1,
+    jobs: int | None = 1,
     policy: Policy | None = None,
     stdin_text: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
