@@ -19,6 +19,11 @@ from webhook.report import ObjectResult, Report
 from webhook.rules.registry import RULES
 
 FORMATS = ("text", "json", "junit", "sarif")
+# The repository (the README's pre-commit example names the same) and, in it, the rule reference whose
+# table gives every rule an anchor of its id (`rules_table`): SARIF's helpUri, which must be absolute.
+PROJECT_URL = "https://example.invalid/draguard"
+RULES_DOC = "docs/rules.md"
+SRCROOT = "%SRCROOT%"  # SARIF's base of relative artifact URIs: the directory draguard ran in
 TEXT_FIELD = 1024  # characters of a field path on a text line (rules clip a long map key already)
 TEXT_MESSAGE = 4096  # characters of a message on a text line (rules clip a long value already)
 
@@ -26,6 +31,16 @@ TEXT_MESSAGE = 4096  # characters of a message on a text line (rules clip a long
 def _label(o: ObjectResult) -> str:
     ns = f"{clip(o.namespace)}/" if o.namespace else ""
     return f"{clip(o.kind or '?')} {ns}{clip(o.name or '?')}"
+
+
+def rule_help_uri(rule_id: str) -> str:
+    """The absolute URI of a rule's row in the rule reference."""
+    return f"{PROJECT_URL}/blob/main/{RULES_DOC}#{rule_anchor(rule_id)}"
+
+
+def rule_anchor(rule_id: str) -> str:
+    """A rule's anchor in the rule reference: its id (letters, digits, `.` and `-`), percent-encoded."""
+    return quote(rule_id, safe="")
 
 
 def _line(o: ObjectResult, v: Violation, tail: str = "") -> str:
@@ -100,20 +115,18 @@ def render_junit(report: Report) -> str:
             skipped="0",
         )
         for o in objs:
-            case = ET.SubElement(
-                suite, "testcase", classname=_xml(source), name=_xml(f"{_label(o)} (line {o.line})")
-            )
+            case = ET.SubElement(suite, "testcase", classname=_xml(source), name=_xml(_case_name(o)))
             errs = [v for v in o.violations if v.severity.value == "error"]
             others = [v for v in o.violations if v.severity.value != "error"]
             if errs:
                 f = ET.SubElement(case, "failure", message=f"{len(errs)} error(s)", type="ValidationError")
                 f.text = "\n".join(
-                    _xml(f"line {v.line or o.line}: {v.rule}: {v.field}: {v.message}") for v in errs
+                    _xml(f"line {v.line or o.line}: {v.rule}: {_where(v)}{v.message}") for v in errs
                 )
             if others:
                 out = ET.SubElement(case, "system-out")
                 out.text = "\n".join(
-                    _xml(f"line {v.line or o.line}: {v.severity.value} {v.rule}: {v.field}: {v.message}")
+                    _xml(f"line {v.line or o.line}: {v.severity.value} {v.rule}: {_where(v)}{v.message}")
                     for v in others
                 )
         total += len(objs)
@@ -122,6 +135,16 @@ def render_junit(report: Report) -> str:
     suites.set("failures", str(failures))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _where(v: Violation) -> str:
+    return f"{v.field}: " if v.field else ""
+
+
+def _case_name(o: ObjectResult) -> str:
+    """A testcase's name: its object, or its file for a finding on no object (a parse error, a file the
+    deadline left unread)."""
+    return f"{_label(o) if o.kind or o.name else o.source} (line {o.line})"
 
 
 def _xml(text: str) -> str:
@@ -139,6 +162,21 @@ def artifact_uri(source: str) -> str:
     return f"file://{path}" if raw.startswith(b"/") else path
 
 
+def artifact_location(source: str) -> dict[str, str]:
+    """A SARIF `artifactLocation`: a relative path's URI is relative to SRCROOT (`uriBaseId`, as SARIF
+    asks of relative references; GitHub code scanning reads it from the repository root), an absolute
+    path's is a `file://` URI; stdin has no file."""
+    uri = artifact_uri(source)
+    if source == "<stdin>" or uri.startswith("file://"):
+        return {"uri": uri}
+    return {"uri": uri, "uriBaseId": SRCROOT}
+
+
+def _srcroot() -> str:
+    """The directory draguard ran in, as a `file://` URI ending with `/` (SARIF `originalUriBaseIds`)."""
+    return artifact_uri(os.path.join(os.getcwd(), ""))
+
+
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
@@ -154,6 +192,7 @@ def render_sarif(report: Report) -> str:
             {
                 "id": rid,
                 "shortDescription": {"text": r.summary if r else rid},
+                "helpUri": rule_help_uri(rid),
                 "defaultConfiguration": {"level": _LEVEL[r.severity.value] if r else "error"},
                 "properties": {"field": r.field if r else "", "tag": r.tag if r else ""},
             }
@@ -161,23 +200,23 @@ def render_sarif(report: Report) -> str:
     results = []
     for o in report.objects:
         for v in o.violations:
+            location: dict[str, object] = {
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(o.source),
+                    "region": {"startLine": max(1, v.line or o.line)},
+                }
+            }
+            if o.kind or o.name:  # a finding on a file (a parse error) has no object
+                location["logicalLocations"] = [
+                    {"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}
+                ]
             results.append(
                 {
                     "ruleId": v.rule,
                     "ruleIndex": index[v.rule],
                     "level": _LEVEL[v.severity.value],
                     "message": {"text": f"{v.field}: {v.message}" if v.field else v.message},
-                    "locations": [
-                        {
-                            "physicalLocation": {
-                                "artifactLocation": {"uri": artifact_uri(o.source)},
-                                "region": {"startLine": max(1, v.line or o.line)},
-                            },
-                            "logicalLocations": [
-                                {"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}
-                            ],
-                        }
-                    ],
+                    "locations": [location],
                 }
             )
     doc = {
@@ -185,7 +224,15 @@ def render_sarif(report: Report) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "draguard", "version": __version__, "rules": rules}},
+                "tool": {
+                    "driver": {
+                        "name": "draguard",
+                        "version": __version__,
+                        "informationUri": PROJECT_URL,
+                        "rules": rules,
+                    }
+                },
+                "originalUriBaseIds": {SRCROOT: {"uri": _srcroot()}},
                 "results": results,
             }
         ],
@@ -230,5 +277,6 @@ def rules_table(fmt: str = "markdown") -> str:
     for r in rows:
         kinds = ", ".join(r.kinds) if r.kinds else "(any)"
         summary = r.summary.replace("|", "\\|")
-        out.append(f"| `{r.id}` | {r.severity.value} | {kinds} | `{r.field}` | {summary} |")
+        anchor = f'<a id="{rule_anchor(r.id)}"></a>'  # SARIF's helpUri points here
+        out.append(f"| {anchor}`{r.id}` | {r.severity.value} | {kinds} | `{r.field}` | {summary} |")
     return "\n".join(out) + "\n"
