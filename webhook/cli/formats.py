@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 from webhook import __version__
 from webhook.model.text import clip, compact, one_line, xml_text
 from webhook.model.violation import Severity, Violation
-from webhook.report import ObjectResult, Report
+from webhook.report import ObjectResult, Report, unread_line
 from webhook.rules.registry import RULES
 
 FORMATS = ("text", "json", "junit", "sarif")
@@ -60,13 +60,21 @@ def _example(items: list[tuple[ObjectResult, Violation]]) -> tuple[ObjectResult,
     return items[0]
 
 
-def render_text(report: Report, summary: bool = False) -> str:
+def render_text(report: Report, summary: bool = False, deadline_seconds: float | None = None) -> str:
     """`file:line: severity rule: field: message`, one line per error or warning; info findings are summed
-    up, one line per rule (its first finding, and how many more: `-o json` lists every one)."""
+    up, one line per rule (its first finding, and how many more: `-o json` lists every one), and so are
+    two or more files the deadline left unread (`deadline_seconds`: the run's, named on that line)."""
     lines = []
     infos: dict[str, list[tuple[ObjectResult, Violation]]] = {}
+    unread = [o for o in report.objects if o.unread]
+    grouped = len(unread) > 1
     for o in report.objects:
-        for v in o.violations:
+        violations = o.violations
+        if grouped and o.unread:
+            if o is unread[0]:
+                lines.append(one_line(unread_line(unread, deadline_seconds)))
+            violations = violations[1:]  # its own "not read" finding is on the line above
+        for v in violations:
             if v.severity is Severity.INFO:
                 infos.setdefault(v.rule, []).append((o, v))
             else:
@@ -240,14 +248,14 @@ def render_sarif(report: Report) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def render(report: Report, fmt: str, summary: bool = False) -> str:
+def render(report: Report, fmt: str, summary: bool = False, deadline_seconds: float | None = None) -> str:
     if fmt == "json":
         return render_json(report)
     if fmt == "junit":
         return render_junit(report)
     if fmt == "sarif":
         return render_sarif(report)
-    return render_text(report, summary)
+    return render_text(report, summary, deadline_seconds)
 
 
 def rules_table(fmt: str = "markdown") -> str:

@@ -321,10 +321,16 @@ def _deadline(args: argparse.Namespace) -> Any:
     None for plain `validate` without the flag."""
     from webhook.model.budget import Deadline
 
-    seconds = args.deadline_seconds
+    seconds = _deadline_seconds(args)
+    return None if seconds is None else Deadline(args.started + seconds)
+
+
+def _deadline_seconds(args: argparse.Namespace) -> float | None:
+    """`--deadline-seconds`, or its default for the command (None: no deadline)."""
+    seconds: float | None = args.deadline_seconds
     if seconds is None and getattr(args, "feasibility", True):
         seconds = RUN_SECONDS
-    return None if seconds is None else Deadline(args.started + seconds)
+    return seconds
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -358,7 +364,7 @@ def _validate(args: argparse.Namespace) -> int:
         report = check_files(args.paths, options, jobs=args.jobs, progress=progress)
     if progress:
         progress.finish()
-    sys.stdout.write(render(report, args.format, args.summary))
+    sys.stdout.write(render(report, args.format, args.summary, _deadline_seconds(args)))
     sys.stdout.flush()
     if report.errors:
         return EXIT_ERRORS
@@ -387,7 +393,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        sys.stdout.write(render_text(report))
+        sys.stdout.write(render_text(report, _deadline_seconds(args)))
     sys.stdout.flush()
     return report.exit_code
 
