@@ -9,7 +9,6 @@ them. Fields whose gate is on, and everything not guarded, are never touched.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.model.path import Path
+from webhook.model.plain import deep_copy
 from webhook.model.violation import Finding, Severity
 from webhook.rules.registry import declare, object_rule
 
@@ -558,7 +558,7 @@ def strip_disabled_fields(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, 
     drops = plan_drops(obj, ctx)
     if not drops:
         return obj, []
-    out = copy.deepcopy(obj)
+    out = deep_copy(obj)
     findings: list[Finding] = []
     for loc, message in drops:
         parent = _get(out, *loc[:-1])

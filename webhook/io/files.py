@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -89,6 +90,8 @@ def discover_all(paths: Iterable[str]) -> Discovery:
         except OSError as e:
             if isinstance(e, FileNotFoundError) and not os.path.lexists(p):
                 raise UnreadableInput(f"{p}: no such file or directory") from e
+            if e.errno == errno.ELOOP:
+                raise UnreadableInput(f"{p}: a symlink loop ({e.strerror}): nothing to read") from e
             raise UnreadableInput(f"{p}: {e.strerror or e}") from e
         if stat.S_ISDIR(st.st_mode):
             _walk(p, out)

@@ -40,7 +40,7 @@ from yaml._yaml import CParser
 
 from webhook.io.scalars import MERGE_TAG, STR_TAG, json_key, plain_scalar, tagged_scalar
 
-MAX_DEPTH = 200  # nesting levels a document may have (every downstream walk is recursive)
+MAX_DEPTH = 10_000  # nesting levels a document may have: Go's encoding/json and go-yaml's limit
 
 # Alias expansion, in bytes of the document written out (about its JSON size). The floor is the API server's
 # request limit: kubectl sends every object expanded, in one request, so an object that expands past it

@@ -15,7 +15,6 @@ Errors are reported at API-server field paths (`spec.devices[0].attributes[model
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from typing import Any
 
 from webhook.data import schema_dir
 from webhook.model.jsontext import json_head
+from webhook.model.plain import deep_copy
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
@@ -503,10 +503,10 @@ def decode(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Vi
         if not zeros:
             break
         if not copied:
-            decoded = copy.deepcopy(decoded)
+            decoded = deep_copy(decoded)
             copied = True
         for parent, field, zero in zeros:
-            _node(decoded, parent)[field] = copy.deepcopy(zero)
+            _node(decoded, parent)[field] = deep_copy(zero)
         violations, fatal, _ = check_nulls(decoded, kind, version)
     return violations, fatal, decoded
 
