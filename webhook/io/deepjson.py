@@ -23,8 +23,9 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scann
 from json.scanner import NUMBER_RE
 from typing import Any
 
+from webhook.io.yamlload import SHOWN_STEPS
+
 _WS = re.compile(r"[ \t\n\r]*")
-_SHOWN_STEPS = 8  # steps of a path named in a TooDeep error (a path 10,000 steps long says nothing more)
 
 
 class Constant(ValueError):
@@ -134,8 +135,8 @@ def _path(items: list[list[Any]], is_object: list[bool], keys: list[str]) -> str
     """`spec.devices.config[0].opaque.parameters.a.a...` of the open containers: the first steps only."""
     out = ""
     for i, (held, obj) in enumerate(zip(items, is_object, strict=True)):
-        if i == _SHOWN_STEPS:
-            return f"{out}... ({len(items)} levels)"
+        if i == SHOWN_STEPS:
+            return f"{out}..."
         if obj:
             out += f".{keys[i]}" if out else keys[i]
         else:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.io import deepjson
-from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, YamlIssue
+from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, YamlIssue, too_deep_message
 from webhook.model.plain import nested_deeper
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -110,7 +110,7 @@ def load_json_values(
             yield YamlError(_line(text, where), f"JSON syntax error: {e} is not a JSON value"), where
             return
         except deepjson.TooDeep as e:
-            yield YamlError(_line(text, e.pos), _too_deep_message(max_depth, e.path)), e.pos
+            yield YamlError(_line(text, e.pos), too_deep_message(max_depth, e.path)), e.pos
             return
         except ValueError:  # Python's int-str limit: a number of more than 4,300 digits
             m = _LONG_NUMBER.search(text, pos)
@@ -125,7 +125,7 @@ def load_json_values(
             return
         issues: list[YamlIssue] = []
         if nested_deeper(data, max_depth):  # only if the C decoder went past it (a raised recursion limit)
-            yield YamlError(line, _too_deep_message(max_depth)), pos
+            yield YamlError(line, too_deep_message(max_depth)), pos
             return
         if pairs.repeated:
             issues.extend(_duplicates(data, pairs.repeated, line))
@@ -157,14 +157,6 @@ def _decode(decoder: json.JSONDecoder, pairs: _Pairs, text: str, pos: int, max_d
         pairs.left = left
         pairs.repeated = []
         return deepjson.decode(text, pos, pairs, max_depth)
-
-
-def _too_deep_message(max_depth: int, path: str = "") -> str:
-    where = f" at {path}" if path else ""
-    return (
-        f"document is nested deeper than {max_depth} levels{where}: kubectl and the API server stop at "
-        f"{MAX_DEPTH}"
-    )
 
 
 _TRAILING = (
