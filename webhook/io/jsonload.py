@@ -42,9 +42,10 @@ def _reject_constant(name: str) -> Any:
 
 
 @dataclass
-class NotSyntax(YamlError):
-    """An error on valid JSON syntax (a number Python cannot hold): Go's decoder reads the text, so kubectl's
-    stream reader does not try it as YAML (`read_stream`)."""
+class Final(YamlError):
+    """A JSON error that reading the text as YAML cannot change (`read_stream` does not try): a number
+    Python cannot hold (valid JSON syntax: Go's decoder reads it, so kubectl does not switch to YAML),
+    nesting past the limit (go-yaml stops at the same depth)."""
 
 
 class TooManyObjects(Exception):
@@ -110,12 +111,12 @@ def load_json_values(
             yield YamlError(_line(text, where), f"JSON syntax error: {e} is not a JSON value"), where
             return
         except deepjson.TooDeep as e:
-            yield YamlError(_line(text, e.pos), too_deep_message(max_depth, e.path)), e.pos
+            yield Final(_line(text, e.pos), too_deep_message(max_depth, e.path)), e.pos
             return
         except ValueError:  # Python's int-str limit: a number of more than 4,300 digits
             m = _LONG_NUMBER.search(text, pos)
             yield (
-                NotSyntax(
+                Final(
                     _line(text, m.start()) if m else line,
                     "a number of more than 4300 digits: no Kubernetes field can hold it "
                     "(the API server cannot read it either)",
@@ -125,7 +126,7 @@ def load_json_values(
             return
         issues: list[YamlIssue] = []
         if nested_deeper(data, max_depth):  # only if the C decoder went past it (a raised recursion limit)
-            yield YamlError(line, too_deep_message(max_depth)), pos
+            yield Final(line, too_deep_message(max_depth)), pos
             return
         if pairs.repeated:
             issues.extend(_duplicates(data, pairs.repeated, line))
@@ -184,7 +185,7 @@ def read_stream(text: str) -> JsonStream:
     first_end = 0
     for doc, end in load_json_values(text):
         if isinstance(doc, YamlError):
-            if len(out.documents) > 1 or isinstance(doc, NotSyntax):
+            if len(out.documents) > 1 or isinstance(doc, Final):
                 out.documents.append(doc)  # an unambiguous JSON stream, or JSON all the same: final
                 return out
             # the first value: all of the stream is YAML; the second: what follows the first
