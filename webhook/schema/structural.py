@@ -513,9 +513,22 @@ def decode(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Vi
 
 def strip_nulls(obj: Any) -> Any:
     """A copy of `obj` without null-valued properties (Kubernetes decodes them as absent), so rules
-    may use `d.get("x", [])` safely. Null list items are kept (they are reported as `schema.null`)."""
-    if isinstance(obj, dict):
-        return {k: strip_nulls(v) for k, v in obj.items() if v is not None}
-    if isinstance(obj, list):
-        return [strip_nulls(v) for v in obj]
-    return obj
+    may use `d.get("x", [])` safely. Null list items are kept (they are reported as `schema.null`).
+    An explicit stack: free-form values (opaque parameters) may nest thousands of levels."""
+    if not isinstance(obj, dict | list):
+        return obj
+    top: Any = {} if isinstance(obj, dict) else []
+    stack: list[tuple[Any, Any]] = [(obj, top)]
+    while stack:
+        src, dst = stack.pop()
+        items = ((k, v) for k, v in src.items() if v is not None) if isinstance(src, dict) else enumerate(src)
+        for k, v in items:
+            if isinstance(v, dict | list):
+                new: Any = {} if isinstance(v, dict) else []
+                stack.append((v, new))
+                v = new
+            if isinstance(dst, dict):
+                dst[k] = v
+            else:
+                dst.append(v)
+    return top
