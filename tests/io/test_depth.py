@@ -101,7 +101,9 @@ def test_valid_objects_nested_to_the_limit_are_checked_by_the_command_line(tmp_p
     p = draguard("validate", "-o", "json", str(tmp_path))
     assert "Traceback" not in p.stderr and p.stderr == "", p.stderr[-2000:]
     out = json.loads(p.stdout)
-    found = {Path(o["source"]).name: [(v["rule"], v["field"]) for v in o["violations"]] for o in out["objects"]}
+    found = {
+        Path(o["source"]).name: [(v["rule"], v["field"]) for v in o["violations"]] for o in out["objects"]
+    }
     assert found == {
         "deep.json": [],
         "deep.yaml": [],
