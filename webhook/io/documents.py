@@ -87,7 +87,8 @@ CUT_SHORT = "input.not-checked"  # the rule of the DocumentError `parse` ends wi
 def parse(
     text: str, source: str, expired: Callable[[], bool] | None = None
 ) -> Iterator[Document | DocumentError]:
-    """Documents of one file; JSON files (and streams starting with `{`) take the JSON path.
+    """Documents of one file, read as kubectl reads it whatever its suffix: JSON values, then YAML, for a
+    text starting with `{` (`jsonload.read_stream`); YAML otherwise.
     `expired()` is asked between documents (empty ones included, which yield nothing): once it is
     true, parsing stops with a `DocumentError` of rule CUT_SHORT at the line reached."""
     try:
