@@ -35,6 +35,7 @@ class ObjectResult:
     prefix: str = ""  # its path in that document ("items[3]." for an item of a List)
     suppression: Suppression | None = None  # its ignore annotations, if any
     suppressed: list[Violation] = field(default_factory=list)  # findings they silenced (offline)
+    unread: bool = False  # a whole file the deadline left unread (its first violation says so)
 
     @property
     def errors(self) -> int:
@@ -111,3 +112,20 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {"objects": [o.to_dict() for o in self.objects], "summary": self.summary()}
+
+
+UNREAD_NAMED = 3  # files named on the text line that sums up the files the deadline left unread
+
+
+def unread_line(unread: list[ObjectResult], deadline_seconds: float | None = None) -> str:
+    """One text line for the files the deadline left unread (not one line each: a deadline that passes
+    early leaves thousands), naming the first few; `-o json` lists every one."""
+    first = unread[0]
+    severity = first.violations[0].severity.value if first.violations else "warning"
+    names = ", ".join(o.source for o in unread[:UNREAD_NAMED])
+    more = len(unread) - UNREAD_NAMED
+    flag = f" (--deadline-seconds {deadline_seconds:g})" if deadline_seconds is not None else ""
+    return (
+        f"{first.source}:{first.line}: {severity} input.not-checked: {len(unread)} files not read before "
+        f"the deadline{flag}: {names}{f' and {more} more' if more > 0 else ''} (-o json lists each)"
+    )

@@ -9,7 +9,6 @@ them. Fields whose gate is on, and everything not guarded, are never touched.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.model.path import Path
+from webhook.model.plain import deep_copy
 from webhook.model.violation import Finding, Severity
 from webhook.rules.registry import declare, object_rule
 
@@ -49,7 +49,7 @@ class Feature:
     since: str  # first Kubernetes minor version whose API has these fields
     locations: LocationsFn  # where the guarded fields are present in an object
     in_use: InUseFn  # does an (old) object use the feature? (update ratcheting)
-    confirmed: bool = True  # False: drop pattern assumed, not read in upstream strategy code
+    confirmed: bool = True  # False: the drop is inferred from the other features, its strategy code unread
     until: str | None = None  # last Kubernetes minor version whose API has these fields (None: still there)
 
 
@@ -504,12 +504,12 @@ def _message(feature: Feature, unknown: bool, off: list[str], ctx: Context) -> s
         if ctx.old is not None
         else "on create"
     )
-    note = (
-        ""
-        if feature.confirmed
-        else " (drop pattern assumed: upstream strategy code for it was not confirmed)"
-    )
-    return f"dropped: feature gate {gates}; the API server silently removes this field {when}{note}"
+    if not feature.confirmed:  # inferred from the other features (its strategy code unread): an expectation
+        return (
+            f"dropped: feature gate {gates}; the API server is expected to remove this field {when}, as it "
+            "removes the fields of other disabled features"
+        )
+    return f"dropped: feature gate {gates}; the API server silently removes this field {when}"
 
 
 def plan_drops(obj: dict[str, Any], ctx: Context) -> list[tuple[Location, str | None]]:
@@ -558,7 +558,7 @@ def strip_disabled_fields(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, 
     drops = plan_drops(obj, ctx)
     if not drops:
         return obj, []
-    out = copy.deepcopy(obj)
+    out = deep_copy(obj)
     findings: list[Finding] = []
     for loc, message in drops:
         parent = _get(out, *loc[:-1])

@@ -471,7 +471,7 @@ def unread_result(source: str, policy: Policy | None) -> FileResult:
     """A file the deadline left unread."""
     out = FileResult()
     violations = _apply(policy, [_violation("input.not-checked", "", f"not checked: {_UNREAD}")])
-    _cut(out, ObjectResult(source, 1, None, None, None, None, violations))
+    _cut(out, ObjectResult(source, 1, None, None, None, None, violations, unread=True))
     return out
 
 

@@ -75,6 +75,34 @@ def test_validate_has_no_deadline_unless_asked(tmp_path: Path, jobs: str) -> Non
     assert "1 not checked" in text.stdout.splitlines()[-1]
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_files_the_deadline_left_unread_are_one_text_line_and_each_listed_in_json(
+    tmp_path: Path, jobs: str
+) -> None:
+    files = [tmp_path / f"f{i}.yaml" for i in range(7)]
+    for f in files:
+        f.write_text(BAD_CLAIM)
+    text = draguard("validate", "-j", jobs, "--deadline-seconds", "0", str(tmp_path))
+    assert text.returncode == 3, text.stdout + text.stderr
+    unread = [
+        line for line in text.stdout.splitlines() if "files not read" in line or "file was read" in line
+    ]
+    names = ", ".join(map(str, files[:3]))
+    assert unread == [
+        f"{files[0]}:1: warning input.not-checked: 7 files not read before the deadline "
+        f"(--deadline-seconds 0): {names} and 4 more (-o json lists each)"
+    ]
+    assert len(text.stdout.splitlines()) == 2  # and the one saying no cross-object rule was run
+    out = json.loads(
+        draguard("validate", "-j", jobs, "--deadline-seconds", "0", "-o", "json", *map(str, files)).stdout
+    )
+    assert [o["source"] for o in out["objects"]] == list(map(str, files))
+    sim = draguard("simulate", "-j", jobs, "--deadline-seconds", "0", str(tmp_path))
+    assert sim.returncode == 3
+    assert sum("files not read" in line or "file was read" in line for line in sim.stdout.splitlines()) == 1
+    assert "7 files not read before the deadline (--deadline-seconds 0)" in sim.stdout
+
+
 def test_validate_feasibility_and_simulate_report_what_the_deadline_left(tmp_path: Path) -> None:
     objs, cls = small_cluster(tmp_path)
     objs += [claim("c", [request("r", cls)]), pod("p", ["c"])]

@@ -48,7 +48,11 @@ FLAG_CASES: dict[str, tuple[Run, str]] = {
         CLI,
     ),
     "feature-gates-newline": (validate("--feature-gates", "DRAAdminAccess=true\nFORGED=1", exit=USAGE), CLI),
-    "skip-huge": (validate("--skip", ",".join(f"Kind{i}" for i in range(10_000)), exit=0), CLI),
+    "skip-huge": (
+        validate("--skip", ",".join(f"Kind{i}" for i in range(10_000)), exit=USAGE),
+        CLI,
+    ),  # unknown kinds
+    "jobs-zero": (validate("-j", "0", exit=USAGE), CLI),  # leaving -j out means every core
     "output-format-unknown": (validate("-o", "yaml", exit=USAGE), CLI),
 }
 for _n, (_run, _area) in FLAG_CASES.items():

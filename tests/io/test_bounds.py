@@ -64,10 +64,10 @@ def test_unknown_alias_is_an_error() -> None:
 
 
 def test_nesting_through_an_alias_counts() -> None:
-    deep = "[" * 120 + "]" * 120
+    deep = "[" * 6000 + "]" * 6000
     ok = one(f"a: &d {deep}\nb: [[[*d]]]\n")
     assert isinstance(ok, RawDocument)
-    bad = one(f"a: &d {deep}\nb: {'[' * 100}*d{']' * 100}\n")
+    bad = one(f"a: &d {deep}\nb: {'[' * 4500}*d{']' * 4500}\n")  # 1 + 4,500 + 6,000 levels
     assert isinstance(bad, YamlError) and f"deeper than {MAX_DEPTH}" in bad.message
 
 
@@ -187,7 +187,7 @@ def test_json_errors() -> None:
         '{"a": NaN}': "NaN is not a JSON value",
         '{"a": -Infinity}': "-Infinity is not a JSON value",
         '{"a": 1' + "0" * 4300 + "}": "more than 4300 digits",
-        "[" * 201 + "]" * 201: f"deeper than {MAX_DEPTH}",
+        "[" * 10_001 + "]" * 10_001: f"deeper than {MAX_DEPTH}",
         "[" * 100_000 + "]" * 100_000: f"deeper than {MAX_DEPTH}",
         '{"a": 1,}': "JSON syntax error",
     }
@@ -212,10 +212,12 @@ def test_json_duplicates_and_surrogates() -> None:
     ]
 
 
-def test_yaml_file_starting_with_a_brace_falls_back_to_yaml() -> None:
-    (doc,) = parse("{apiVersion: v1, kind: Pod, metadata: {name: a}}\n", "pod.yaml")
-    assert isinstance(doc, Document) and doc.obj["metadata"] == {"name": "a"}
-    (err,) = parse("{apiVersion: v1}\n", "pod.json")
+def test_a_file_starting_with_a_brace_falls_back_to_yaml_whatever_its_suffix() -> None:
+    # kubectl's YAMLOrJSONDecoder reads a stream that is not JSON as YAML, .json files included
+    for name in ("pod.yaml", "pod.json"):
+        (doc,) = parse("{apiVersion: v1, kind: Pod, metadata: {name: a}}\n", name)
+        assert isinstance(doc, Document) and doc.obj["metadata"] == {"name": "a"}
+    (err,) = parse("{apiVersion: v1\n", "pod.json")  # neither JSON nor YAML: the JSON error
     assert isinstance(err, DocumentError) and "JSON syntax error" in err.message
 
 

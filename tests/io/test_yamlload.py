@@ -198,8 +198,8 @@ def _json_keys(v: object) -> object:
 def test_too_deep_nesting_is_an_error_not_a_recursion_crash() -> None:
     from webhook.io.documents import DocumentError, parse
 
-    flow = "kind: Pod\nspec: " + "[" * 3000 + "]" * 3000 + "\n---\nkind: After\n"
-    block = "kind: Pod\nspec:\n" + "".join("  " * (i + 1) + "a:\n" for i in range(400)) + "---\nkind: After\n"
+    flow = "kind: Pod\nspec: " + "[" * 10_000 + "]" * 10_000 + "\n---\nkind: After\n"
+    block = "kind: Pod\nspec:\n  " + "- " * 10_000 + "x\n---\nkind: After\n"
     for text in (flow, block):
         out = list(parse(text, "deep.yaml"))
         # newer PyYAML releases stop flow nesting themselves ("exceeded maximum nesting depth")

@@ -53,7 +53,7 @@ def test_a_review_decodes_to_its_object() -> None:
         (b'{"a": 1}\n{', "not valid JSON: line 2"),
         (b'{"x": {"y": 1, "y": 2}}', "repeats a key (x.y)"),
         (b'{"a": Infinity}', "not valid JSON"),
-        (b'{"a": ' + b"[" * 300 + b"]" * 300 + b"}", "nested deeper than 200 levels"),
+        (b'{"a": ' + b"[" * 10_002 + b"]" * 10_002 + b"}", "nested deeper than 10002 levels at a"),
         (b'{"a": "\xff"}', "not UTF-8"),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
@@ -61,6 +61,13 @@ def test_a_review_decodes_to_its_object() -> None:
 def test_bad_bodies(body: bytes, message: str) -> None:
     with pytest.raises(BadBody, match=message.replace("(", r"\(").replace(")", r"\)")):
         decode_review_body(body)
+
+
+def test_a_body_holding_an_object_nested_to_go_s_limit_is_read() -> None:
+    # an object of 10,000 levels (the most the API server decodes) at request.object: 10,002 in all
+    deep = b"[" * 9_999 + b"]" * 9_999
+    body = decode_review_body(b'{"request": {"object": {"x": ' + deep + b"}}}")
+    assert isinstance(body["request"]["object"]["x"], list)
 
 
 def test_messages_stay_one_short_line() -> None:

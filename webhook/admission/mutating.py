@@ -10,13 +10,13 @@ other subresources are not changed. Nothing else in the object is touched.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.patch import pointer, remove_ops
 from webhook.admission.request import Request
 from webhook.defaults import apply_defaults
+from webhook.model.plain import deep_copy
 from webhook.skew import FEATURES, Key, plan_drops, to_path
 
 EMPTY_DROPPED = (
@@ -38,7 +38,7 @@ def skew_patch(req: Request, config: AdmissionConfig) -> tuple[list[dict[str, st
         return [], []
     old = None
     if req.operation == "UPDATE" and req.old_object is not None:
-        old = copy.deepcopy(req.old_object)
+        old = deep_copy(req.old_object)
         apply_defaults(old)  # as stored: ratcheting asks whether the stored object uses a feature
     ctx = config.context(old=old, operation=req.operation)
     drops = [(loc, msg) for loc, msg in plan_drops(obj, ctx) if _in_scope(loc, req.sub_resource)]

@@ -16,7 +16,6 @@ old object on UPDATE, the cross-object invariants against the cluster snapshot, 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,6 +23,7 @@ from webhook.admission.config import AdmissionConfig
 from webhook.admission.request import Request
 from webhook.defaults import apply_defaults
 from webhook.model.budget import Deadline
+from webhook.model.plain import deep_copy
 from webhook.model.violation import Severity, Violation
 from webhook.validate import validate_object
 
@@ -50,7 +50,7 @@ def _scoped(violations: list[Violation], req: Request) -> list[Violation]:
 def _stored_old(req: Request) -> dict[str, Any] | None:
     if req.operation != "UPDATE" or req.old_object is None:
         return None
-    old = copy.deepcopy(req.old_object)
+    old = deep_copy(req.old_object)
     apply_defaults(old)
     return old
 
@@ -88,7 +88,7 @@ def _violations(
     policy = config.policy
     labels = namespace_labels(snapshot, _namespace(obj, req)) if req.kind.kind in NAMESPACE_RULED else None
     ctx = config.context(old=old, operation=req.operation, namespace_labels=labels, deadline=deadline)
-    stored, found = validate_object(copy.deepcopy(obj), ctx, policy)
+    stored, found = validate_object(deep_copy(obj), ctx, policy)
     found = _scoped(found, req)
     if stored is not None and req.sub_resource != "status":
         meta = stored.get("metadata")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Sequence
 
 _UNITS = {"": 1, "k": 1000, "ki": 1 << 10, "m": 1000**2, "mi": 1 << 20, "g": 1000**3, "gi": 1 << 30}
 
 
 def whole_number(text: str) -> int:
-    """A whole number >= 0 (steps, jobs, workers, days)."""
+    """A whole number >= 0 (steps, days; serve's workers and threads, where 0 is their default)."""
     try:
         n = int(text)
     except ValueError:
@@ -17,6 +18,46 @@ def whole_number(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
     return n
+
+
+def workers(text: str) -> int:
+    """A number of parallel workers >= 1; leaving the flag out means all usable cores (0 is no count of
+    workers: refused rather than read as "all")."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of workers >= 1 (leave -j out to use every usable core)"
+        )
+    return n
+
+
+def kinds(known: Callable[[], Sequence[str]]) -> Callable[[str], frozenset[str]]:
+    """`Kind,Kind,...` where every kind is one of `known()` (spelled as Kubernetes spells it): an unknown
+    one is a usage error that names the closest known kind, if any, rather than a flag that silently
+    skips nothing."""
+
+    def parse(text: str) -> frozenset[str]:
+        names = [k.strip() for k in text.split(",") if k.strip()]  # "" (an unset variable): none
+        choices = known() if names else ()
+        for name in names:
+            if name not in choices:
+                raise argparse.ArgumentTypeError(_unknown_kind(name, choices))
+        return frozenset(names)
+
+    return parse
+
+
+def _unknown_kind(name: str, choices: Sequence[str]) -> str:
+    lower = {c.lower(): c for c in choices}
+    match = lower.get(name.lower())
+    if match is None:
+        near = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
+        match = lower[near[0]] if near else None
+    hint = f"did you mean {match}? " if match else ""
+    return f"unknown kind {name!r}: {hint}--skip takes kinds draguard checks: {', '.join(choices)}"
 
 
 def seconds(text: str) -> float:

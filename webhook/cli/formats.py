@@ -15,10 +15,15 @@ from xml.etree import ElementTree as ET
 from webhook import __version__
 from webhook.model.text import clip, compact, one_line, xml_text
 from webhook.model.violation import Severity, Violation
-from webhook.report import ObjectResult, Report
+from webhook.report import ObjectResult, Report, unread_line
 from webhook.rules.registry import RULES
 
 FORMATS = ("text", "json", "junit", "sarif")
+# The repository (the README's pre-commit example names the same) and, in it, the rule reference whose
+# table gives every rule an anchor of its id (`rules_table`): SARIF's helpUri, which must be absolute.
+PROJECT_URL = "https://example.invalid/draguard"
+RULES_DOC = "docs/rules.md"
+SRCROOT = "%SRCROOT%"  # SARIF's base of relative artifact URIs: the directory draguard ran in
 TEXT_FIELD = 1024  # characters of a field path on a text line (rules clip a long map key already)
 TEXT_MESSAGE = 4096  # characters of a message on a text line (rules clip a long value already)
 # info rules whose every finding is its own line (each names a different command to run)
@@ -28,6 +33,16 @@ UNGROUPED_INFO = frozenset({"input.helm-chart"})
 def _label(o: ObjectResult) -> str:
     ns = f"{clip(o.namespace)}/" if o.namespace else ""
     return f"{clip(o.kind or '?')} {ns}{clip(o.name or '?')}"
+
+
+def rule_help_uri(rule_id: str) -> str:
+    """The absolute URI of a rule's row in the rule reference."""
+    return f"{PROJECT_URL}/blob/main/{RULES_DOC}#{rule_anchor(rule_id)}"
+
+
+def rule_anchor(rule_id: str) -> str:
+    """A rule's anchor in the rule reference: its id (letters, digits, `.` and `-`), percent-encoded."""
+    return quote(rule_id, safe="")
 
 
 def _line(o: ObjectResult, v: Violation, tail: str = "") -> str:
@@ -47,13 +62,21 @@ def _example(items: list[tuple[ObjectResult, Violation]]) -> tuple[ObjectResult,
     return items[0]
 
 
-def render_text(report: Report, summary: bool = False) -> str:
+def render_text(report: Report, summary: bool = False, deadline_seconds: float | None = None) -> str:
     """`file:line: severity rule: field: message`, one line per error or warning; info findings are summed
-    up, one line per rule (its first finding, and how many more: `-o json` lists every one)."""
+    up, one line per rule (its first finding, and how many more: `-o json` lists every one), and so are
+    two or more files the deadline left unread (`deadline_seconds`: the run's, named on that line)."""
     lines = []
     infos: dict[str, list[tuple[ObjectResult, Violation]]] = {}
+    unread = [o for o in report.objects if o.unread]
+    grouped = len(unread) > 1
     for o in report.objects:
-        for v in o.violations:
+        violations = o.violations
+        if grouped and o.unread:
+            if o is unread[0]:
+                lines.append(one_line(unread_line(unread, deadline_seconds)))
+            violations = violations[1:]  # its own "not read" finding is on the line above
+        for v in violations:
             if v.severity is Severity.INFO and v.rule not in UNGROUPED_INFO:
                 infos.setdefault(v.rule, []).append((o, v))
             else:
@@ -123,20 +146,18 @@ def render_junit(report: Report) -> str:
             skipped="0",
         )
         for o in objs:
-            case = ET.SubElement(
-                suite, "testcase", classname=_xml(source), name=_xml(f"{_label(o)} (line {o.line})")
-            )
+            case = ET.SubElement(suite, "testcase", classname=_xml(source), name=_xml(_case_name(o)))
             errs = [v for v in o.violations if v.severity.value == "error"]
             others = [v for v in o.violations if v.severity.value != "error"]
             if errs:
                 f = ET.SubElement(case, "failure", message=f"{len(errs)} error(s)", type="ValidationError")
                 f.text = "\n".join(
-                    _xml(f"line {v.line or o.line}: {v.rule}: {v.field}: {v.message}") for v in errs
+                    _xml(f"line {v.line or o.line}: {v.rule}: {_where(v)}{v.message}") for v in errs
                 )
             if others:
                 out = ET.SubElement(case, "system-out")
                 out.text = "\n".join(
-                    _xml(f"line {v.line or o.line}: {v.severity.value} {v.rule}: {v.field}: {v.message}")
+                    _xml(f"line {v.line or o.line}: {v.severity.value} {v.rule}: {_where(v)}{v.message}")
                     for v in others
                 )
         total += len(objs)
@@ -145,6 +166,16 @@ def render_junit(report: Report) -> str:
     suites.set("failures", str(failures))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _where(v: Violation) -> str:
+    return f"{v.field}: " if v.field else ""
+
+
+def _case_name(o: ObjectResult) -> str:
+    """A testcase's name: its object, or its file for a finding on no object (a parse error, a file the
+    deadline left unread)."""
+    return f"{_label(o) if o.kind or o.name else o.source} (line {o.line})"
 
 
 def _xml(text: str) -> str:
@@ -162,6 +193,21 @@ def artifact_uri(source: str) -> str:
     return f"file://{path}" if raw.startswith(b"/") else path
 
 
+def artifact_location(source: str) -> dict[str, str]:
+    """A SARIF `artifactLocation`: a relative path's URI is relative to SRCROOT (`uriBaseId`, as SARIF
+    asks of relative references; GitHub code scanning reads it from the repository root), an absolute
+    path's is a `file://` URI; stdin has no file."""
+    uri = artifact_uri(source)
+    if source == "<stdin>" or uri.startswith("file://"):
+        return {"uri": uri}
+    return {"uri": uri, "uriBaseId": SRCROOT}
+
+
+def _srcroot() -> str:
+    """The directory draguard ran in, as a `file://` URI ending with `/` (SARIF `originalUriBaseIds`)."""
+    return artifact_uri(os.path.join(os.getcwd(), ""))
+
+
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
@@ -177,6 +223,7 @@ def render_sarif(report: Report) -> str:
             {
                 "id": rid,
                 "shortDescription": {"text": r.summary if r else rid},
+                "helpUri": rule_help_uri(rid),
                 "defaultConfiguration": {"level": _LEVEL[r.severity.value] if r else "error"},
                 "properties": {"field": r.field if r else "", "tag": r.tag if r else ""},
             }
@@ -184,23 +231,23 @@ def render_sarif(report: Report) -> str:
     results = []
     for o in report.objects:
         for n, v in enumerate([*o.violations, *o.suppressed]):
+            location: dict[str, object] = {
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(o.source),
+                    "region": {"startLine": max(1, v.line or o.line)},
+                }
+            }
+            if o.kind or o.name:  # a finding on a file (a parse error) has no object
+                location["logicalLocations"] = [
+                    {"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}
+                ]
             results.append(
                 {
                     "ruleId": v.rule,
                     "ruleIndex": index[v.rule],
                     "level": _LEVEL[v.severity.value],
                     "message": {"text": f"{v.field}: {v.message}" if v.field else v.message},
-                    "locations": [
-                        {
-                            "physicalLocation": {
-                                "artifactLocation": {"uri": artifact_uri(o.source)},
-                                "region": {"startLine": max(1, v.line or o.line)},
-                            },
-                            "logicalLocations": [
-                                {"fullyQualifiedName": f"{_label(o)}:{v.field}", "kind": "object"}
-                            ],
-                        }
-                    ],
+                    "locations": [location],
                 }
             )
             if n >= len(o.violations):  # silenced by the object's draguard.io/ignore annotation
@@ -210,7 +257,15 @@ def render_sarif(report: Report) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "draguard", "version": __version__, "rules": rules}},
+                "tool": {
+                    "driver": {
+                        "name": "draguard",
+                        "version": __version__,
+                        "informationUri": PROJECT_URL,
+                        "rules": rules,
+                    }
+                },
+                "originalUriBaseIds": {SRCROOT: {"uri": _srcroot()}},
                 "results": results,
             }
         ],
@@ -224,14 +279,14 @@ def _suppressions(o: ObjectResult) -> list[dict[str, str]]:
     return [{"kind": "inSource", "status": "accepted", "justification": why}]
 
 
-def render(report: Report, fmt: str, summary: bool = False) -> str:
+def render(report: Report, fmt: str, summary: bool = False, deadline_seconds: float | None = None) -> str:
     if fmt == "json":
         return render_json(report)
     if fmt == "junit":
         return render_junit(report)
     if fmt == "sarif":
         return render_sarif(report)
-    return render_text(report, summary)
+    return render_text(report, summary, deadline_seconds)
 
 
 def rules_table(fmt: str = "markdown") -> str:

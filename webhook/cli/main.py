@@ -13,8 +13,8 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
 
 from webhook import __version__
 from webhook.cli import argtypes, convert
@@ -26,6 +26,7 @@ from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, p
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_CHECKED = 0, 1, 2, 3
 RUN_SECONDS = 60.0  # default deadline of `simulate` and `validate --feasibility` (plain validate: none)
+PROGRESS_AFTER = 1.0  # seconds a run takes before its progress line appears (on a terminal)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -154,6 +155,14 @@ def _budget(args: argparse.Namespace) -> Any:
     return Budget(steps=args.budget_steps, seconds=args.budget_seconds)
 
 
+def _checked_kinds() -> tuple[str, ...]:
+    """The kinds `validate` checks and reports, which `--skip` may name."""
+    from webhook.model.workloads import WORKLOAD_KINDS
+    from webhook.validate import DRA_KINDS
+
+    return (*DRA_KINDS, "Pod", *WORKLOAD_KINDS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="draguard",
@@ -178,11 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--jobs",
         dest="jobs",
-        type=argtypes.whole_number,
-        default=0,
-        help="parallel workers (default: all usable cores; never more than the input's files)",
+        type=argtypes.workers,
+        default=None,
+        help="parallel workers, at least 1 (default: all usable cores; never more than the input's files)",
     )
-    v.add_argument("--skip", default="", metavar="KIND,...", help="kinds to skip (counted as skipped)")
+    v.add_argument(
+        "--skip",
+        type=argtypes.kinds(_checked_kinds),
+        default=frozenset(),
+        metavar="KIND,...",
+        help="kinds to skip (counted as skipped), e.g. ResourceSlice,Pod: kinds draguard checks",
+    )
     v.add_argument("--summary", action="store_true", help="print a summary line (text format)")
     v.add_argument("--no-progress", action="store_true", help="never print the progress line on stderr")
     _add_cluster_arg(v)
@@ -223,9 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--jobs",
         dest="jobs",
-        type=argtypes.whole_number,
-        default=0,
-        help="parallel workers for loading (default: all usable cores; never more than the input's files)",
+        type=argtypes.workers,
+        default=None,
+        help="parallel workers for loading, at least 1 (default: all usable cores; never more than the "
+        "input's files)",
     )
     _add_budget_args(m)
     _add_placement_arg(m)
@@ -338,10 +354,16 @@ def _deadline(args: argparse.Namespace) -> Any:
     None for plain `validate` without the flag."""
     from webhook.model.budget import Deadline
 
-    seconds = args.deadline_seconds
+    seconds = _deadline_seconds(args)
+    return None if seconds is None else Deadline(args.started + seconds)
+
+
+def _deadline_seconds(args: argparse.Namespace) -> float | None:
+    """`--deadline-seconds`, or its default for the command (None: no deadline)."""
+    seconds: float | None = args.deadline_seconds
     if seconds is None and getattr(args, "feasibility", True):
         seconds = RUN_SECONDS
-    return None if seconds is None else Deadline(args.started + seconds)
+    return seconds
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -354,7 +376,7 @@ def _validate(args: argparse.Namespace) -> int:
     if args.policy or args.feasibility:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
-    skip = frozenset(k.strip() for k in args.skip.split(",") if k.strip())
+    skip: frozenset[str] = args.skip
     deadline = _deadline(args)
     options = RunOptions(
         args.k8s_version,
@@ -369,7 +391,7 @@ def _validate(args: argparse.Namespace) -> int:
     )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
-        progress = _Progress()
+        progress = Progress()
     if args.feasibility:
         if args.context:
             raise UsageError("--context is not used with --feasibility: pass the cluster with --cluster")
@@ -387,7 +409,7 @@ def _validate(args: argparse.Namespace) -> int:
     warn_unknown_ignores(report, policy, max_bytes=args.max_input_bytes)
     if report.not_objects and args.format == "text":
         sys.stderr.write(not_objects_line(report) + "\n")
-    sys.stdout.write(render(report, args.format, args.summary))
+    sys.stdout.write(render(report, args.format, args.summary, _deadline_seconds(args)))
     sys.stdout.flush()
     if report.errors:
         return EXIT_ERRORS
@@ -417,11 +439,11 @@ def _simulate(args: argparse.Namespace) -> int:
 
     warn_unknown_ignores(report.validation, texts=report.texts, max_bytes=args.max_input_bytes)
     if args.format == "json":
-        import json
+        from webhook.model.plain import json_dumps
 
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        sys.stdout.write(json_dumps(report.to_dict(), indent=2) + "\n")
     else:
-        sys.stdout.write(render_text(report))
+        sys.stdout.write(render_text(report, _deadline_seconds(args)))
     sys.stdout.flush()
     return report.exit_code
 
@@ -479,13 +501,13 @@ def _feasibility(
 
 
 def _strip(args: argparse.Namespace) -> int:
-    import yaml
-
+    from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
     from webhook.convert.pipeline import strip_versioned
     from webhook.findinglines import FileLines
     from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
     from webhook.io.yamlload import expansion_error, expansion_limit
+    from webhook.io.yamlout import dump_documents
     from webhook.model.jsontext import json_size
     from webhook.rules.registry import RULES
     from webhook.skew import strip_disabled_fields
@@ -548,30 +570,33 @@ def _strip(args: argparse.Namespace) -> int:
             for path_, message in dropped:
                 say(f"{doc.source}:{at(path_)}: warning skew.dropped-field: {path_}: {message}")
             out.append(stripped)
-    # libyaml's emitter when present (5x faster on 16,000 documents); written as it is made: no second copy
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    yaml.dump_all(out, sys.stdout, Dumper=dumper, sort_keys=False)
+    dump_documents(out, sys.stdout)  # webhook.io.yamlout: block style; JSON for the deepest documents
     return status
 
 
-class _Progress:
-    """A single self-overwriting stderr line, shown only once a run takes longer than a second."""
+class Progress:
+    """A single self-overwriting stderr line (`draguard: 3/40 files`), written only once the run has
+    taken PROGRESS_AFTER seconds: a run that ends sooner, even on its first or last file, prints
+    nothing. The clock and the stream are parameters for tests."""
 
-    def __init__(self) -> None:
-        self.start = time.monotonic()
+    def __init__(self, clock: Callable[[], float] = time.monotonic, stream: TextIO | None = None) -> None:
+        self.clock = clock
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = clock()
         self.shown = False
 
     def __call__(self, done: int, total: int) -> None:
-        if time.monotonic() - self.start < 1.0 and done < total:
+        if self.clock() - self.start < PROGRESS_AFTER:
             return
         self.shown = True
-        sys.stderr.write(f"\rdraguard: {done}/{total} files")
-        sys.stderr.flush()
+        self.stream.write(f"\rdraguard: {done}/{total} files")
+        self.stream.flush()
 
     def finish(self) -> None:
+        """Erase the line, if it was written."""
         if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+            self.stream.write("\r\033[K")
+            self.stream.flush()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
 from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
-from webhook.cli.formats import rules_table
+from webhook.cli.formats import rule_anchor, rules_table
 from webhook.cli.main import build_parser
 from webhook.rules import catalog  # noqa: F401
 
@@ -26,11 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES_PAGE = ROOT / "docs" / "rules.md"
 CLI_PAGE = ROOT / "docs" / "cli.md"
 RULES_BEGIN, RULES_END = "<!-- rules:begin -->\n", "<!-- rules:end -->"
-
-
-def rule_anchor(rule_id: str) -> str:
-    """The fragment of a rule's row in docs/rules.md (its id: `docs/rules.md#pool.duplicate-device`)."""
-    return rule_id
 
 
 def rules_block() -> str:

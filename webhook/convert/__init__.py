@@ -12,12 +12,12 @@ cluster serves is `webhook.convert.served`; `draguard convert` (file rewriting) 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.convert import v1beta1
 from webhook.convert.served import GROUP, PREFIX
+from webhook.model.plain import deep_copy
 from webhook.model.violation import Finding
 
 V1 = f"{GROUP}/v1"
@@ -54,7 +54,7 @@ def to_v1(obj: dict[str, Any]) -> Converted:
     Findings are the fields strict decoding of the source version rejects (v1beta1 devices with fields
     outside `basic`, requests with `exactly`): with any, the API server rejects the object."""
     source = str(obj.get("apiVersion"))
-    out = copy.deepcopy(obj)
+    out = deep_copy(obj)
     findings: list[Finding] = []
     if version_of(source) == "v1beta1":
         out, findings = v1beta1.to_v1(out)
@@ -64,7 +64,7 @@ def to_v1(obj: dict[str, Any]) -> Converted:
 
 def from_v1(obj: dict[str, Any], api_version: str) -> dict[str, Any]:
     """A v1 object in the shapes of `api_version` (a convertible version of its kind)."""
-    out = copy.deepcopy(obj)
+    out = deep_copy(obj)
     if version_of(api_version) == "v1beta1":
         out = v1beta1.from_v1(out)
     out["apiVersion"] = api_version

@@ -5,12 +5,12 @@ converts it, validated as v1, and reported at the manifest's own field paths."""
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from webhook.convert import convertible, from_v1, source_message, source_path, to_v1, v1beta1, version_of
 from webhook.convert.served import serving
+from webhook.model.plain import deep_copy
 from webhook.model.violation import Finding, Severity, Violation
 from webhook.rules.registry import OBJECT_RULES, RULES, declare
 
@@ -109,7 +109,7 @@ def _undefaulted(beta: dict[str, Any], converted: dict[str, Any], ctx: Context) 
     indices = v1beta1.undefaulted_requests(beta)
     if not indices:
         return []
-    raw = copy.deepcopy(converted)
+    raw = deep_copy(converted)
     kind = raw.get("kind")
     claim_spec = raw["spec"]["spec"] if kind == "ResourceClaimTemplate" else raw["spec"]
     prefix = "spec.spec" if kind == "ResourceClaimTemplate" else "spec"

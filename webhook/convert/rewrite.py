@@ -17,7 +17,6 @@ any error (syntax, duplicate keys, an unconvertible object) is not changed at al
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,9 +24,15 @@ from typing import Any
 
 from webhook.convert import V1, convertible, to_v1, version_of
 from webhook.convert.served import LIFECYCLE
-from webhook.io.jsonload import load_json_documents
+from webhook.io.jsonload import load_json_values
 from webhook.io.yamlload import RawDocument, YamlError, load_pieces, pieces_of
+from webhook.model.plain import deep_equal, json_dumps, nested_deeper
 
+ROUNDTRIP_DEPTH = 200  # nesting the comment-preserving round trip (ruamel.yaml, recursive) is given
+_TOO_DEEP = (
+    f"this document nests more than {ROUNDTRIP_DEPTH} levels, deeper than draguard rewrites YAML preserving "
+    "comments: convert it by hand, or convert its JSON form"
+)
 MAX_DOCUMENT_BYTES = 16 << 20  # largest document re-emitted by the round-trip library (the API takes 3 MiB)
 _MARKER_LINE = re.compile(r"---[ \t]*(?:#[^\n]*)?(?:\n|$)")
 _HINTS = ("resource.k8s.io/v1beta", "resource.k8s.io/v1alpha")
@@ -195,17 +200,20 @@ def _convert_piece(
         return None
     new_piece = _api_version_only(piece, doc.data, planned)
     if new_piece is None:
+        if nested_deeper(doc.data, ROUNDTRIP_DEPTH):  # ruamel recurses, and scans deep flow text slowly
+            result.problems.append(Problem(doc.line, _TOO_DEEP))
+            return None
         try:
             new_piece = _roundtrip(piece, planned)
         except RecursionError:
-            result.problems.append(Problem(doc.line, "this document is nested too deeply to convert"))
+            result.problems.append(Problem(doc.line, _TOO_DEEP))
             return None
     back = [
         r
         for r in load_pieces(new_piece, pieces_of(new_piece))
         if not isinstance(r, RawDocument) or r.data is not None
     ]
-    if len(back) != 1 or not isinstance(back[0], RawDocument) or back[0].data != planned:
+    if len(back) != 1 or not isinstance(back[0], RawDocument) or not deep_equal(back[0].data, planned):
         result.problems.append(
             Problem(
                 doc.line,
@@ -230,7 +238,7 @@ def _api_version_only(piece: str, data: Any, planned: Any) -> str | None:
     is a plain block-style `apiVersion: ...` (else None: the round trip does it)."""
     if not isinstance(data, dict) or set(data) != set(planned):
         return None
-    if any(data[k] != planned[k] for k in data if k != "apiVersion"):
+    if any(not deep_equal(data[k], planned[k]) for k in data if k != "apiVersion"):
         return None
     found = list(_API_VERSION_LINE.finditer(piece))
     if len(found) != 1:
@@ -320,21 +328,20 @@ def guess_indent(body: str) -> tuple[int, int, int]:
 
 def _convert_json(text: str) -> FileConversion | None:
     """JSON values with convertible objects re-serialised; None when the text is not JSON after all."""
-    raws = list(load_json_documents(text))
+    values = list(load_json_values(text))
+    raws = [r for r, _ in values]
     errors = [r for r in raws if isinstance(r, YamlError)]
     result = FileConversion()
     if errors:
         result.problems.extend(Problem(e.line, f"{e.message}: fix the JSON first") for e in errors)
         return result
-    decoder = json.JSONDecoder()
     pos = 0
     parts: list[str] = []
     changed = False
     ws = re.compile(r"\s*")
-    for raw in raws:
+    for raw, end in values:
         assert isinstance(raw, RawDocument)
         begin = ws.match(text, pos).end()  # type: ignore[union-attr]
-        _, end = decoder.raw_decode(text, begin)
         parts.append(text[pos:begin])
         counts: dict[str, int] = {}
         notes: list[str] = []
@@ -364,7 +371,7 @@ def _convert_json(text: str) -> FileConversion | None:
 def _dump_json(obj: Any, original: str) -> str:
     """`obj` as JSON in the layout of `original` (its indentation; one line if it was one line)."""
     if "\n" not in original.strip():
-        return json.dumps(obj, ensure_ascii=False)
+        return json_dumps(obj, ensure_ascii=False)
     m = re.search(r"\n([ \t]+)\S", original)
     unit = m.group(1) if m else "  "
-    return json.dumps(obj, ensure_ascii=False, indent=unit)
+    return json_dumps(obj, ensure_ascii=False, indent=unit)

@@ -3,12 +3,12 @@ and the allocation's node selector."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from webhook.engine.outcome import ClaimResult, DeviceResult
 from webhook.engine.requests import Alt, PreparedClaim
 from webhook.engine.search import NodeSearch, Picked
+from webhook.model.plain import deep_copy
 from webhook.state.nodes import NodeInfo
 
 
@@ -23,7 +23,7 @@ def _device_result(p: Picked, s: NodeSearch) -> DeviceResult:
         admin_access=True if p.alt.admin else None,
         consumed_capacity={k: q.canonical() for k, q in p.consumed.items()} if p.consumed else None,
         share_id=p.share_id,
-        tolerations=copy.deepcopy(p.alt.tolerations) or None,
+        tolerations=deep_copy(p.alt.tolerations) or None,
         binding_conditions=list(dev.binding_conditions) if f.binding and dev.binding_conditions else None,
         binding_failure_conditions=(
             list(dev.binding_failure_conditions) if f.binding and dev.binding_failure_conditions else None
@@ -73,13 +73,13 @@ def _config(pc: PreparedClaim, ci: int, s: NodeSearch) -> list[dict[str, Any]]:
 
 
 def _device_config(c: dict[str, Any]) -> dict[str, Any]:
-    return {k: copy.deepcopy(v) for k, v in c.items() if k not in ("requests", "source")}
+    return {k: deep_copy(v) for k, v in c.items() if k not in ("requests", "source")}
 
 
 def _add_requirements(src: list[Any], dst: list[Any]) -> None:
     for r in src or []:
         if r not in dst:
-            dst.append(copy.deepcopy(r))
+            dst.append(deep_copy(r))
 
 
 def node_selector(picks: list[Picked], node: NodeInfo) -> dict[str, Any] | None:

@@ -34,7 +34,7 @@ from webhook.io.files import (
     read_bytes,
     read_text,
 )
-from webhook.io.jsonload import load_json_documents
+from webhook.io.jsonload import read_stream
 from webhook.io.unrendered import Marked, Template, split_templates
 from webhook.io.unrendered import message as template_message
 from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
@@ -112,20 +112,25 @@ CUT_SHORT = "input.not-checked"  # the rule of the DocumentError `parse` ends wi
 def parse(
     text: str, source: str, expired: Callable[[], bool] | None = None
 ) -> Iterator[Document | DocumentError]:
-    """Documents of one file; JSON files (and streams starting with `{`) take the JSON path.
+    """Documents of one file, read as kubectl reads it whatever its suffix: JSON values, then YAML, for a
+    text starting with `{` (`jsonload.read_stream`); YAML otherwise.
     `expired()` is asked between documents (empty ones included, which yield nothing): once it is
     true, parsing stops with a `DocumentError` of rule CUT_SHORT at the line reached."""
     try:
+        json_error: YamlError | None = None  # the JSON error that stands for the YAML rest's first failure
         start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
-        if source.endswith(".json") or text.startswith("{", start):
-            found = list(load_json_documents(text))
-            if source.endswith(".json") or not any(isinstance(d, YamlError) for d in found):
-                for raw in found:
-                    if expired is not None and expired():
-                        yield _cut_short(source, raw)
-                        return
-                    yield from _document(source, raw)
+        if text.startswith("{", start):  # as kubectl: JSON values, then perhaps YAML (jsonload.read_stream)
+            stream = read_stream(text)
+            for raw in stream.documents:
+                if expired is not None and expired():
+                    yield _cut_short(source, raw)
+                    return
+                yield from _document(source, raw)
+            if stream.yaml_from is None:
                 return
+            if stream.documents or source.endswith(".json"):
+                json_error = stream.error
+            text = "\n" * text.count("\n", 0, stream.yaml_from) + text[stream.yaml_from :]  # lines kept
         text, template, marked = split_templates(text)
         if template is not None:  # one finding for the file: render it first
             yield DocumentError(source, template.line, template_message(template), "input.template")
@@ -133,6 +138,9 @@ def parse(
             if expired is not None and expired():
                 yield _cut_short(source, raw)
                 return
+            if json_error is not None:  # the YAML rest's first document: the JSON error if it fails
+                raw = json_error if _not_an_object(raw) else raw
+                json_error = None
             yield from _document(source, raw, _marker_of(raw, marked))
     except (RecursionError, MemoryError) as e:  # a bound draguard missed: still an error on this file
         yield DocumentError(
@@ -183,6 +191,11 @@ def _as_request(doc: Document | DocumentError) -> Document | DocumentError:
             f"document is {doc.not_object}, not a Kubernetes object (apiVersion, kind, ...)",
         )
     return doc
+
+
+def _not_an_object(raw: RawDocument | YamlError) -> bool:
+    """A YAML error, or a document that is a scalar or a list (kubectl fails on both)."""
+    return isinstance(raw, YamlError) or not isinstance(raw.data, dict | None)
 
 
 def _cut_short(source: str, raw: RawDocument | YamlError) -> DocumentError:

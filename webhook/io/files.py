@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import functools
 import os
@@ -153,6 +154,8 @@ def discover_all(paths: Iterable[str], exclude: Sequence[str] = ()) -> Discovery
         except OSError as e:
             if isinstance(e, FileNotFoundError) and not os.path.lexists(p):
                 raise UnreadableInput(f"{p}: no such file or directory") from e
+            if e.errno == errno.ELOOP:
+                raise UnreadableInput(f"{p}: a symlink loop ({e.strerror}): nothing to read") from e
             raise UnreadableInput(f"{p}: {e.strerror or e}") from e
         if excluded(p, exclude):  # after the check that it exists: a mistyped path is still an error
             out.excluded.append(p)

@@ -40,7 +40,7 @@ from yaml._yaml import CParser
 
 from webhook.io.scalars import MERGE_TAG, STR_TAG, json_key, plain_scalar, tagged_scalar
 
-MAX_DEPTH = 200  # nesting levels a document may have (every downstream walk is recursive)
+MAX_DEPTH = 10_000  # nesting levels a document may have: Go's encoding/json and go-yaml's limit
 
 # Alias expansion, in bytes of the document written out (about its JSON size). The floor is the API server's
 # request limit: kubectl sends every object expanded, in one request, so an object that expands past it
@@ -166,6 +166,29 @@ def _path(frame: _Frame | None, last: Any = None) -> str:
     return out
 
 
+SHOWN_STEPS = 8  # steps of the path a nesting error names (the rest of 10,000 steps says nothing more)
+
+
+def too_deep_message(limit: int, path: str = "") -> str:
+    """The error on a document nested deeper than `limit` levels, at `path` (shortened) if known."""
+    where = f" at {path}" if path else ""
+    return f"document is nested deeper than {limit} levels{where}: kubectl and the API server stop at {MAX_DEPTH}"
+
+
+def _short_path(frame: _Frame | None, last: Any = None) -> str:
+    """`_path`, but only its first SHOWN_STEPS steps and how many levels there are."""
+    parts: list[Any] = [] if last is None or last is _MERGE or last is _NOKEY else [last]
+    while frame is not None and frame.parent is not None:
+        if frame.pkey is not _MERGE:
+            parts.append(frame.pkey)
+        frame = frame.parent
+    parts.reverse()
+    out = ""
+    for p in parts[:SHOWN_STEPS]:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}" if out else str(p)
+    return f"{out}..." if len(parts) > SHOWN_STEPS else out or "the top level"
+
+
 class _Builder:
     """Builds one document from parser events. The open collection lives in local variables (`cur`,
     `cur_map`, `key`, `items`); enclosing ones in `_Frame`s."""
@@ -274,7 +297,7 @@ class _Builder:
                             items.append(line)
                     frame.key, frame.items = key, items
                 if depth > MAX_DEPTH:
-                    raise _Stop(line, f"document is nested deeper than {MAX_DEPTH} levels")
+                    raise _Stop(line, too_deep_message(MAX_DEPTH, _short_path(frame, pkey)))
                 frame = _Frame(obj, ismap, frame, pkey, depth, decoded)
                 frame.start_bytes = nbytes
                 nbytes += 2
@@ -319,7 +342,8 @@ class _Builder:
                     raise _Stop(line, expansion_error(self.max_bytes))
                 depth = (0 if frame is None else frame.depth) + target.levels
                 if depth > MAX_DEPTH:
-                    raise _Stop(line, f"document is nested deeper than {MAX_DEPTH} levels")
+                    last = None if frame is None else key if cur_map else len(cur)
+                    raise _Stop(line, too_deep_message(MAX_DEPTH, _short_path(frame, last)))
                 value = target.value
                 if frame is None:
                     root, root_line = value, line

@@ -18,7 +18,7 @@ from typing import Any
 
 from webhook.model.bignum import decimal_str
 
-__all__ = ["json_head", "json_size"]
+__all__ = ["json_head", "json_size", "json_text"]
 
 _END = object()
 _COMPACT = (",", ":")
@@ -79,9 +79,51 @@ def json_head(value: Any, limit: int, sort_keys: bool = False, separators: tuple
     return "".join(out)
 
 
-def _pieces(value: Any, separators: tuple[str, str], sort_keys: bool, cut: int) -> Iterator[str]:
-    """The JSON text in pieces. A string longer than `cut` characters comes cut short (its text is then
-    longer than `cut` anyway, and its first `cut + 1` characters are right)."""
+def json_text(
+    value: Any,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+    allow_nan: bool = True,
+    indent: int | str | None = None,
+    ensure_ascii: bool = True,
+) -> str:
+    """All of `json.dumps(value, ...)` with these arguments, written from an explicit stack: for values
+    nested deeper than its C encoder recurses."""
+    if not allow_nan:
+        _check_finite(value)
+    if isinstance(indent, int):
+        indent = " " * indent
+    if separators is None:
+        separators = (", ", ": ") if indent is None else (",", ": ")
+    return "".join(_pieces(value, separators, sort_keys, _NO_CUT, ensure_ascii, indent))
+
+
+_NO_CUT = 1 << 62  # a `cut` no string reaches
+
+
+def _check_finite(value: Any) -> None:
+    """ValueError for NaN or an infinity anywhere in `value` (json.dumps with allow_nan=False)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            raise ValueError("Out of range float values are not JSON compliant")
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+
+
+def _pieces(
+    value: Any,
+    separators: tuple[str, str],
+    sort_keys: bool,
+    cut: int,
+    ascii_only: bool = False,
+    indent: str | None = None,
+) -> Iterator[str]:
+    """The JSON text in pieces (`indent`: as json.dumps's). A string longer than `cut` characters comes
+    cut short (its text is then longer than `cut` anyway, and its first `cut + 1` characters are right)."""
     item_sep, key_sep = separators
     stack: list[list[Any]] = []  # [iterator, closer, is a mapping, first entry still to come]
     v = value
@@ -100,21 +142,25 @@ def _pieces(value: Any, separators: tuple[str, str], sort_keys: bool, cut: int) 
             else:
                 yield "[]"
         else:
-            yield _scalar(v, cut)
+            yield _scalar(v, cut, ascii_only)
         while stack:
             frame = stack[-1]
             entry: Any = next(frame[0], _END)
             if entry is _END:
                 stack.pop()
+                if indent is not None:
+                    yield "\n" + indent * len(stack)
                 yield frame[1]
                 continue
             if frame[3]:
                 frame[3] = False
             else:
                 yield item_sep
+            if indent is not None:
+                yield "\n" + indent * len(stack)
             if frame[2]:
                 key, v = entry
-                yield _string(key if isinstance(key, str) else _key(key), cut)
+                yield _string(key if isinstance(key, str) else _key(key), cut, ascii_only)
                 yield key_sep
             else:
                 v = entry
@@ -123,9 +169,9 @@ def _pieces(value: Any, separators: tuple[str, str], sort_keys: bool, cut: int) 
             return
 
 
-def _scalar(v: Any, cut: int) -> str:
+def _scalar(v: Any, cut: int, ascii_only: bool = False) -> str:
     if isinstance(v, str):
-        return _string(v, cut)
+        return _string(v, cut, ascii_only)
     if v is None:
         return "null"
     if v is True:
@@ -136,11 +182,11 @@ def _scalar(v: Any, cut: int) -> str:
         return decimal_str(int(v))  # any size (json.dumps would raise past 4,300 digits)
     if isinstance(v, float):
         return json.dumps(v)  # NaN, Infinity as json.dumps writes them
-    return _string(str(v), cut)  # default=str
+    return _string(str(v), cut, ascii_only)  # default=str
 
 
-def _string(s: str, cut: int) -> str:
-    return json.dumps(s if len(s) <= cut else s[: cut + 1], ensure_ascii=False)
+def _string(s: str, cut: int, ascii_only: bool = False) -> str:
+    return json.dumps(s if len(s) <= cut else s[: cut + 1], ensure_ascii=ascii_only)
 
 
 def _key(k: Any) -> str:

@@ -267,14 +267,17 @@ def _counters(m: Any) -> tuple[tuple[tuple[str, Nano], ...], tuple[tuple[str, st
     )
 
 
-def _plain_key(v: Any) -> Hashable | None:
-    """A hashable key for a small JSON value (None when it is not plain: not worth interning)."""
+def _plain_key(v: Any, depth: int = 0) -> Hashable | None:
+    """A hashable key for a small JSON value (None when it is not plain or nests more than 8 levels: not
+    worth interning)."""
     if v is None or isinstance(v, str | int | float | bool):
         return (type(v).__name__, v)
+    if depth >= 8:
+        return None
     if isinstance(v, dict) and len(v) <= 8:
         items = []
         for k, x in v.items():
-            kx = _plain_key(x)
+            kx = _plain_key(x, depth + 1)
             if kx is None:
                 return None
             items.append((k, kx))
@@ -282,7 +285,7 @@ def _plain_key(v: Any) -> Hashable | None:
     if isinstance(v, list) and len(v) <= 16:
         out = []
         for x in v:
-            kx = _plain_key(x)
+            kx = _plain_key(x, depth + 1)
             if kx is None:
                 return None
             out.append(kx)

@@ -211,15 +211,15 @@ def check_attribute_keys(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
 
 
 SLASHES_MSG = (
-    "has more than one '/': the v1.37 API server accepts it (upstream validateQualifiedName has a TODO to "
-    "reject such names), but it is not a valid <domain>/<name>: use a single '/'"
+    "has more than one '/': the v1.37 API server accepts it, but a later release may reject it (it is "
+    "not a valid <domain>/<name>): use a single '/'"
 )
 
 
 @object_rule(
     "device.qualified-name-slashes",
     kinds=KIND,
-    summary="attribute or capacity name with more than one `/` (accepted by the API server today; an upstream TODO will reject it)",
+    summary="attribute or capacity name with more than one `/` (accepted by the API server today; a later release may reject it)",
     field="spec.devices[i].attributes | spec.devices[i].capacity",
     severity="warning",
     tag="lint",

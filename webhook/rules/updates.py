@@ -9,6 +9,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.model.path import Path
+from webhook.model.plain import deep_equal
 from webhook.model.quantity import parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe
@@ -31,33 +32,40 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _quantity_or(v: Any, k: str, key: str) -> Any:
-    """A quantity compared by its exact value (so `1Gi` equals `1024Mi`; Quantity equality is value
-    equality, also for 1e99999), else the value compared as is."""
-    try:
-        return parse_quantity(v)
-    except (ValueError, TypeError):
-        return semantic(v, k, key)
-
-
 def semantic(value: Any, key: str = "", parent: str = "") -> Any:
     """A comparable form with Go `Semantic.DeepEqual` leniency: null ≡ absent, empty list ≡ absent, and
-    quantities in capacity maps compared by value (`1Gi` == `1024Mi`)."""
-    if isinstance(value, dict):
-        quantities = key == "consumedCapacity" or (key == "requests" and parent == "capacity")
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if v is None or v == []:
-                continue
-            out[k] = _quantity_or(v, k, key) if quantities else semantic(v, k, key)
-        return out
-    if isinstance(value, list):
-        return [semantic(v, "", key) for v in value]
-    return value
+    quantities in capacity maps compared by value (`1Gi` == `1024Mi`). Built level by level with an
+    explicit stack: a claim's opaque parameters may nest thousands of levels."""
+    top: dict[str, Any] = {}
+    stack: list[tuple[Any, str, str, Any, Any]] = [(value, key, parent, top, "v")]  # value, key, parent, into
+    while stack:
+        v, k, p, into, slot = stack.pop()
+        if isinstance(v, dict):
+            quantities = k == "consumedCapacity" or (k == "requests" and p == "capacity")
+            out: dict[str, Any] = {}
+            into[slot] = out
+            for kk, vv in v.items():
+                if vv is None or vv == []:
+                    continue
+                if quantities:
+                    try:
+                        out[kk] = parse_quantity(vv)
+                        continue
+                    except (ValueError, TypeError):
+                        pass
+                out[kk] = None  # filled below, in this position
+                stack.append((vv, kk, k, out, kk))
+        elif isinstance(v, list):
+            items: list[Any] = [None] * len(v)
+            into[slot] = items
+            stack.extend((vv, "", k, items, i) for i, vv in enumerate(v))
+        else:
+            into[slot] = v
+    return top["v"]
 
 
 def _changed(new: Any, old: Any) -> bool:
-    return semantic({"v": new}) != semantic({"v": old})
+    return not deep_equal(semantic({"v": new}), semantic({"v": old}))
 
 
 def _get(obj: dict[str, Any] | None, *keys: str) -> Any:

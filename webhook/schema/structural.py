@@ -15,7 +15,6 @@ Errors are reported at API-server field paths (`spec.devices[0].attributes[model
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from typing import Any
 from webhook.context import FieldValidation
 from webhook.data import schema_dir
 from webhook.model.jsontext import json_head
+from webhook.model.plain import deep_copy
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
@@ -538,7 +538,7 @@ def prune_unknown(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[
     unknown = [e for e in _errors(obj, kind, version) if e is not _NULL_SEEN and e[0] == UNKNOWN]
     if not unknown:
         return obj, []
-    pruned = copy.deepcopy(obj)
+    pruned = deep_copy(obj)
     dropped = []
     for e in unknown:
         parent, name = e[1]
@@ -579,19 +579,32 @@ def decode(
         if not zeros:
             break
         if not copied:
-            decoded = copy.deepcopy(decoded)
+            decoded = deep_copy(decoded)
             copied = True
         for parent, field, zero in zeros:
-            _node(decoded, parent)[field] = copy.deepcopy(zero)
+            _node(decoded, parent)[field] = deep_copy(zero)
         violations, fatal, _ = check_nulls(decoded, kind, version)
     return violations, fatal, decoded
 
 
 def strip_nulls(obj: Any) -> Any:
     """A copy of `obj` without null-valued properties (Kubernetes decodes them as absent), so rules
-    may use `d.get("x", [])` safely. Null list items are kept (they are reported as `schema.null`)."""
-    if isinstance(obj, dict):
-        return {k: strip_nulls(v) for k, v in obj.items() if v is not None}
-    if isinstance(obj, list):
-        return [strip_nulls(v) for v in obj]
-    return obj
+    may use `d.get("x", [])` safely. Null list items are kept (they are reported as `schema.null`).
+    An explicit stack: free-form values (opaque parameters) may nest thousands of levels."""
+    if not isinstance(obj, dict | list):
+        return obj
+    top: Any = {} if isinstance(obj, dict) else []
+    stack: list[tuple[Any, Any]] = [(obj, top)]
+    while stack:
+        src, dst = stack.pop()
+        items = ((k, v) for k, v in src.items() if v is not None) if isinstance(src, dict) else enumerate(src)
+        for k, v in items:
+            if isinstance(v, dict | list):
+                new: Any = {} if isinstance(v, dict) else []
+                stack.append((v, new))
+                v = new
+            if isinstance(dst, dict):
+                dst[k] = v
+            else:
+                dst.append(v)
+    return top

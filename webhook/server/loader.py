@@ -23,7 +23,6 @@ cluster), then `publish`.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import stat
@@ -37,6 +36,7 @@ from webhook.clusterinput import stored_context
 from webhook.context import Context
 from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
 from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
+from webhook.model.plain import json_dumps
 from webhook.model.text import one_line
 from webhook.policy import Policy
 from webhook.report import ObjectResult
@@ -119,7 +119,7 @@ def manifest_files(root: str) -> dict[str, FileSig]:
 
 def _fingerprint(doc: Document) -> bytes:
     issues = [(i.rule, i.path, i.message) for i in doc.issues]
-    text = json.dumps([doc.obj, issues], sort_keys=True, separators=(",", ":"), default=repr)
+    text = json_dumps([doc.obj, issues], sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from webhook.io.files import InputFileError, decode_text
 from webhook.io.jsonload import TooManyObjects, load_json_documents
-from webhook.io.yamlload import YamlError
+from webhook.io.yamlload import MAX_DEPTH, YamlError
 from webhook.model.text import clip, one_line
 
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -33,6 +33,11 @@ class TooManyValues(BadBody):
 MAX_REVIEW_OBJECTS = 1_000_000
 
 
+# Nesting a review body may have: the API server decodes an object of at most MAX_DEPTH levels (Go's limit)
+# and sends it at request.object, two levels down.
+MAX_REVIEW_DEPTH = MAX_DEPTH + 2
+
+
 def parse_go_duration(text: str) -> float | None:
     """Seconds of a Go duration (`10s`, `1m30s`, `500ms`, `1.5h`); None if it is not one or negative."""
     if not text or len(text) > 64:
@@ -51,7 +56,7 @@ def parse_go_duration(text: str) -> float | None:
 
 def decode_review_body(body: bytes) -> Any:
     """The one JSON value of a request body (UTF-8; duplicate keys, more than one value, nesting deeper
-    than the I/O layer's bound and over-long numbers are errors). Raises BadBody."""
+    than MAX_REVIEW_DEPTH and over-long numbers are errors). Raises BadBody."""
     if not body.strip():
         raise BadBody("the body is empty: expected an AdmissionReview (admission.k8s.io/v1) as JSON")
     try:
@@ -61,7 +66,7 @@ def decode_review_body(body: bytes) -> Any:
     if not text.lstrip().startswith("{"):
         raise BadBody("the body is not a JSON object: expected an AdmissionReview (admission.k8s.io/v1)")
     try:
-        docs = list(load_json_documents(text, max_objects=MAX_REVIEW_OBJECTS))
+        docs = list(load_json_documents(text, max_objects=MAX_REVIEW_OBJECTS, max_depth=MAX_REVIEW_DEPTH))
     except TooManyObjects as e:
         raise TooManyValues(
             f"the body holds more than {e.limit} JSON objects: no AdmissionReview the API server sends is "

@@ -91,7 +91,7 @@ class SimulateOptions:
     gates: tuple[tuple[str, bool], ...] = ()
     policy: Policy | None = None
     budget: Budget | None = None
-    jobs: int = 1
+    jobs: int | None = 1  # worker processes for loading (None or 0: all usable cores)
     stdin_text: str | None = None  # `-` was already read
     deadline_seconds: float = RUN_SECONDS  # the whole run (load, validation, allocations): see simulate()
     max_bytes: int = MAX_FILE_BYTES  # one input file or stdin

@@ -5,10 +5,10 @@ adds to every daemon Pod. Each daemon Pod is then pinned to its node by node aff
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.model.plain import deep_copy
 from webhook.model.text import listing
 from webhook.state.nodes import NodeInfo, node_from_object, selector_matches
 
@@ -142,7 +142,7 @@ def daemon_nodes(spec: dict[str, Any], nodes: list[dict[str, Any]], slice_nodes:
 def pin_to_node(spec: dict[str, Any], node: str) -> dict[str, Any]:
     """The daemon Pod's spec: the controller's tolerations added, and its required node affinity replaced
     by `metadata.name In [node]` (ReplaceDaemonSetPodNodeNameNodeAffinity)."""
-    out = copy.deepcopy(spec)
+    out = deep_copy(spec)
     out["tolerations"] = daemon_tolerations(out)
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
     affinity = dict(_dict(out.get("affinity")))

@@ -3,7 +3,6 @@ scheduler's special per-Pod ResourceClaim with its `container-<i>-request-<j>` r
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,6 +10,7 @@ from typing import Any
 
 from webhook.model import names
 from webhook.model.path import Path
+from webhook.model.plain import deep_copy
 from webhook.model.quantity import parse_quantity
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
@@ -320,7 +320,7 @@ def special_claim(
     with the requests for the resources this node serves through DRA."""
     reqs, maps = special_requests(pod, dra_resources, mapping)
     if existing is not None:
-        claim = copy.deepcopy(existing)
+        claim = deep_copy(existing)
     else:
         pod_name = str(_dict(pod.get("metadata")).get("name", ""))
         claim = {

@@ -4,9 +4,7 @@ claims). Invalid objects are left out; objects the deadline left unchecked are r
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -28,6 +26,7 @@ from webhook.io.documents import (
     read_text,
 )
 from webhook.model.budget import Deadline
+from webhook.model.plain import deep_copy, json_dumps
 from webhook.model.violation import Violation
 from webhook.model.workloads import WORKLOAD_KINDS, uses_dra
 from webhook.policy import Policy
@@ -188,7 +187,7 @@ def _load_file(path: str) -> tuple[FileResult, list[Loaded | None]]:
 def load(
     inputs: Sequence[str] | Sequence[dict[str, Any]] | bytes,
     ctx: Context,
-    jobs: int = 1,
+    jobs: int | None = 1,
     policy: Policy | None = None,
     stdin_text: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
@@ -215,7 +214,7 @@ def load(
                 texts["<request>"] = body
     elif all(isinstance(i, dict) for i in inputs):
         docs: list[Document | DocumentError] = [
-            Document("<input>", n + 1, copy.deepcopy(obj))
+            Document("<input>", n + 1, deep_copy(obj))
             for n, obj in enumerate(inputs)
             if isinstance(obj, dict)
         ]
@@ -352,7 +351,7 @@ def _name_generated(out: Inputs, obj: dict[str, Any]) -> None:
     base = meta.get("generateName")
     if not isinstance(base, str) or not base:
         return
-    seed = json.dumps(obj, sort_keys=True, default=str)
+    seed = json_dumps(obj, sort_keys=True, default=str)
     n = out.generated_seen.get(seed, 0)
     out.generated_seen[seed] = n + 1
     meta["name"] = generated_name(base, f"{seed}#{n}")
@@ -419,6 +418,6 @@ def stored_objects(
     out. For tests and benchmarks that build a `StateStore` the way `draguard serve` does."""
     out: list[dict[str, Any]] = []
     for n, obj in enumerate(objs):
-        got, _ = document_objects(Document("<input>", n + 1, copy.deepcopy(obj)), ctx, policy)
+        got, _ = document_objects(Document("<input>", n + 1, deep_copy(obj)), ctx, policy)
         out.extend(got)
     return out

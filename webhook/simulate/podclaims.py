@@ -4,13 +4,13 @@ constraints of claims that are already allocated."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from webhook.model.path import Path
+from webhook.model.plain import deep_copy
 from webhook.model.workloads import get_path, template_keys
 from webhook.simulate.extended import controlled_by, owner_reference
 
@@ -86,7 +86,7 @@ def claim_from_template(pod: dict[str, Any], pod_claim: str, template: dict[str,
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
         "metadata": meta,
-        "spec": copy.deepcopy(_dict(tspec.get("spec"))),
+        "spec": deep_copy(_dict(tspec.get("spec"))),
     }
 
 
@@ -200,13 +200,13 @@ def merge_node_selector(pod: dict[str, Any], selector: dict[str, Any] | None) ->
     terms = [_dict(t) for t in _list(_dict(selector).get("nodeSelectorTerms"))]
     if not terms:
         return pod
-    out = copy.deepcopy(pod)
+    out = deep_copy(pod)
     spec = out.setdefault("spec", {})
     affinity = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
     required = affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
     existing = [_dict(t) for t in _list(required.get("nodeSelectorTerms"))]
     if not existing:
-        combined = [copy.deepcopy(t) for t in terms]
+        combined = [deep_copy(t) for t in terms]
     else:
         combined = []
         for a in existing:
@@ -215,7 +215,7 @@ def merge_node_selector(pod: dict[str, Any], selector: dict[str, Any] | None) ->
                 for part in ("matchExpressions", "matchFields"):
                     items = _list(a.get(part)) + _list(b.get(part))
                     if items:
-                        term[part] = copy.deepcopy(items)
+                        term[part] = deep_copy(items)
                 combined.append(term)
     required["nodeSelectorTerms"] = combined
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from webhook.model.text import compact, one_line
-from webhook.report import ObjectResult
+from webhook.report import ObjectResult, unread_line
 from webhook.simulate import PodSimulation, SimulationReport, not_checked
 from webhook.simulate.workloads import WorkloadReport
 
@@ -155,7 +155,9 @@ def render_workload(w: WorkloadReport) -> list[str]:
     return lines
 
 
-def render_text(report: SimulationReport) -> str:
+def render_text(report: SimulationReport, deadline_seconds: float | None = None) -> str:
+    """The simulation as text; two or more files the deadline left unread are one line
+    (`deadline_seconds`: the run's, named there)."""
     lines: list[str] = []
     for lo in report.left_out:
         if lo.result is not None:
@@ -178,10 +180,16 @@ def render_text(report: SimulationReport) -> str:
         lines.append("")
     lines.extend(_dropped_lines(report))
     unchecked = not_checked(report.validation)
+    unread = [o for o in unchecked if o.unread]
     for o in unchecked:
         ns = f"{o.namespace}/" if o.namespace else ""
         label = f"{o.kind or '?'} {ns}{o.name or '?'}" if o.kind else "file"
-        for v in o.violations:
+        violations = o.violations
+        if len(unread) > 1 and o.unread:
+            if o is unread[0]:
+                lines.append(unread_line(unread, deadline_seconds))
+            violations = violations[1:]  # its own "not read" finding is on the line above
+        for v in violations:
             if v.rule == "input.not-checked":
                 lines.append(f"{o.source}:{o.line}: {v.severity.value} {v.rule}: {v.message} [{label}]")
     if report.validation.not_checked:

@@ -7,7 +7,6 @@ template made it — which its findings point into."""
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from webhook.context import Context
 from webhook.engine import Budget, ClaimResult, Outcome, allocate
 from webhook.model.budget import Deadline, OutOfBudget
+from webhook.model.plain import deep_copy
 from webhook.model.text import listing
 from webhook.simulate import extended as ext
 from webhook.simulate.load import Loaded
@@ -583,9 +583,9 @@ class PodRun:
             )
             if claim is None:
                 continue
-            stored = copy.deepcopy(claim)
+            stored = deep_copy(claim)
             status = stored.setdefault("status", {})
-            status["allocation"] = copy.deepcopy(result.allocation)
+            status["allocation"] = deep_copy(result.allocation)
             if pod is not None:
                 meta = pod.get("metadata") or {}
                 ref = {"resource": "pods", "name": meta.get("name", "")}

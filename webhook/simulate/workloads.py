@@ -15,14 +15,13 @@ the same answer, so the rest are reported with it instead of being tried one by 
 
 from __future__ import annotations
 
-import copy
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.model import names
+from webhook.model.plain import deep_copy, json_dumps
 from webhook.model.workloads import get_path, template_keys, template_prefix
 from webhook.simulate.daemonset import daemon_nodes, pin_to_node
 from webhook.simulate.podclaims import RANDOM_ALPHABET, generated_name, key_of
@@ -72,7 +71,7 @@ def safe_encode(text: str) -> str:
 def template_hash(template: Any) -> str:
     """A stand-in for the Deployment controller's pod-template-hash (upstream hashes Go's in-memory form
     of the template, which cannot be reproduced here): the same encoding of a 32-bit hash of its JSON."""
-    text = json.dumps(template, sort_keys=True, separators=(",", ":"), default=str)
+    text = json_dumps(template, sort_keys=True, separators=(",", ":"), default=str)
     return safe_encode(str(int.from_bytes(_digest(text)[:4], "big")))
 
 
@@ -144,7 +143,7 @@ class Expansion:
             {"apiVersion": api, "kind": kind, "name": owner, "controller": True, "blockOwnerDeletion": True}
         ]
         spec = _dict(self.template.get("spec"))
-        spec = pin_to_node(spec, self.nodes[i]) if self.kind == "DaemonSet" else copy.deepcopy(spec)
+        spec = pin_to_node(spec, self.nodes[i]) if self.kind == "DaemonSet" else deep_copy(spec)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 

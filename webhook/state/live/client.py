@@ -23,9 +23,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from webhook.io.deepjson import loads
+from webhook.io.yamlload import MAX_DEPTH
+
 CONNECT_TIMEOUT = 10.0
 LIST_READ_TIMEOUT = 60.0  # one page
 POOL_SIZE = 16  # connections per worker: 7 watches, their lists, and the translate writer
+BODY_DEPTH = MAX_DEPTH + 2  # a list page or a watch event holds objects of up to MAX_DEPTH levels, 2 down
 
 
 class ApiError(Exception):
@@ -178,7 +182,7 @@ class KubeClient:
         finally:
             resp.release_conn()
         try:
-            page = json.loads(data)
+            page = loads(data, BODY_DEPTH)
         except ValueError as e:
             raise Unreachable(f"GET {path}: the list is not JSON: {e}") from None
         if not isinstance(page, dict) or not isinstance(page.get("items", []), list):
@@ -258,7 +262,7 @@ class WatchStream:
 
 def _event(path: str, line: bytes) -> dict[str, Any]:
     try:
-        event = json.loads(line)
+        event = loads(line, BODY_DEPTH)
     except ValueError as e:
         raise Unreachable(f"watch {path}: an event is not JSON: {e}") from None
     if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
