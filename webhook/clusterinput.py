@@ -23,8 +23,9 @@ from webhook.report import Report
 def stored_context(ctx: Context) -> Context:
     """`ctx` for objects a cluster stores (`--cluster`, the webhook's state directory): they exist, so a
     beta or alpha version the API server has is read and converted to v1 as it stores them, whatever
-    versions its `--runtime-config` would serve to new requests."""
-    return dataclasses.replace(ctx, runtime_config=EVERY_VERSION)
+    versions its `--runtime-config` would serve to new requests, and a claim keeps its status (its
+    allocation) as stored, validated."""
+    return dataclasses.replace(ctx, runtime_config=EVERY_VERSION, as_stored=True)
 
 
 @dataclass(frozen=True)

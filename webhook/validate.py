@@ -232,10 +232,54 @@ class FileResult:
     )  # for the lint rules, aligned with objects (may be shorter)
     namespaces: list[Any] = field(default_factory=list)  # the file's Namespaces (webhook.rules.facts)
     complete: bool = True  # every device of the file is in its facts
+    kept: list[Loaded | None] = field(default_factory=list)  # for a simulation, when asked (`Keeper`)
+
+
+@dataclass
+class Loaded:
+    """One object as the simulation sees it (defaulted and version-skew stripped), with its origin."""
+
+    source: str
+    line: int
+    kind: str
+    obj: dict[str, Any]
+    result: ObjectResult | None = None  # its validation result (None for Nodes, which are not validated)
+    decoded: bool = True  # False: the API server could not decode it (obj is the document as written)
 
 
 # What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
 Keep = Callable[[Document, "ObjectResult | None", "dict[str, Any] | None"], None]
+
+
+class Keeper:
+    """A `Keep` hook collecting what a simulation takes from one file: the objects as stored (those the
+    API server would reject too, to be reported as left out; an undecodable one as written), Nodes and
+    Namespaces (not validated) at the end."""
+
+    def __init__(self) -> None:
+        self.loaded: list[Loaded | None] = []
+        self.nodes: list[Loaded | None] = []  # and Namespaces (their labels: admin access in the webhook)
+
+    def __call__(self, doc: Document, result: ObjectResult | None, stored: dict[str, Any] | None) -> None:
+        obj = doc.obj
+        if result is None:
+            kind = obj.get("kind")
+            if (
+                kind in ("Node", "Namespace")
+                and obj.get("apiVersion") == "v1"
+                and isinstance(obj.get("metadata"), dict)
+            ):
+                self.nodes.append(Loaded(doc.source, doc.line, str(kind), obj))
+            return
+        if stored is None:  # not decodable: left out, named from the document as written
+            self.loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), obj, result, decoded=False))
+        else:
+            self.loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), stored, result))
+
+    def objects(self, out: FileResult) -> list[Loaded | None]:
+        """What was kept of the file checked into `out` (nothing when draguard failed on the file: its
+        objects are not in the report, so none is in the simulation either)."""
+        return [] if out.crashed else self.loaded + self.nodes
 
 
 def check_document(
@@ -435,6 +479,7 @@ class RunOptions:
     deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
+    as_stored: bool = False  # the input is a cluster's stored state (`validate --feasibility`), not manifests
 
     def context(self) -> Context:
         return Context(
@@ -442,16 +487,18 @@ class RunOptions:
             deadline=self.deadline,
             runtime_config=self.runtime_config,
             whole_cluster=bool(self.cluster),
+            as_stored=self.as_stored,
         )
 
 
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = ()) -> None:
+def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = (), keep: bool = False) -> None:
     _worker["options"] = options
     _worker["ctx"] = options.context()
     _worker["cluster"] = frozenset(cluster_files)
+    _worker["keep"] = keep
 
 
 def _check_file(path: str) -> FileResult:
@@ -465,7 +512,12 @@ def _check_file(path: str) -> FileResult:
     ctx = _worker["ctx"]
     if path in _worker["cluster"]:
         ctx = stored_context(ctx)  # the cluster's objects: any version it has, converted as stored
-    return safe_check_text(text, path, ctx, options.policy, options.skip)
+    if not _worker["keep"]:
+        return safe_check_text(text, path, ctx, options.policy, options.skip)
+    keeper = Keeper()
+    out = safe_check_text(text, path, ctx, options.policy, options.skip, keeper)
+    out.kept = keeper.objects(out)
+    return out
 
 
 def usable_workers(requested: int | None, inputs: int) -> int:
@@ -513,6 +565,32 @@ def check_files(
     (`Report.not_checked`) and the inventory rules are not run.
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
+    checked = check_inputs(paths, options, jobs, progress, stdin_text)
+    report = assemble(checked.results, options.context(), options.policy)
+    checked.cluster.drop_from(report)
+    assign_lines(report, checked.texts, options.deadline, options.max_bytes)
+    return report
+
+
+@dataclass
+class Checked:
+    """Every input file checked (`check_inputs`), before the cross-object rules."""
+
+    results: list[FileResult]
+    cluster: ClusterInput  # the `--cluster` files that are not input files
+    texts: dict[str, str]  # inputs that cannot be read again for the findings' lines (stdin)
+
+
+def check_inputs(
+    paths: Iterable[str],
+    options: RunOptions,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    stdin_text: str | None = None,
+    keep: bool = False,
+) -> Checked:
+    """Every file of `paths` and of `options.cluster` checked (in parallel), in order; with `keep`, each
+    result carries its objects as stored (`FileResult.kept`, see `Keeper`) for a simulation."""
     paths = list(paths)
     cluster = ClusterInput.of(paths, options.cluster)
     found = discover_all([*paths, *cluster.files])
@@ -533,10 +611,14 @@ def check_files(
                 results[i] = input_error_result(e)
                 continue
             kept["<stdin>"] = text
-            results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
+            keeper = Keeper() if keep else None
+            res = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip, keeper)
+            if keeper is not None:
+                res.kept = keeper.objects(res)
+            results[i] = res
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
-        _init_worker(options, cluster.files)
+        _init_worker(options, cluster.files, keep)
         for i in on_disk:
             results[i] = _check_file(files[i])
             done += 1
@@ -549,7 +631,7 @@ def check_files(
             jobs,
             mp_context=mp.get_context("fork"),
             initializer=_init_worker,
-            initargs=(options, cluster.files),
+            initargs=(options, cluster.files, keep),
         ) as pool:
             for i, res in zip(
                 on_disk, pool.map(_check_file, [files[i] for i in on_disk], chunksize=1), strict=False
@@ -559,10 +641,7 @@ def check_files(
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
-    report = assemble([r for r in results if r is not None] + skipped, ctx, options.policy)
-    cluster.drop_from(report)
-    assign_lines(report, kept, options.deadline, options.max_bytes)
-    return report
+    return Checked([r for r in results if r is not None] + skipped, cluster, kept)
 
 
 def input_error_result(e: InputFileError) -> FileResult:
