@@ -254,9 +254,14 @@ Keep = Callable[[Document, "ObjectResult | None", "dict[str, Any] | None"], None
 class Keeper:
     """A `Keep` hook collecting what a simulation takes from one file: the objects as stored (those the
     API server would reject too, to be reported as left out; an undecodable one as written), Nodes and
-    Namespaces (not validated) at the end."""
+    Namespaces (not validated) at the end.
 
-    def __init__(self) -> None:
+    Read as manifests to create (`ctx`), a claim's or Pod's `status` is reset; but a claim that carries an
+    allocation comes from a cluster where it is allocated, so the simulation takes its status as stored
+    (validated as such; reset after all when that finds an error in it)."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx
         self.loaded: list[Loaded | None] = []
         self.nodes: list[Loaded | None] = []  # and Namespaces (their labels: admin access in the webhook)
 
@@ -274,7 +279,21 @@ class Keeper:
         if stored is None:  # not decodable: left out, named from the document as written
             self.loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), obj, result, decoded=False))
         else:
-            self.loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), stored, result))
+            self.loaded.append(
+                Loaded(doc.source, doc.line, str(obj.get("kind")), self._status(obj, stored), result)
+            )
+
+    def _status(self, obj: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+        """`stored`, or the object with its status as a cluster stores it (see the class docstring)."""
+        ctx = self.ctx
+        if ctx is None or not _status_reset(obj, ctx) or obj.get("status") in (None, {}):
+            return stored
+        with_status, violations = validate_object(obj, dataclasses.replace(ctx, as_stored=True), None)
+        if with_status is None or any(
+            v.field.startswith("status") and v.severity is Severity.ERROR for v in violations
+        ):
+            return stored
+        return with_status
 
     def objects(self, out: FileResult) -> list[Loaded | None]:
         """What was kept of the file checked into `out` (nothing when draguard failed on the file: its
@@ -514,7 +533,7 @@ def _check_file(path: str) -> FileResult:
         ctx = stored_context(ctx)  # the cluster's objects: any version it has, converted as stored
     if not _worker["keep"]:
         return safe_check_text(text, path, ctx, options.policy, options.skip)
-    keeper = Keeper()
+    keeper = Keeper(ctx)
     out = safe_check_text(text, path, ctx, options.policy, options.skip, keeper)
     out.kept = keeper.objects(out)
     return out
@@ -611,7 +630,7 @@ def check_inputs(
                 results[i] = input_error_result(e)
                 continue
             kept["<stdin>"] = text
-            keeper = Keeper() if keep else None
+            keeper = Keeper(ctx) if keep else None
             res = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip, keeper)
             if keeper is not None:
                 res.kept = keeper.objects(res)

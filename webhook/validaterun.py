@@ -11,7 +11,10 @@ Modes (`Feasibility.mode`):
 
 * `auto` (the default): the input is manifests to create (a claim's `status` is reset, as on CREATE)
   in an open world (webhook.simulate.scope): only the claims and Pods whose DeviceClasses and devices the
-  input holds are decided; the others are counted in one `feasibility.open-world` info finding. No
+  input holds are decided, each on its own on the input's devices all free and untainted: whether it can
+  ever fit there (a repository's examples are not applied together; the allocations and taints of the
+  moment are the cluster's business); the others are counted in one `feasibility.open-world` info
+  finding. No
   deadline for reading and validation unless asked (`--deadline-seconds`); the allocation phase has
   `RUN_SECONDS` of its own (each Pod its `--budget-*`).
 * `on` (`--feasibility`): the input is the whole cluster as stored (claims keep their allocations), every
@@ -193,12 +196,16 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
         options.gates,
         options.policy,
         budget=Budget(*feasibility.budget) if feasibility.budget else None,
-        deadline_seconds=RUN_SECONDS if feasibility.deadline_seconds is None else feasibility.deadline_seconds,
+        deadline_seconds=RUN_SECONDS
+        if feasibility.deadline_seconds is None
+        else feasibility.deadline_seconds,
         max_bytes=options.max_bytes,
         runtime_config=options.runtime_config,
     )
     scope = None if closed else OpenWorld()
-    sim = simulate((), sim_options, deadline=options.deadline, loaded=data, scope=scope)
+    sim = simulate(
+        (), sim_options, deadline=options.deadline, loaded=data, scope=scope, independent=not closed
+    )
     report = data.report
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
     at = {(o.source, o.line, o.kind): o for o in reversed(report.objects)}  # generateName objects

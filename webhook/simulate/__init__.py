@@ -143,6 +143,7 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
     loaded: Inputs | None = None,
     scope: Scope | None = None,
+    independent: bool = False,
 ) -> SimulationReport:
     """Simulate scheduling of the input's Pods — bare ones and those its workloads' controllers create —
     and of its unallocated claims no Pod uses, against its cluster state.
@@ -157,7 +158,10 @@ def simulate(
 
     `loaded`: the input already loaded and validated (`validate` reads it once; `inputs` is then not
     read, and the caller has left the cluster's own Pods and claims out). `scope(data, state, deadline)`
-    may drop Pods and claims from `data.work` / `data.pending` before any is tried."""
+    may drop Pods and claims from `data.work` / `data.pending` before any is tried. `independent`: each
+    Pod and claim is decided on its own, on the input's devices all free and untainted — whether it can
+    ever fit there (`validate`'s open world: a repository's examples are not applied together, and the
+    allocations and taints of the moment are the cluster's, not the repository's)."""
     options = options or SimulateOptions()
     deadline = Deadline.after(options.deadline_seconds).earliest(deadline)
     # the input is the cluster as stored: claims carry their allocations in status
@@ -209,7 +213,10 @@ def simulate(
         invalid=data.invalid,
     )
     notes = LeftOutNotes(data, ctx, options.budget or Budget(), deadline)
-    run = PodRun(world, state, ctx, options.budget or Budget(), deadline, notes=notes)
+    budget = options.budget or Budget()
+    run = PodRun(
+        world, state, ctx, budget, deadline, commit=not independent, empty_cluster=independent, notes=notes
+    )
     run.referenced = claims_named(data.work, data.claims)
     sims: list[PodSimulation] = []
     workloads: list[WorkloadReport] = []
@@ -226,7 +233,7 @@ def simulate(
         workloads.append(report)
     unused = _unused_claims(data, run)
     if unused:
-        sims.append(run.guarded_claims(unused, after_pods=bool(data.work)))
+        sims.append(run.guarded_claims(unused, after_pods=bool(data.work) and not independent))
     return _lined(SimulationReport(sims, data.report, workloads, data.left_out), data, options)
 
 

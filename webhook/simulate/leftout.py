@@ -218,8 +218,8 @@ def report_duplicates(
         shown = [f"{defs[j].source}:{defs[j].line}" for j in different]
         listed = ", ".join(shown[:LISTED]) + (f" and {len(shown) - LISTED} more" if len(shown) > LISTED else "")
         message = (
-            f"{label} is defined {len(different) + 1} times with different content (also at {listed}: "
-            f"{_differs(defs, used, different[0])}): a cluster holds one object of a name; this "
+            f"{label} is defined again with different content at {listed} "
+            f"({_differs(defs, used, different[0])}): a cluster holds one object of a name; this "
             "definition is used and the later ones are left out"
         )
         same_file = any(defs[j].source == first.source for j in different)

@@ -7,8 +7,9 @@ decided only when every DeviceClass it names is defined in the input *and* match
 of the input (on this cluster, with nothing allocated and taints ignored: a class that matches nothing
 here describes devices the input does not hold). A Pod or workload is decided only when every claim and
 template it names is in the input and decided, and every extended resource it requests that a class of
-the input serves is served by such a class. The rest is counted, never reported as infeasible: a partial
-repository must not turn red for what it does not hold."""
+the input serves is served by such a class; a claim or template left out for its own errors is not in
+the input. The rest is counted, never reported as infeasible: a partial repository must not turn red for
+what it does not hold."""
 
 from __future__ import annotations
 
@@ -44,7 +45,10 @@ def _probe(name: str) -> dict[str, Any]:
         "spec": {
             "devices": {
                 "requests": [
-                    {"name": "probe", "exactly": {"deviceClassName": name, "allocationMode": "ExactCount", "count": 1}}
+                    {
+                        "name": "probe",
+                        "exactly": {"deviceClassName": name, "allocationMode": "ExactCount", "count": 1},
+                    }
                 ]
             }
         },
@@ -93,12 +97,10 @@ class OpenWorld:
         data.pending, data.work = pending, work
 
     @staticmethod
-    def _pod_decided(
-        item: Loaded, data: Inputs, mapping: dict[str, str], decided: Any, served: Any
-    ) -> bool:
+    def _pod_decided(item: Loaded, data: Inputs, mapping: dict[str, str], decided: Any, served: Any) -> bool:
         """Whether every claim, template and DRA extended resource of the Pod (or workload's Pod
         template) is in the input and decided. A claim or template left out of the simulation for its
-        own errors counts as in the input: the Pod's answer then says so."""
+        own errors is not: its errors are reported, the Pod's answer would only repeat them."""
         keys = template_keys(item.obj.get("apiVersion"), item.kind) if item.kind != "Pod" else ()
         pod = get_path(item.obj, keys) if keys else item.obj
         if not isinstance(pod, dict):
@@ -109,17 +111,13 @@ class OpenWorld:
             claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
             if isinstance(claim_name, str):
                 claim = data.claims.get((ns, claim_name))
-                if claim is None:
-                    if (f"ResourceClaim/{ns}", claim_name) not in data.invalid:
-                        return False
-                elif not decided(claim.obj):
+                if claim is None or not decided(claim.obj):
                     return False
             elif isinstance(template_name, str):
                 template = data.templates.get((ns, template_name))
-                if template is None:
-                    if (f"ResourceClaimTemplate/{ns}", template_name) not in data.invalid:
-                        return False
-                elif not decided({"spec": _dict(_dict(template.obj.get("spec")).get("spec"))}):
+                if template is None or not decided(
+                    {"spec": _dict(_dict(template.obj.get("spec")).get("spec"))}
+                ):
                     return False
         for resource in ext.requested_resources(pod):
             name = mapping.get(resource)
