@@ -22,7 +22,8 @@ Modes (`Feasibility.mode`):
   content is an error wherever the copies are; kinds in `--skip` take part but are not reported.
 * `off` (`--no-feasibility`): validation and cross-object rules only.
 
-With `--cluster` the world is closed: every claim and Pod of the input is decided against the cluster.
+With `--cluster` the world is closed: every claim and Pod of the input is decided against the cluster (in
+`auto` still each on its own, on its devices free and untainted: whether it can ever fit there).
 A name defined twice is one object when the copies are identical (after defaulting); with different
 content it is reported — a warning across files in `auto`/`off` (kustomize bases and overlays), an
 error within one file (see `webhook.simulate.leftout.report_duplicates`)."""
@@ -204,7 +205,12 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
     )
     scope = None if closed else OpenWorld()
     sim = simulate(
-        (), sim_options, deadline=options.deadline, loaded=data, scope=scope, independent=not closed
+        (),
+        sim_options,
+        deadline=options.deadline,
+        loaded=data,
+        scope=scope,
+        independent=feasibility.mode == "auto",
     )
     report = data.report
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}

@@ -216,7 +216,9 @@ def report_duplicates(
             )
             _add(d, kind, name, _finding(message, strict or d.source == first.source), report, policy)
         shown = [f"{defs[j].source}:{defs[j].line}" for j in different]
-        listed = ", ".join(shown[:LISTED]) + (f" and {len(shown) - LISTED} more" if len(shown) > LISTED else "")
+        listed = ", ".join(shown[:LISTED]) + (
+            f" and {len(shown) - LISTED} more" if len(shown) > LISTED else ""
+        )
         message = (
             f"{label} is defined again with different content at {listed} "
             f"({_differs(defs, used, different[0])}): a cluster holds one object of a name; this "

@@ -5,7 +5,8 @@ Helm chart elsewhere, the ResourceSlices of one driver may be an example while t
 at all. Without `--cluster` (or `--feasibility`, which takes the input as the whole cluster), a claim is
 decided only when every DeviceClass it names is defined in the input *and* matches at least one device
 of the input (on this cluster, with nothing allocated and taints ignored: a class that matches nothing
-here describes devices the input does not hold). A Pod or workload is decided only when every claim and
+here describes devices the input does not hold; a class the input also defines with other content, or
+invalid, is not known either). A Pod or workload is decided only when every claim and
 template it names is in the input and decided, and every extended resource it requests that a class of
 the input serves is served by such a class; a claim or template left out for its own errors is not in
 the input. The rest is counted, never reported as infeasible: a partial repository must not turn red for
@@ -22,7 +23,7 @@ from webhook.model.workloads import get_path, template_keys
 from webhook.simulate import extended as ext
 from webhook.simulate.load import Inputs, Loaded
 from webhook.simulate.podclaims import namespace_of
-from webhook.simulate.served import class_names
+from webhook.simulate.served import class_names, serves
 from webhook.state import ClusterState
 
 PROBE_BUDGET = Budget(steps=20_000, seconds=0.5)  # one device of one class: a handful of steps
@@ -65,7 +66,10 @@ class OpenWorld:
     _served: dict[str, bool] = field(default_factory=dict)
 
     def __call__(self, data: Inputs, state: ClusterState, deadline: Deadline) -> None:
-        defined = {_dict(c.get("metadata")).get("name") for c in data.classes}
+        left_out = [lo for lo in data.left_out if lo.kind == "DeviceClass"]
+        # a class also defined with other content (or invalid) is not known: which one the cluster has is not
+        defined = {_dict(c.get("metadata")).get("name") for c in data.classes} - {lo.name for lo in left_out}
+        unknown_erns = {ern for lo in left_out for ern in serves(lo)}
 
         def served(name: str) -> bool:
             if name not in defined:
@@ -87,17 +91,26 @@ class OpenWorld:
 
         mapping = ext.class_mapping(data.classes)
         pending = [item for item in data.pending if decided(item.obj)]
-        work = [item for item in data.work if self._pod_decided(item, data, mapping, decided, served)]
+        work = [
+            item
+            for item in data.work
+            if self._pod_decided(item, data, mapping, decided, served, unknown_erns)
+        ]
         kept = {id(i) for i in pending} | {id(i) for i in work}
-        order = {id(item.result): n for n, item in enumerate(data.pending + data.work)}
         self.skipped = sorted(
-            (i for i in data.pending + data.work if id(i) not in kept),
-            key=lambda i: (i.source, i.line, order.get(id(i.result), 0)),
+            (i for i in data.pending + data.work if id(i) not in kept), key=lambda i: (i.source, i.line)
         )
         data.pending, data.work = pending, work
 
     @staticmethod
-    def _pod_decided(item: Loaded, data: Inputs, mapping: dict[str, str], decided: Any, served: Any) -> bool:
+    def _pod_decided(
+        item: Loaded,
+        data: Inputs,
+        mapping: dict[str, str],
+        decided: Any,
+        served: Any,
+        unknown_erns: set[str],
+    ) -> bool:
         """Whether every claim, template and DRA extended resource of the Pod (or workload's Pod
         template) is in the input and decided. A claim or template left out of the simulation for its
         own errors is not: its errors are reported, the Pod's answer would only repeat them."""
@@ -121,7 +134,7 @@ class OpenWorld:
                     return False
         for resource in ext.requested_resources(pod):
             name = mapping.get(resource)
-            if name is not None and not served(name):
+            if (name is not None and not served(name)) or (name is None and resource in unknown_erns):
                 return False
         return True
 
