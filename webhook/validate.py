@@ -605,11 +605,12 @@ def check_inputs(
     options: RunOptions,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    stdin_text: str | None = None,
+    stdin_text: str | InputFileError | None = None,
     keep: bool = False,
 ) -> Checked:
     """Every file of `paths` and of `options.cluster` checked (in parallel), in order; with `keep`, each
-    result carries its objects as stored (`FileResult.kept`, see `Keeper`) for a simulation."""
+    result carries its objects as stored (`FileResult.kept`, see `Keeper`) for a simulation.
+    `stdin_text`: standard input already read (or why it could not be)."""
     paths = list(paths)
     cluster = ClusterInput.of(paths, options.cluster)
     found = discover_all([*paths, *cluster.files])
@@ -625,6 +626,8 @@ def check_inputs(
                 results[i] = unread_result("<stdin>", options.policy)
                 continue
             try:
+                if isinstance(stdin_text, InputFileError):
+                    raise stdin_text
                 text = stdin_text if stdin_text is not None else read_text(p, options.max_bytes)
             except InputFileError as e:
                 results[i] = input_error_result(e)

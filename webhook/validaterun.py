@@ -96,15 +96,15 @@ def validate_paths(
     return report
 
 
-def _stdin(paths: Sequence[str], options: RunOptions) -> str | None:
-    """Standard input, read once (a second pass reads this text again); None when it is not an input
-    or cannot be read (`check_inputs` reports it)."""
+def _stdin(paths: Sequence[str], options: RunOptions) -> str | InputFileError | None:
+    """Standard input, read once (a second pass reads this text again), or why it cannot be read
+    (`check_inputs` reports it); None when it is not an input."""
     if STDIN not in paths:
         return None
     try:
         return read_text(STDIN, options.max_bytes)
-    except InputFileError:
-        return None
+    except InputFileError as e:
+        return e
 
 
 def _small(paths: Sequence[str], options: RunOptions, jobs: int | None) -> bool:

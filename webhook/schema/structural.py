@@ -456,24 +456,35 @@ def check(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Vio
 
 def check_nulls(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, bool]:
     """`check`, and whether any property was null (then `strip_nulls` before running rules)."""
+    violations, fatal, saw_null, _ = _outcome(_walk(obj, kind, version))
+    return violations, fatal, saw_null
+
+
+def _walk(obj: Any, kind: str, version: str) -> Errors:
+    """One pass of the compiled checker over `obj`: its raw findings (null markers and absent zero
+    fields included)."""
     types, fn, expected = _root(kind, version)
     errs: Errors = []
     if type(obj) not in types:
         errs.append((TYPE, None, expected, obj))
     elif fn is not None:
         fn(obj, None, errs)
-    saw_null = _NULL_SEEN in errs
-    errs = [e for e in errs if e is not _NULL_SEEN and e[0] != _ZERO]
-    violations = [_violation(e) for e in errs]
-    return violations, any(e[0] in FATAL_RULES for e in errs), saw_null
+    return errs
 
 
-def _absent_zeros(obj: Any, kind: str, version: str) -> list[tuple[LazyPath, str, Any]]:
-    types, fn, _ = _root(kind, version)
-    errs: Errors = []
-    if type(obj) in types and fn is not None:
-        fn(obj, None, errs)
-    return [(e[1], e[2], e[3]) for e in errs if e is not _NULL_SEEN and e[0] == _ZERO]
+def _outcome(errs: Errors) -> tuple[list[Violation], bool, bool, list[tuple[LazyPath, str, Any]]]:
+    """(violations, fatal, a property was null, absent fields to fill with their zero) of one walk."""
+    saw_null = False
+    zeros: list[tuple[LazyPath, str, Any]] = []
+    found: Errors = []
+    for e in errs:
+        if e is _NULL_SEEN:
+            saw_null = True
+        elif e[0] == _ZERO:
+            zeros.append((e[1], e[2], e[3]))
+        else:
+            found.append(e)
+    return [_violation(e) for e in found], any(e[0] in FATAL_RULES for e in found), saw_null, zeros
 
 
 def _node(obj: Any, p: LazyPath) -> Any:
@@ -492,14 +503,17 @@ _MAX_ZERO_ROUNDS = 8  # a zero struct may hold zero-valued fields of its own (sp
 def decode(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, Any]:
     """Structural violations, whether they are fatal, and the object as the API server decodes it:
     null properties removed and absent value fields (audited `zero`) set to their Go zero value, so
-    rules see what upstream validates (`pool: {}` -> `resourceSliceCount: 0`). `obj` is not modified."""
-    violations, fatal, saw_null = check_nulls(obj, kind, version)
+    rules see what upstream validates (`pool: {}` -> `resourceSliceCount: 0`). `obj` is not modified.
+
+    One walk finds both the violations and the absent fields (a null property counts as absent, so the
+    same fields are absent once nulls are stripped); the object is walked again only after zero values
+    were filled in (they may hold absent fields of their own)."""
+    violations, fatal, saw_null, zeros = _outcome(_walk(obj, kind, version))
     if fatal:
         return violations, fatal, obj
     decoded = strip_nulls(obj) if saw_null else obj
     copied = saw_null
     for _ in range(_MAX_ZERO_ROUNDS):
-        zeros = _absent_zeros(decoded, kind, version)
         if not zeros:
             break
         if not copied:
@@ -507,7 +521,7 @@ def decode(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Vi
             copied = True
         for parent, field, zero in zeros:
             _node(decoded, parent)[field] = copy.deepcopy(zero)
-        violations, fatal, _ = check_nulls(decoded, kind, version)
+        violations, fatal, _, zeros = _outcome(_walk(decoded, kind, version))
     return violations, fatal, decoded
 
 
