@@ -80,12 +80,12 @@ def validate_paths(
     stdin_text = _stdin(paths, options)
     keep = mode == "on" or _small(paths, options, jobs)
     checked = check_inputs(paths, options, jobs, progress, stdin_text, keep=keep)
-    if not keep and _needs_objects(checked, mode):
-        keep = True  # a second pass: rare for the large inputs that get here (see the module docstring)
+    wanted = _needs_objects(checked, mode)
+    if wanted and not keep:  # a second pass: rare for the large inputs that get here (module docstring)
         checked = check_inputs(paths, options, jobs, progress, stdin_text, keep=True)
     ctx = options.context()
     report = assemble(checked.results, ctx, options.policy)
-    if keep and (mode != "off" or _defines_twice(report)):
+    if wanted:
         _simulation_part(report, checked, options, feasibility)
     checked.cluster.drop_from(report)
     assign_lines(report, checked.texts, options.deadline, options.max_bytes)
@@ -126,19 +126,18 @@ def _small(paths: Sequence[str], options: RunOptions, jobs: int | None) -> bool:
 
 
 def _needs_objects(checked: Checked, mode: Mode) -> bool:
-    """Whether a pass that did not keep the objects must be done again keeping them: the input may be
-    simulated (devices, and claims or Pods), or it defines a name twice (the copies are compared)."""
+    """Whether the objects are needed (the simulation's modules loaded, a pass that did not keep them
+    done again keeping them): the input may be simulated (claims or Pods, and devices unless
+    `--feasibility`), or it defines a name twice (the copies are compared)."""
     kinds = {o.kind for fr in checked.results for o in fr.objects if o.kind}
-    if mode != "off" and "ResourceSlice" in kinds and any(k in kinds for k in WORK_KINDS):
+    if any(k in kinds for k in WORK_KINDS) and (
+        mode == "on" or (mode == "auto" and "ResourceSlice" in kinds)
+    ):
         return True
-    return _defines_twice_in(o for fr in checked.results for o in fr.objects)
+    return _defines_twice(o for fr in checked.results for o in fr.objects)
 
 
-def _defines_twice(report: Report) -> bool:
-    return _defines_twice_in(report.objects)
-
-
-def _defines_twice_in(objects: Any) -> bool:
+def _defines_twice(objects: Any) -> bool:
     seen: set[tuple[str, str, str, str]] = set()
     for o in objects:
         if not o.kind or not o.name:

@@ -75,6 +75,7 @@ class Inputs:
     invalid: dict[tuple[str, str], str] = field(default_factory=dict)  # ("Kind/ns", name) → why left out
     left_out: list[LeftOut] = field(default_factory=list)  # in input order
     generated_seen: dict[str, int] = field(default_factory=dict)  # generateName objects named so far
+    conflicts: set[tuple[str, str, str]] = field(default_factory=set)  # (kind, ns, name) defined differently
     texts: dict[str, str] = field(default_factory=dict)  # inputs that cannot be read again (stdin, a body)
 
 
@@ -249,6 +250,7 @@ def sort_loaded(
             defs.append(Definition(item.source, item.line, key, item.result, stored, valid))
             positions.append(n)
     dups = report_duplicates(defs, report, policy, strict)
+    out.conflicts = {(defs[i].key[1], defs[i].key[2], defs[i].key[3]) for i in dups.different}
     later = {positions[i] for i in dups.different}
     same = {positions[i] for i in dups.same}  # the same object again: not used, not reported
     for d, n in zip(defs, positions, strict=True):

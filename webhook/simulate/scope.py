@@ -37,6 +37,10 @@ def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
+def _name(obj: dict[str, Any]) -> str:
+    return str(_dict(obj.get("metadata")).get("name") or "")
+
+
 def _probe(name: str) -> dict[str, Any]:
     """A claim for one device of class `name`."""
     return {
@@ -66,10 +70,12 @@ class OpenWorld:
     _served: dict[str, bool] = field(default_factory=dict)
 
     def __call__(self, data: Inputs, state: ClusterState, deadline: Deadline) -> None:
-        left_out = [lo for lo in data.left_out if lo.kind == "DeviceClass"]
-        # a class also defined with other content (or invalid) is not known: which one the cluster has is not
-        defined = {_dict(c.get("metadata")).get("name") for c in data.classes} - {lo.name for lo in left_out}
-        unknown_erns = {ern for lo in left_out for ern in serves(lo)}
+        # an object also defined with other content is not known: which one the cluster has is not
+        conflicts = data.conflicts
+        defined = {_dict(c.get("metadata")).get("name") for c in data.classes}
+        defined = {n for n in defined if ("DeviceClass", "", n) not in conflicts}
+        # extended resources a class left out (invalid, or a conflicting copy) would serve
+        unknown_erns = {ern for lo in data.left_out if lo.kind == "DeviceClass" for ern in serves(lo)}
 
         def served(name: str) -> bool:
             if name not in defined:
@@ -90,7 +96,12 @@ class OpenWorld:
             return all(served(n) for n in class_names([claim]))
 
         mapping = ext.class_mapping(data.classes)
-        pending = [item for item in data.pending if decided(item.obj)]
+        pending = [
+            item
+            for item in data.pending
+            if decided(item.obj)
+            and ("ResourceClaim", namespace_of(item.obj), _name(item.obj)) not in conflicts
+        ]
         work = [
             item
             for item in data.work
@@ -124,7 +135,8 @@ class OpenWorld:
             claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
             if isinstance(claim_name, str):
                 claim = data.claims.get((ns, claim_name))
-                if claim is None or not decided(claim.obj):
+                conflict = ("ResourceClaim", ns, claim_name) in data.conflicts
+                if claim is None or conflict or not decided(claim.obj):
                     return False
             elif isinstance(template_name, str):
                 template = data.templates.get((ns, template_name))
