@@ -2,9 +2,9 @@
 that could serve its claims and Pods — the feasibility checks of `draguard simulate`, in one run.
 
 The input is read and validated once, in worker processes (`check_inputs`). The objects a simulation
-needs travel back from the workers only when it may run: from the start for a small input (at most
-`KEEP_BYTES`, or one worker: nothing to send between processes), else in a second pass only when the
-first found what needs them (devices with claims or Pods, or a name defined twice). A large input of
+needs are kept (and travel back from the workers) only when it may run: from the start for a small input
+(at most `KEEP_BYTES`), else in a second pass only when the first found what needs them (devices with
+claims or Pods, or a name defined twice). A large input of
 devices alone — an inventory check — pays nothing for feasibility, not even the import of the allocator.
 
 Modes (`Feasibility.mode`):
@@ -41,7 +41,7 @@ from webhook.io.files import STDIN, InputFileError, discover_all, read_text
 from webhook.model.violation import Violation
 from webhook.model.workloads import WORKLOAD_KINDS
 from webhook.report import ObjectResult, Report
-from webhook.validate import Checked, RunOptions, assemble, check_inputs, usable_workers
+from webhook.validate import Checked, RunOptions, assemble, check_inputs
 
 if TYPE_CHECKING:
     from webhook.simulate.load import Inputs
@@ -78,7 +78,7 @@ def validate_paths(
     if mode == "on":  # the input is the cluster as stored; skipped kinds take part, unreported
         options = dataclasses.replace(options, as_stored=True, skip=frozenset())
     stdin_text = _stdin(paths, options)
-    keep = mode == "on" or _small(paths, options, jobs)
+    keep = mode == "on" or _small(paths, options)
     checked = check_inputs(paths, options, jobs, progress, stdin_text, keep=keep)
     wanted = _needs_objects(checked, mode)
     if wanted and not keep:  # a second pass: rare for the large inputs that get here (module docstring)
@@ -107,15 +107,14 @@ def _stdin(paths: Sequence[str], options: RunOptions) -> str | InputFileError | 
         return e
 
 
-def _small(paths: Sequence[str], options: RunOptions, jobs: int | None) -> bool:
-    """Whether keeping every object costs next to nothing: one worker (nothing travels between
-    processes) or an input of at most KEEP_BYTES."""
+def _small(paths: Sequence[str], options: RunOptions) -> bool:
+    """Whether keeping every object from the start costs next to nothing: an input of at most
+    KEEP_BYTES (a larger one kept whole would also cost memory, and the garbage collector's time)."""
     found = discover_all([*paths, *options.cluster])
-    on_disk = [f for f in found.files if f != STDIN]
-    if usable_workers(jobs, len(on_disk)) == 1:
-        return True
     total = 0
-    for f in on_disk:
+    for f in found.files:
+        if f == STDIN:
+            continue
         try:
             total += os.stat(f).st_size
         except OSError:
