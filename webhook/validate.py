@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from webhook.clusterinput import ClusterInput, stored_context
 from webhook.context import Context
@@ -233,6 +233,7 @@ class FileResult:
     namespaces: list[Any] = field(default_factory=list)  # the file's Namespaces (webhook.rules.facts)
     complete: bool = True  # every device of the file is in its facts
     kept: list[Loaded | None] = field(default_factory=list)  # for a simulation, when asked (`Keeper`)
+    kept_all: bool = False  # `kept` holds every object of the file (see `check_inputs`)
 
 
 @dataclass
@@ -513,7 +514,12 @@ class RunOptions:
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = (), keep: bool = False) -> None:
+# What `check_inputs` keeps of each file for a simulation: nothing, the objects of the files that hold
+# more than ResourceSlices (a repository's claims, classes and examples: small), or every file's
+KeepMode = Literal["none", "files", "all"]
+
+
+def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = (), keep: KeepMode = "none") -> None:
     _worker["options"] = options
     _worker["ctx"] = options.context()
     _worker["cluster"] = frozenset(cluster_files)
@@ -531,11 +537,20 @@ def _check_file(path: str) -> FileResult:
     ctx = _worker["ctx"]
     if path in _worker["cluster"]:
         ctx = stored_context(ctx)  # the cluster's objects: any version it has, converted as stored
-    if not _worker["keep"]:
+    if _worker["keep"] == "none":
         return safe_check_text(text, path, ctx, options.policy, options.skip)
     keeper = Keeper(ctx)
     out = safe_check_text(text, path, ctx, options.policy, options.skip, keeper)
-    out.kept = keeper.objects(out)
+    return _ship(out, keeper, _worker["keep"])
+
+
+def _ship(out: FileResult, keeper: Keeper, keep: KeepMode) -> FileResult:
+    """`out` with the objects `keeper` kept, when `keep` says so: every file's, or (`files`) those of a
+    file holding more than ResourceSlices — the bulk of an inventory stays in the worker, so a run of
+    devices alone sends nothing back."""
+    if keep == "all" or any(o.kind and o.kind != "ResourceSlice" for o in out.objects):
+        out.kept = keeper.objects(out)
+        out.kept_all = True
     return out
 
 
@@ -595,9 +610,10 @@ def check_files(
 class Checked:
     """Every input file checked (`check_inputs`), before the cross-object rules."""
 
-    results: list[FileResult]
+    results: list[FileResult]  # the files' in order (`files`), then one per directory entry not opened
     cluster: ClusterInput  # the `--cluster` files that are not input files
     texts: dict[str, str]  # inputs that cannot be read again for the findings' lines (stdin)
+    files: list[str] = field(default_factory=list)
 
 
 def check_inputs(
@@ -606,10 +622,12 @@ def check_inputs(
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     stdin_text: str | InputFileError | None = None,
-    keep: bool = False,
+    keep: KeepMode = "none",
+    previous: Checked | None = None,
 ) -> Checked:
-    """Every file of `paths` and of `options.cluster` checked (in parallel), in order; with `keep`, each
-    result carries its objects as stored (`FileResult.kept`, see `Keeper`) for a simulation.
+    """Every file of `paths` and of `options.cluster` checked (in parallel), in order; results carry
+    their objects as stored (`FileResult.kept`, see `Keeper`) for a simulation as `keep` says. With
+    `previous` (a run of the same paths), a file whose objects it kept all is not checked again.
     `stdin_text`: standard input already read (or why it could not be)."""
     paths = list(paths)
     cluster = ClusterInput.of(paths, options.cluster)
@@ -617,11 +635,15 @@ def check_inputs(
     files = found.files
     ctx = options.context()
     results: list[FileResult | None] = [None] * len(files)
-    on_disk = [i for i, p in enumerate(files) if p != STDIN]
+    if previous is not None and previous.files == files:
+        for i, before in enumerate(previous.results[: len(files)]):
+            if before.kept_all:
+                results[i] = before
+    on_disk = [i for i, p in enumerate(files) if p != STDIN and results[i] is None]
     jobs = usable_workers(jobs, len(on_disk))
-    kept: dict[str, str] = {}  # inputs that cannot be read again for the findings' lines
+    kept: dict[str, str] = dict(previous.texts) if previous is not None else {}
     for i, p in enumerate(files):
-        if p == STDIN:
+        if p == STDIN and results[i] is None:
             if options.deadline is not None and options.deadline.expired():
                 results[i] = unread_result("<stdin>", options.policy)
                 continue
@@ -633,11 +655,12 @@ def check_inputs(
                 results[i] = input_error_result(e)
                 continue
             kept["<stdin>"] = text
-            keeper = Keeper(ctx) if keep else None
+            if keep == "none":
+                results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
+                continue
+            keeper = Keeper(ctx)
             res = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip, keeper)
-            if keeper is not None:
-                res.kept = keeper.objects(res)
-            results[i] = res
+            results[i] = _ship(res, keeper, keep)
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
         _init_worker(options, cluster.files, keep)
@@ -663,7 +686,7 @@ def check_inputs(
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
-    return Checked([r for r in results if r is not None] + skipped, cluster, kept)
+    return Checked([r for r in results if r is not None] + skipped, cluster, kept, files)
 
 
 def input_error_result(e: InputFileError) -> FileResult:

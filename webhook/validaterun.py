@@ -2,10 +2,11 @@
 that could serve its claims and Pods — the feasibility checks of `draguard simulate`, in one run.
 
 The input is read and validated once, in worker processes (`check_inputs`). The objects a simulation
-needs are kept (and travel back from the workers) only when it may run: from the start for a small input
-(at most `KEEP_BYTES`), else in a second pass only when the first found what needs them (devices with
-claims or Pods, or a name defined twice). A large input of
-devices alone — an inventory check — pays nothing for feasibility, not even the import of the allocator.
+needs travel back from the workers when it may need them: every file's for a small input (at most
+`KEEP_BYTES`), else those of the files that hold more than ResourceSlices (claims, classes, Pods,
+examples: small); the files of slices alone are read a second time only when the first pass found what
+needs their objects (devices with claims or Pods, or a name defined twice). A large input of devices
+alone — an inventory check — pays nothing for feasibility, not even the import of the allocator.
 
 Modes (`Feasibility.mode`):
 
@@ -14,9 +15,10 @@ Modes (`Feasibility.mode`):
   input holds are decided, each on its own on the input's devices all free and untainted: whether it can
   ever fit there (a repository's examples are not applied together; the allocations and taints of the
   moment are the cluster's business); the others are counted in one `feasibility.open-world` info
-  finding. No
-  deadline for reading and validation unless asked (`--deadline-seconds`); the allocation phase has
-  `RUN_SECONDS` of its own (each Pod its `--budget-*`).
+  finding, and so are those not decided within its budget. No deadline for reading and validation
+  unless asked (`--deadline-seconds`); the allocation phase has `AUTO_SECONDS` of its own (each Pod its
+  `--budget-*`), and takes on at most `MAX_PAIRS` (Pod or claim, device) pairs: a larger input is
+  counted in one info finding too. The default check stays quick whatever the input.
 * `on` (`--feasibility`): the input is the whole cluster as stored (claims keep their allocations), every
   claim and Pod is decided, as `draguard simulate` decides them; a name defined twice with different
   content is an error wherever the copies are; kinds in `--skip` take part but are not reported.
@@ -38,18 +40,25 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from webhook.findinglines import assign_lines
 from webhook.io.files import STDIN, InputFileError, discover_all, read_text
+from webhook.model.records import SliceRec
 from webhook.model.violation import Violation
 from webhook.model.workloads import WORKLOAD_KINDS
 from webhook.report import ObjectResult, Report
-from webhook.validate import Checked, RunOptions, assemble, check_inputs
+from webhook.validate import Checked, KeepMode, RunOptions, assemble, check_inputs
 
 if TYPE_CHECKING:
     from webhook.simulate.load import Inputs
 
 Mode = Literal["auto", "on", "off"]
 KEEP_BYTES = 1 << 20  # an input up to this size keeps its objects from the start (no second pass)
-RUN_SECONDS = 60.0  # the allocation phase of `auto`, when no deadline of the run is asked
+RUN_SECONDS = 60.0  # the allocation phase with --feasibility (and its whole run: webhook.cli.main)
+AUTO_SECONDS = 2.0  # the allocation phase of `auto` when no --deadline-seconds is given
+# `auto` decides at most this many (Pod or claim, device) pairs: an allocation reads every device its
+# classes may match (a few µs each), so this bounds the default check to about a second; a larger input
+# is counted in one info finding (`--feasibility` decides it all, within --deadline-seconds)
+MAX_PAIRS = 400_000
 WORK_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "Pod", *WORKLOAD_KINDS)
+SUBJECT_KINDS = ("ResourceClaim", "Pod", *WORKLOAD_KINDS)  # what a simulation decides
 CLUSTER_SCOPED = ("ResourceSlice", "DeviceClass", "DeviceTaintRule", "Node", "Namespace")
 
 
@@ -78,15 +87,19 @@ def validate_paths(
     if mode == "on":  # the input is the cluster as stored; skipped kinds take part, unreported
         options = dataclasses.replace(options, as_stored=True, skip=frozenset())
     stdin_text = _stdin(paths, options)
-    keep = mode == "on" or _small(paths, options)
+    keep: KeepMode = "all" if mode == "on" or _small(paths, options) else "files"
     checked = check_inputs(paths, options, jobs, progress, stdin_text, keep=keep)
-    wanted = _needs_objects(checked, mode)
-    if wanted and not keep:  # a second pass: rare for the large inputs that get here (module docstring)
-        checked = check_inputs(paths, options, jobs, progress, stdin_text, keep=True)
+    plan = _plan(checked, mode)
+    if (plan.simulate or plan.twice) and not all(r.kept_all for r in checked.results[: len(checked.files)]):
+        # a second pass over the files whose objects were not kept (see the module docstring)
+        checked = check_inputs(paths, options, jobs, progress, stdin_text, keep="all", previous=checked)
     ctx = options.context()
     report = assemble(checked.results, ctx, options.policy)
-    if wanted:
-        _simulation_part(report, checked, options, feasibility)
+    if plan.simulate or plan.twice:
+        _simulation_part(report, checked, options, feasibility, plan.simulate)
+    if plan.too_many is not None:
+        first = next((o for o in report.objects if o.kind in SUBJECT_KINDS), None)
+        _add(first, _too_many(*plan.too_many), options)
     checked.cluster.drop_from(report)
     assign_lines(report, checked.texts, options.deadline, options.max_bytes)
     if mode == "on" and reported_skip:
@@ -124,16 +137,30 @@ def _small(paths: Sequence[str], options: RunOptions) -> bool:
     return True
 
 
-def _needs_objects(checked: Checked, mode: Mode) -> bool:
-    """Whether the objects are needed (the simulation's modules loaded, a pass that did not keep them
-    done again keeping them): the input may be simulated (claims or Pods, and devices unless
-    `--feasibility`), or it defines a name twice (the copies are compared)."""
-    kinds = {o.kind for fr in checked.results for o in fr.objects if o.kind}
-    if any(k in kinds for k in WORK_KINDS) and (
-        mode == "on" or (mode == "auto" and "ResourceSlice" in kinds)
-    ):
-        return True
-    return _defines_twice(o for fr in checked.results for o in fr.objects)
+@dataclass(frozen=True)
+class _Plan:
+    """What a run needs once its input is validated: a simulation (the input has claims or Pods, and
+    devices unless `--feasibility`), the copies of a name defined twice compared, or neither; and in
+    `auto`, (subjects, devices) when that is more than the default check takes on (MAX_PAIRS)."""
+
+    simulate: bool
+    twice: bool
+    too_many: tuple[int, int] | None = None
+
+
+def _plan(checked: Checked, mode: Mode) -> _Plan:
+    """The plan, from the first pass's results (kinds and the slices' records: no objects needed)."""
+    objects = [o for fr in checked.results for o in fr.objects]
+    kinds = {o.kind for o in objects if o.kind}
+    work = any(k in kinds for k in WORK_KINDS)
+    simulate = work and (mode == "on" or (mode == "auto" and "ResourceSlice" in kinds))
+    too_many = None
+    if simulate and mode == "auto":
+        subjects = sum(1 for o in objects if o.kind in SUBJECT_KINDS)
+        devices = sum(len(r.devices) for fr in checked.results for r in fr.records if isinstance(r, SliceRec))
+        if subjects * devices > MAX_PAIRS:
+            simulate, too_many = False, (subjects, devices)
+    return _Plan(simulate, _defines_twice(objects), too_many)
 
 
 def _defines_twice(objects: Any) -> bool:
@@ -150,7 +177,9 @@ def _defines_twice(objects: Any) -> bool:
     return False
 
 
-def _simulation_part(report: Report, checked: Checked, options: RunOptions, feasibility: Feasibility) -> None:
+def _simulation_part(
+    report: Report, checked: Checked, options: RunOptions, feasibility: Feasibility, simulate: bool
+) -> None:
     """The input's objects sorted as a simulation takes them (a name defined twice compared and
     reported), and the simulation itself when the input holds what it decides."""
     from webhook.simulate.load import sort_loaded
@@ -164,21 +193,41 @@ def _simulation_part(report: Report, checked: Checked, options: RunOptions, feas
         data.pending = [p for p in data.pending if p.source not in cluster]
         cluster.drop_from(report)  # before the simulation's findings: none is added to them
     closed = feasibility.mode == "on" or bool(cluster.files)
-    if feasibility.mode == "off" or report.not_checked or not (data.work or data.pending):
+    if not simulate or report.not_checked or not (data.work or data.pending):
         return
-    if closed or _has_devices(data):
-        data.texts = checked.texts
-        _check_feasibility(data, options, feasibility, closed)
+    devices = _devices(data)
+    if not closed and not devices:
+        return
+    subjects = len(data.work) + len(data.pending)
+    if feasibility.mode == "auto" and subjects * devices > MAX_PAIRS:
+        first = min(data.work + data.pending, key=lambda i: (i.source, i.line))
+        _add(first.result, _too_many(subjects, devices), options)
+        return
+    data.texts = checked.texts
+    _check_feasibility(data, options, feasibility, closed)
 
 
-def _has_devices(data: Inputs) -> bool:
-    """Whether the input's (valid) ResourceSlices publish any device."""
+def _devices(data: Inputs) -> int:
+    """How many devices the input's (valid) ResourceSlices publish."""
+    n = 0
     for obj in data.state:
         if obj.get("kind") == "ResourceSlice":
             spec = obj.get("spec")
-            if isinstance(spec, dict) and spec.get("devices"):
-                return True
-    return False
+            devices = spec.get("devices") if isinstance(spec, dict) else None
+            n += len(devices) if isinstance(devices, list) else 0
+    return n
+
+
+def _too_many(subjects: int, devices: int) -> Violation:
+    from webhook.rules.registry import RULES
+    from webhook.simulate.findings import OPEN_WORLD
+
+    message = (
+        f"{subjects} claims, Pods and workloads not checked for feasibility: against {devices} devices that is "
+        f"more than the default check takes on ({MAX_PAIRS:,} pairs); pass --feasibility to check them all "
+        "(bounded by --deadline-seconds)"
+    )
+    return Violation(OPEN_WORLD, RULES[OPEN_WORLD].severity, "", message)
 
 
 def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibility, closed: bool) -> None:
@@ -195,9 +244,7 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
         options.gates,
         options.policy,
         budget=Budget(*feasibility.budget) if feasibility.budget else None,
-        deadline_seconds=RUN_SECONDS
-        if feasibility.deadline_seconds is None
-        else feasibility.deadline_seconds,
+        deadline_seconds=_phase_seconds(feasibility),
         max_bytes=options.max_bytes,
         runtime_config=options.runtime_config,
     )
@@ -213,14 +260,35 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
     report = data.report
     index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
     at = {(o.source, o.line, o.kind): o for o in reversed(report.objects)}  # generateName objects
+    undecided: list[ObjectResult] = []
     for subject, violation in feasibility_findings(sim):
         target = index.get(
             (subject.source, subject.line, subject.kind, subject.namespace or "default", subject.name)
         ) or at.get((subject.source, subject.line, subject.kind))
+        if feasibility.mode == "auto" and violation.rule == "feasibility.undecided":
+            if target is not None and all(target is not u for u in undecided):
+                undecided.append(target)
+            continue  # not asked for: counted, not a warning each
         _add(target, violation, options)
     if scope is not None and scope.skipped:
         v = Violation(OPEN_WORLD, RULES[OPEN_WORLD].severity, "", skipped_message(scope.skipped))
         _add(scope.skipped[0].result, v, options)
+    if undecided:
+        message = (
+            f"{len(undecided)} claims, Pods and workloads not decided within the default check's budget "
+            f"({_phase_seconds(feasibility):g} s for all, --budget-seconds/--budget-steps each): pass "
+            "--deadline-seconds S (and --budget-seconds S) to give it more, or --feasibility"
+        )
+        _add(undecided[0], Violation(OPEN_WORLD, RULES[OPEN_WORLD].severity, "", message), options)
+
+
+def _phase_seconds(feasibility: Feasibility) -> float:
+    """How long the allocation phase may take: --deadline-seconds when given (the run's deadline bounds
+    it too), else AUTO_SECONDS in `auto` (the default check stays quick on any input), RUN_SECONDS with
+    --feasibility."""
+    if feasibility.deadline_seconds is not None:
+        return feasibility.deadline_seconds
+    return AUTO_SECONDS if feasibility.mode == "auto" else RUN_SECONDS
 
 
 def _add(target: ObjectResult | None, violation: Violation, options: RunOptions) -> None:

@@ -317,3 +317,35 @@ spec:
     assert dups == [("DeviceClass", "warning")] * 2 + [("ResourceClaimTemplate", "warning")] * 2
     # the trainer's class and template are defined twice with other content: not decided, counted
     assert rules(found, "feasibility.") == [("trainer", "feasibility.open-world")]
+
+
+def test_the_default_check_stays_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 401 claims against 1,000 devices: more pairs than the default check takes on (400,000)
+    claims = "---\n".join(claim(f"c{i}", 1) for i in range(401))
+    slices = "---\n".join(gpu_slice(f"node-{n}", 125) for n in range(8))
+    write(tmp_path, cluster=GPU_CLASS + "---\n" + slices, claims=claims)
+    code, found = validate(capsys, str(tmp_path))
+    assert code == 0 and rules(found, "feasibility.") == [("c0", "feasibility.open-world")]
+    (line,) = [f for f in found if f["rule"] == "feasibility.open-world"]
+    assert line["message"].startswith(
+        "401 claims, Pods and workloads not checked for feasibility: against 1000"
+    )
+
+
+def test_undecided_answers_are_counted_by_default_and_warnings_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        tmp_path,
+        cluster=GPU_CLASS + "---\n" + gpu_slice("node-a", 2),
+        claims=claim("a", 1) + "---\n" + claim("b", 1),
+    )
+    code, found = validate(capsys, "--budget-steps", "0", str(tmp_path))
+    assert code == 0 and rules(found, "feasibility.") == [("a", "feasibility.open-world")]
+    (line,) = [f for f in found if f["rule"] == "feasibility.open-world"]
+    assert line["severity"] == "info"
+    assert line["message"].startswith(
+        "2 claims, Pods and workloads not decided within the default check's budget"
+    )
+    code, found = validate(capsys, "--feasibility", "--budget-steps", "0", str(tmp_path))
+    assert code == 0 and {r for _, r in rules(found, "feasibility.")} == {"feasibility.undecided"}

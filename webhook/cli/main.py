@@ -26,7 +26,7 @@ from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, p
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_CHECKED = 0, 1, 2, 3
 RUN_SECONDS = 60.0  # default deadline of `simulate` and `validate --feasibility` (plain validate: none)
-# (plain validate bounds only its allocation phase, when it runs, by RUN_SECONDS: webhook.simulate.validation)
+# (plain validate bounds only its allocation phase, when it runs: webhook.validaterun.AUTO_SECONDS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,8 +83,8 @@ def _add_budget_args(p: argparse.ArgumentParser, validate: bool = False) -> None
         help_ = (
             "deadline of the whole run (reading, validation, allocation): what is left when it passes is "
             "reported input.not-checked (exit 3 when there is no error); default: none for reading and "
-            f"validation, {RUN_SECONDS:g} for the allocation phase when it runs; {RUN_SECONDS:g} for the "
-            "whole run with --feasibility"
+            "validation, 2 for the allocation phase when it runs (what it leaves undecided is counted in "
+            f"one info finding); {RUN_SECONDS:g} for the whole run with --feasibility"
         )
     else:
         help_ = (
