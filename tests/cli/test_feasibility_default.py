@@ -142,6 +142,26 @@ def test_a_claim_for_five_gpus_on_nodes_of_two_is_an_error_without_a_flag(
     assert code == 1 and ("five", "feasibility.infeasible") in rules(found, "feasibility.")
 
 
+def test_independent_claims_are_decided_each_on_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # one GPU, two claims for one each and no Pod: each fits; they are not applied together by default
+    write(
+        tmp_path,
+        cluster=GPU_CLASS + "---\n" + gpu_slice("node-a", 1),
+        claims=claim("a", 1) + "---\n" + claim("b", 1),
+    )
+    code, found = validate(capsys, str(tmp_path))
+    assert code == 0 and rules(found, "feasibility.") == []
+    # two Pods sharing nothing, each for the one GPU: the same
+    write(
+        tmp_path,
+        claims=claim("a", 1) + "---\n" + claim("b", 1) + "---\n" + pod("pa", "a") + "---\n" + pod("pb", "b"),
+    )
+    code, found = validate(capsys, str(tmp_path))
+    assert code == 0 and rules(found, "feasibility.") == []
+
+
 def test_what_the_input_does_not_hold_is_counted_once_and_never_infeasible(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -232,8 +232,8 @@ def simulate(
         sims.extend(report.sims)
         workloads.append(report)
     unused = _unused_claims(data, run)
-    if unused:
-        sims.append(run.guarded_claims(unused, after_pods=bool(data.work) and not independent))
+    for group in [[item] for item in unused] if independent else [unused] if unused else []:
+        sims.append(run.guarded_claims(group, after_pods=bool(data.work) and not independent))
     return _lined(SimulationReport(sims, data.report, workloads, data.left_out), data, options)
 
 
