@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from webhook.findinglines import assign_lines
 from webhook.io.files import STDIN, InputFileError, discover_all, read_text
@@ -163,7 +163,7 @@ def _plan(checked: Checked, mode: Mode) -> _Plan:
     return _Plan(simulate, _defines_twice(objects), too_many)
 
 
-def _defines_twice(objects: Any) -> bool:
+def _defines_twice(objects: Iterable[ObjectResult]) -> bool:
     seen: set[tuple[str, str, str, str]] = set()
     for o in objects:
         if not o.kind or not o.name:

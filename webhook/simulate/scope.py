@@ -14,6 +14,7 @@ what it does not hold."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,8 +119,8 @@ class OpenWorld:
         item: Loaded,
         data: Inputs,
         mapping: dict[str, str],
-        decided: Any,
-        served: Any,
+        decided: Callable[[dict[str, Any]], bool],
+        served: Callable[[str], bool],
         unknown_erns: set[str],
     ) -> bool:
         """Whether every claim, template and DRA extended resource of the Pod (or workload's Pod
