@@ -25,9 +25,10 @@ DROPPED = "schema.unknown-field-dropped"  # webhook.schema.structural.DROPPED (a
 def stored_context(ctx: Context) -> Context:
     """`ctx` for objects a cluster stores (`--cluster`, the webhook's state directory): they exist, so a
     beta or alpha version the API server has is read and converted to v1 as it stores them, whatever
-    versions its `--runtime-config` would serve to new requests; and a field the target version does not
-    know is dropped with a warning, not an error (`field_validation` Warn: what the API server stores)."""
-    return dataclasses.replace(ctx, runtime_config=EVERY_VERSION, field_validation="Warn")
+    versions its `--runtime-config` would serve to new requests; a claim keeps its status (its allocation)
+    as stored, validated; and a field the target version does not know is dropped with a warning, not an
+    error (`field_validation` Warn: what the API server stores)."""
+    return dataclasses.replace(ctx, runtime_config=EVERY_VERSION, as_stored=True, field_validation="Warn")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from webhook.clusterinput import ClusterInput, stored_context
 from webhook.context import Context
@@ -256,6 +256,20 @@ class FileResult:
     complete: bool = True  # every device of the file is in its facts
     not_objects: int = 0  # documents that are not Kubernetes objects (`not_an_object`), in `skipped` too
     first_not_object: str = ""  # where the first is: "file:line"
+    kept: list[Loaded | None] = field(default_factory=list)  # for a simulation, when asked (`Keeper`)
+    kept_all: bool = False  # `kept` holds every object of the file (see `check_inputs`)
+
+
+@dataclass
+class Loaded:
+    """One object as the simulation sees it (defaulted and version-skew stripped), with its origin."""
+
+    source: str
+    line: int
+    kind: str
+    obj: dict[str, Any]
+    result: ObjectResult | None = None  # its validation result (None for Nodes, which are not validated)
+    decoded: bool = True  # False: the API server could not decode it (obj is the document as written)
 
 
 # How a run's file results become its report (`assemble`, or one that adds context: webhook.repocontext)
@@ -263,6 +277,56 @@ Assembler = Callable[[list[FileResult], Context, Policy | None], Report]
 
 # What a document gives the simulation besides its result: the object as stored (None when invalid or skipped)
 Keep = Callable[[Document, "ObjectResult | None", "dict[str, Any] | None"], None]
+
+
+class Keeper:
+    """A `Keep` hook collecting what a simulation takes from one file: the objects as stored (those the
+    API server would reject too, to be reported as left out; an undecodable one as written), Nodes and
+    Namespaces (not validated) at the end.
+
+    Read as manifests to create (`ctx`), a claim's or Pod's `status` is reset; but a claim that carries an
+    allocation comes from a cluster where it is allocated, so the simulation takes its status as stored
+    (validated as such; reset after all when that finds an error in it)."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx
+        self.loaded: list[Loaded | None] = []
+        self.nodes: list[Loaded | None] = []  # and Namespaces (their labels: admin access in the webhook)
+
+    def __call__(self, doc: Document, result: ObjectResult | None, stored: dict[str, Any] | None) -> None:
+        obj = doc.obj
+        if result is None:
+            kind = obj.get("kind")
+            if (
+                kind in ("Node", "Namespace")
+                and obj.get("apiVersion") == "v1"
+                and isinstance(obj.get("metadata"), dict)
+            ):
+                self.nodes.append(Loaded(doc.source, doc.line, str(kind), obj))
+            return
+        if stored is None:  # not decodable: left out, named from the document as written
+            self.loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), obj, result, decoded=False))
+        else:
+            self.loaded.append(
+                Loaded(doc.source, doc.line, str(obj.get("kind")), self._status(obj, stored), result)
+            )
+
+    def _status(self, obj: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+        """`stored`, or the object with its status as a cluster stores it (see the class docstring)."""
+        ctx = self.ctx
+        if ctx is None or not _status_reset(obj, ctx) or obj.get("status") in (None, {}):
+            return stored
+        with_status, violations = validate_object(obj, dataclasses.replace(ctx, as_stored=True), None)
+        if with_status is None or any(
+            v.field.startswith("status") and v.severity is Severity.ERROR for v in violations
+        ):
+            return stored
+        return with_status
+
+    def objects(self, out: FileResult) -> list[Loaded | None]:
+        """What was kept of the file checked into `out` (nothing when draguard failed on the file: its
+        objects are not in the report, so none is in the simulation either)."""
+        return [] if out.crashed else self.loaded + self.nodes
 
 
 def check_document(
@@ -493,6 +557,7 @@ class RunOptions:
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
     exclude: tuple[str, ...] = ()  # `--exclude` globs: paths left out (webhook.io.files.excluded)
+    as_stored: bool = False  # the input is a cluster's stored state (`validate --feasibility`), not manifests
 
     def context(self) -> Context:
         return Context(
@@ -500,16 +565,23 @@ class RunOptions:
             deadline=self.deadline,
             runtime_config=self.runtime_config,
             whole_cluster=bool(self.cluster),
+            as_stored=self.as_stored,
         )
 
 
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = ()) -> None:
+# What `check_inputs` keeps of each file for a simulation: nothing, the objects of the files that hold
+# more than ResourceSlices (a repository's claims, classes and examples: small), or every file's
+KeepMode = Literal["none", "files", "all"]
+
+
+def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = (), keep: KeepMode = "none") -> None:
     _worker["options"] = options
     _worker["ctx"] = options.context()
     _worker["cluster"] = frozenset(cluster_files)
+    _worker["keep"] = keep
 
 
 def _check_file(path: str) -> FileResult:
@@ -523,7 +595,21 @@ def _check_file(path: str) -> FileResult:
     ctx = _worker["ctx"]
     if path in _worker["cluster"]:
         ctx = stored_context(ctx)  # the cluster's objects: any version it has, converted as stored
-    return safe_check_text(text, path, ctx, options.policy, options.skip)
+    if _worker["keep"] == "none":
+        return safe_check_text(text, path, ctx, options.policy, options.skip)
+    keeper = Keeper(ctx)
+    out = safe_check_text(text, path, ctx, options.policy, options.skip, keeper)
+    return _ship(out, keeper, _worker["keep"])
+
+
+def _ship(out: FileResult, keeper: Keeper, keep: KeepMode) -> FileResult:
+    """`out` with the objects `keeper` kept, when `keep` says so: every file's, or (`files`) those of a
+    file holding more than ResourceSlices — the bulk of an inventory stays in the worker, so a run of
+    devices alone sends nothing back."""
+    if keep == "all" or any(o.kind and o.kind != "ResourceSlice" for o in out.objects):
+        out.kept = keeper.objects(out)
+        out.kept_all = True
+    return out
 
 
 def usable_workers(requested: int | None, inputs: int) -> int:
@@ -573,30 +659,74 @@ def check_files(
     the report of the files' results (webhook.repocontext: with the repository's other files in view).
 
     Raises `UnreadableInput` for a path that does not exist or cannot be read."""
+    checked = check_inputs(paths, options, jobs, progress, stdin_text)
+    report = (assembler or assemble)(checked.results, options.context(), options.policy)
+    report.excluded = checked.excluded
+    checked.cluster.drop_from(report)
+    suppress(report)  # offline only: `draguard.io/ignore` annotations (webhook.ignores)
+    assign_lines(report, checked.texts, options.deadline, options.max_bytes)
+    return report
+
+
+@dataclass
+class Checked:
+    """Every input file checked (`check_inputs`), before the cross-object rules."""
+
+    results: list[FileResult]  # the files' in order (`files`), then one per directory entry not opened
+    cluster: ClusterInput  # the `--cluster` files that are not input files
+    texts: dict[str, str]  # inputs that cannot be read again for the findings' lines (stdin)
+    files: list[str] = field(default_factory=list)
+    excluded: int = 0  # paths left out by --exclude (a directory counts once), never read
+
+
+def check_inputs(
+    paths: Iterable[str],
+    options: RunOptions,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    stdin_text: str | InputFileError | None = None,
+    keep: KeepMode = "none",
+    previous: Checked | None = None,
+) -> Checked:
+    """Every file of `paths` and of `options.cluster` checked (in parallel), in order; results carry
+    their objects as stored (`FileResult.kept`, see `Keeper`) for a simulation as `keep` says. With
+    `previous` (a run of the same paths), a file whose objects it kept all is not checked again.
+    `stdin_text`: standard input already read (or why it could not be)."""
     paths = list(paths)
     cluster = ClusterInput.of(paths, options.cluster)
     found = discover_all([*paths, *cluster.files], options.exclude)
     files = found.files
     ctx = options.context()
     results: list[FileResult | None] = [None] * len(files)
-    on_disk = [i for i, p in enumerate(files) if p != STDIN]
+    if previous is not None and previous.files == files:
+        for i, before in enumerate(previous.results[: len(files)]):
+            if before.kept_all:
+                results[i] = before
+    on_disk = [i for i, p in enumerate(files) if p != STDIN and results[i] is None]
     jobs = usable_workers(jobs, len(on_disk))
-    kept: dict[str, str] = {}  # inputs that cannot be read again for the findings' lines
+    kept: dict[str, str] = dict(previous.texts) if previous is not None else {}
     for i, p in enumerate(files):
-        if p == STDIN:
+        if p == STDIN and results[i] is None:
             if options.deadline is not None and options.deadline.expired():
                 results[i] = unread_result("<stdin>", options.policy)
                 continue
             try:
+                if isinstance(stdin_text, InputFileError):
+                    raise stdin_text
                 text = stdin_text if stdin_text is not None else read_text(p, options.max_bytes)
             except InputFileError as e:
                 results[i] = input_error_result(e)
                 continue
             kept["<stdin>"] = text
-            results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
+            if keep == "none":
+                results[i] = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip)
+                continue
+            keeper = Keeper(ctx)
+            res = safe_check_text(text, "<stdin>", ctx, options.policy, options.skip, keeper)
+            results[i] = _ship(res, keeper, keep)
     done = 0
     if jobs == 1 or len(on_disk) <= 1:
-        _init_worker(options, cluster.files)
+        _init_worker(options, cluster.files, keep)
         for i in on_disk:
             results[i] = _check_file(files[i])
             done += 1
@@ -609,25 +739,23 @@ def check_files(
             jobs,
             mp_context=mp.get_context("fork"),
             initializer=_init_worker,
-            initargs=(options, cluster.files),
+            initargs=(options, cluster.files, keep),
         ) as pool:
-            for i, res in zip(
-                on_disk, pool.map(_check_file, [files[i] for i in on_disk], chunksize=1), strict=False
-            ):
-                results[i] = res
+            futures = [pool.submit(_check_file, files[i]) for i in on_disk]
+            for i, future in zip(on_disk, futures, strict=True):
+                try:
+                    results[i] = future.result()
+                except RecursionError:  # a kept object nested deeper than pickle can send: check it here
+                    _init_worker(options, cluster.files, keep)
+                    results[i] = _check_file(files[i])
                 done += 1
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
     charts = [chart_result(c, options.policy) for c in found.charts]
-    report = (assembler or assemble)(
-        [r for r in results if r is not None] + skipped + charts, ctx, options.policy
+    return Checked(
+        [r for r in results if r is not None] + skipped + charts, cluster, kept, files, len(found.excluded)
     )
-    report.excluded = len(found.excluded)
-    cluster.drop_from(report)
-    suppress(report)  # offline only: `draguard.io/ignore` annotations (webhook.ignores)
-    assign_lines(report, kept, options.deadline, options.max_bytes)
-    return report
 
 
 def input_error_result(e: InputFileError) -> FileResult:

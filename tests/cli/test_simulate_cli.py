@@ -311,15 +311,16 @@ def test_validate_feasibility_reports_at_the_failing_request(
 ) -> None:
     (tmp_path / "cluster.yaml").write_text(CLUSTER)
     (tmp_path / "claims.yaml").write_text(CLAIMS)
-    assert main(["validate", "-o", "json", "-j", "1", str(tmp_path)]) == 0
+    assert main(["validate", "-o", "json", "-j", "1", "--no-feasibility", str(tmp_path)]) == 0
     capsys.readouterr()
-    assert main(["validate", "-o", "json", "-j", "1", "--feasibility", str(tmp_path)]) == 1
-    out = json.loads(capsys.readouterr().out)
-    found = [(o["name"], v) for o in out["objects"] for v in o["violations"]]
-    assert [(name, v["rule"], v["field"], v["severity"]) for name, v in found] == [
-        ("big", "feasibility.infeasible", "spec.devices.requests[1]", "error")
-    ]
-    assert "h100s" in found[0][1]["message"]
+    for flags in (["--feasibility"], []):  # on by default: the input holds the class and the devices
+        assert main(["validate", "-o", "json", "-j", "1", *flags, str(tmp_path)]) == 1
+        out = json.loads(capsys.readouterr().out)
+        found = [(o["name"], v) for o in out["objects"] for v in o["violations"]]
+        assert [(name, v["rule"], v["field"], v["severity"]) for name, v in found] == [
+            ("big", "feasibility.infeasible", "spec.devices.requests[1]", "error")
+        ]
+        assert "h100s" in found[0][1]["message"]
 
 
 def test_validate_feasibility_on_pods_and_undecided_warnings(

@@ -33,7 +33,9 @@ def cel_case(
     compiles it; `simulate` (when `sim` is given) must end with that exit code, never a crash."""
     es = [exprs] if isinstance(exprs, str) else exprs
     kw = {"mem": mem} if mem else {}
-    runs = [validate(exit=0, **kw) if compiles else validate(exit=1, rules=("claim.selectors",), **kw)]
+    # acceptance is validation's (feasibility off: whether the claim fits is the simulate run's question)
+    accept = validate("--no-feasibility", exit=0, **kw)
+    runs = [accept if compiles else validate(exit=1, rules=("claim.selectors",), **kw)]
     if sim is not None:
         runs.append(simulate(exit=sim, pod_batch=True, **kw))
     register(

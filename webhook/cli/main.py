@@ -27,6 +27,7 @@ from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS, load_profile, p
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_CHECKED = 0, 1, 2, 3
 RUN_SECONDS = 60.0  # default deadline of `simulate` and `validate --feasibility` (plain validate: none)
 PROGRESS_AFTER = 1.0  # seconds a run takes before its progress line appears (on a terminal)
+# (plain validate bounds only its allocation phase, when it runs: webhook.validaterun.AUTO_SECONDS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,9 +82,10 @@ def _add_budget_args(p: argparse.ArgumentParser, validate: bool = False) -> None
     )
     if validate:
         help_ = (
-            "deadline of the whole run (reading, validation and, with --feasibility, allocation): what is "
-            "left when it passes is reported input.not-checked (exit 3 when there is no error); default: "
-            f"none, {RUN_SECONDS:g} with --feasibility"
+            "deadline of the whole run (reading, validation, allocation): what is left when it passes is "
+            "reported input.not-checked (exit 3 when there is no error); default: none for reading and "
+            "validation, 2 for the allocation phase when it runs (what it leaves undecided is counted in "
+            f"one info finding); {RUN_SECONDS:g} for the whole run with --feasibility"
         )
     else:
         help_ = (
@@ -211,11 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
         "them; only the input's findings are shown, and the cross-object findings the input causes on "
         "them (repeatable)",
     )
-    v.add_argument(
+    checks = v.add_mutually_exclusive_group()
+    checks.add_argument(
         "--feasibility",
         action="store_true",
-        help="also allocate the input's claims/Pods against the input's cluster objects "
-        "(as `draguard simulate`): infeasible ones are errors, undecided ones warnings",
+        help="take the input as the whole cluster (as stored) and allocate every claim/Pod in it, as "
+        "`draguard simulate` does: infeasible ones are errors, undecided ones warnings (default: "
+        "feasibility is checked for the claims/Pods whose DeviceClass and devices the input holds)",
+    )
+    checks.add_argument(
+        "--no-feasibility",
+        action="store_true",
+        help="do not check feasibility (validation and cross-object rules only)",
     )
     _add_budget_args(v, validate=True)
     _add_placement_arg(v, validate=True)
@@ -369,11 +378,12 @@ def _deadline_seconds(args: argparse.Namespace) -> float | None:
 def _validate(args: argparse.Namespace) -> int:
     from webhook.io.policyfile import load_policy
     from webhook.rules.registry import RULES
-    from webhook.validate import RunOptions, check_files
+    from webhook.validate import RunOptions
+    from webhook.validaterun import Feasibility, Mode, validate_paths
 
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates, args.feature_gates)  # usage errors before any work
-    if args.policy or args.feasibility:
+    if args.policy:
         from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
     skip: frozenset[str] = args.skip
@@ -392,16 +402,17 @@ def _validate(args: argparse.Namespace) -> int:
     progress = None
     if not args.no_progress and sys.stderr.isatty():
         progress = Progress()
-    if args.feasibility:
-        if args.context:
+    if args.context:
+        if args.feasibility:
             raise UsageError("--context is not used with --feasibility: pass the cluster with --cluster")
-        report = _feasibility(args, gates, policy, skip, deadline, progress)
-    elif args.context:
         from webhook.repocontext import check_with_context
 
         report = check_with_context(args.paths, options, args.context, jobs=args.jobs, progress=progress)
     else:
-        report = check_files(args.paths, options, jobs=args.jobs, progress=progress)
+        mode: Mode = "on" if args.feasibility else "off" if args.no_feasibility else "auto"
+        budget = (args.budget_steps, args.budget_seconds)
+        feasibility = Feasibility(mode, budget, args.deadline_seconds, args.placement)
+        report = validate_paths(args.paths, options, feasibility, jobs=args.jobs, progress=progress)
     if progress:
         progress.finish()
     from webhook.cli.ignored import warn_unknown_ignores
@@ -446,58 +457,6 @@ def _simulate(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(report, _deadline_seconds(args)))
     sys.stdout.flush()
     return report.exit_code
-
-
-def _feasibility(
-    args: argparse.Namespace,
-    gates: dict[str, bool],
-    policy: Any,
-    skip: frozenset[str],
-    deadline: Any,
-    progress: Any,
-) -> Any:
-    """`validate --feasibility`: one pass over the input — validated as by `validate` (every object:
-    the simulation needs them) and simulated as by `simulate` — within one deadline; `feasibility.*`
-    findings are added to the objects they concern. Kinds in `--skip` take part in the simulation and
-    the cross-object rules but are not reported (counted as skipped)."""
-    from webhook.simulate import SimulateOptions, feasibility_findings, simulate
-
-    options = SimulateOptions(
-        args.k8s_version,
-        tuple(sorted(gates.items())),
-        policy,
-        runtime_config=_runtime_config(args),
-        budget=_budget(args),
-        jobs=args.jobs,
-        deadline_seconds=RUN_SECONDS if args.deadline_seconds is None else args.deadline_seconds,
-        max_bytes=args.max_input_bytes,
-        cluster=tuple(args.cluster),
-        placement=args.placement,
-        exclude=tuple(args.exclude),
-    )
-    sim = simulate(args.paths, options, deadline=deadline, progress=progress)
-    report = sim.validation
-    index = {(o.source, o.line, o.kind, o.namespace or "default", o.name): o for o in report.objects}
-    at = {(o.source, o.line, o.kind): o for o in reversed(report.objects)}  # generateName objects
-    for subject, violation in feasibility_findings(sim):
-        if policy is not None and not policy.enabled(violation.rule):
-            continue
-        target = index.get(
-            (subject.source, subject.line, subject.kind, subject.namespace or "default", subject.name)
-        ) or at.get((subject.source, subject.line, subject.kind))
-        if target is None:
-            continue
-        target.violations.extend(policy.apply([violation]) if policy else [violation])
-    from webhook.findinglines import assign_lines
-    from webhook.ignores import suppress
-
-    suppress(report)  # the feasibility findings an object's draguard.io/ignore names
-    assign_lines(report, sim.texts, max_bytes=args.max_input_bytes)  # the feasibility findings
-    if skip:
-        kept = [o for o in report.objects if o.kind not in skip]
-        report.skipped += len(report.objects) - len(kept)
-        report.objects = kept
-    return report
 
 
 def _strip(args: argparse.Namespace) -> int:

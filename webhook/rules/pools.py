@@ -109,6 +109,9 @@ def _analyse_refs(view: PoolView) -> tuple[list[_Ref], list[_Ref], list[_Ref]]:
     errors: list[_Ref] = []
     unchecked: list[_Ref] = []
     exceeding: list[_Ref] = []
+    # (counter set, counters as written) -> within what the set defines: the devices of a partitioned
+    # GPU consume the same few profiles, so each is compared once per pool, not once per device
+    within: dict[tuple[str, tuple[tuple[str, str], ...]], bool] = {}
     for pos, rec in view.current:
         for i, device in enumerate(rec.devices):
             for j, use in enumerate(device.consumes):
@@ -116,8 +119,12 @@ def _analyse_refs(view: PoolView) -> tuple[list[_Ref], list[_Ref], list[_Ref]]:
                 if found is None:
                     _missing_set(view, pos, _consumption_path(i, j), use.counter_set, errors, unchecked)
                     continue
-                defined = found[2]
-                if all(c in defined and not _exceeds(q, defined[c]) for c, q in use.texts):
+                key = (use.counter_set, use.texts)
+                ok = within.get(key)
+                if ok is None:
+                    defined = found[2]
+                    ok = within[key] = all(c in defined and not _exceeds(q, defined[c]) for c, q in use.texts)
+                if ok:
                     continue  # the usual case: nothing to report, no paths built
                 _check_counters(
                     view,

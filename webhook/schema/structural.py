@@ -491,7 +491,15 @@ def check(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Vio
     return violations, fatal
 
 
-def _errors(obj: Any, kind: str, version: str) -> Errors:
+def check_nulls(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, bool]:
+    """`check`, and whether any property was null (then `strip_nulls` before running rules)."""
+    violations, fatal, saw_null, _ = _outcome(_walk(obj, kind, version))
+    return violations, fatal, saw_null
+
+
+def _walk(obj: Any, kind: str, version: str) -> Errors:
+    """One pass of the compiled checker over `obj`: its raw findings (null markers and absent zero
+    fields included)."""
     types, fn, expected = _root(kind, version)
     errs: Errors = []
     if type(obj) not in types:
@@ -501,21 +509,19 @@ def _errors(obj: Any, kind: str, version: str) -> Errors:
     return errs
 
 
-def check_nulls(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[list[Violation], bool, bool]:
-    """`check`, and whether any property was null (then `strip_nulls` before running rules)."""
-    errs = _errors(obj, kind, version)
-    saw_null = _NULL_SEEN in errs
-    errs = [e for e in errs if e is not _NULL_SEEN and e[0] != _ZERO]
-    violations = [_violation(e) for e in errs]
-    return violations, any(e[0] in FATAL_RULES for e in errs), saw_null
-
-
-def _absent_zeros(obj: Any, kind: str, version: str) -> list[tuple[LazyPath, str, Any]]:
-    types, fn, _ = _root(kind, version)
-    errs: Errors = []
-    if type(obj) in types and fn is not None:
-        fn(obj, None, errs)
-    return [(e[1], e[2], e[3]) for e in errs if e is not _NULL_SEEN and e[0] == _ZERO]
+def _outcome(errs: Errors) -> tuple[list[Violation], bool, bool, list[tuple[LazyPath, str, Any]]]:
+    """(violations, fatal, a property was null, absent fields to fill with their zero) of one walk."""
+    saw_null = False
+    zeros: list[tuple[LazyPath, str, Any]] = []
+    found: Errors = []
+    for e in errs:
+        if e is _NULL_SEEN:
+            saw_null = True
+        elif e[0] == _ZERO:
+            zeros.append((e[1], e[2], e[3]))
+        else:
+            found.append(e)
+    return [_violation(e) for e in found], any(e[0] in FATAL_RULES for e in found), saw_null, zeros
 
 
 def _node(obj: Any, p: LazyPath) -> Any:
@@ -535,7 +541,7 @@ def prune_unknown(obj: Any, kind: str, version: str = DEFAULT_VERSION) -> tuple[
     """`obj` without the fields `version` does not know (a copy; `obj` itself when it has none), and a
     `schema.unknown-field-dropped` warning for each: what the API server stores when the object is
     written with field validation Warn."""
-    unknown = [e for e in _errors(obj, kind, version) if e is not _NULL_SEEN and e[0] == UNKNOWN]
+    unknown = [e for e in _walk(obj, kind, version) if e is not _NULL_SEEN and e[0] == UNKNOWN]
     if not unknown:
         return obj, []
     pruned = deep_copy(obj)
@@ -564,8 +570,12 @@ def decode(
 
     `field_validation` is how the object was written: "Strict" (kubectl; an unknown field is an error
     that rejects the object), or "Warn" (client-go's default; stored state): unknown fields are dropped
-    with a warning (`prune_unknown`) and the rest is decoded."""
-    violations, fatal, saw_null = check_nulls(obj, kind, version)
+    with a warning (`prune_unknown`) and the rest is decoded.
+
+    One walk finds both the violations and the absent fields (a null property counts as absent, so the
+    same fields are absent once nulls are stripped); the object is walked again only after zero values
+    were filled in (they may hold absent fields of their own)."""
+    violations, fatal, saw_null, zeros = _outcome(_walk(obj, kind, version))
     if fatal and field_validation == "Warn" and any(v.rule == UNKNOWN for v in violations):
         obj, dropped = prune_unknown(obj, kind, version)
         violations, fatal, decoded = decode(obj, kind, version)
@@ -575,7 +585,6 @@ def decode(
     decoded = strip_nulls(obj) if saw_null else obj
     copied = saw_null
     for _ in range(_MAX_ZERO_ROUNDS):
-        zeros = _absent_zeros(decoded, kind, version)
         if not zeros:
             break
         if not copied:
@@ -583,7 +592,7 @@ def decode(
             copied = True
         for parent, field, zero in zeros:
             _node(decoded, parent)[field] = deep_copy(zero)
-        violations, fatal, _ = check_nulls(decoded, kind, version)
+        violations, fatal, _, zeros = _outcome(_walk(decoded, kind, version))
     return violations, fatal, decoded
 
 

@@ -150,11 +150,18 @@ def not_checked(report: Report) -> list[Any]:
     return [o for o in report.objects if any(v.rule == "input.not-checked" for v in o.violations)]
 
 
+# Narrows what a simulation decides once its state is built (`validate`'s open world: webhook.simulate.scope)
+Scope = Callable[[Inputs, ClusterState, Deadline], None]
+
+
 def simulate(
     inputs: Sequence[str] | Sequence[dict[str, Any]] | bytes,
     options: SimulateOptions | None = None,
     deadline: Deadline | None = None,
     progress: Callable[[int, int], None] | None = None,
+    loaded: Inputs | None = None,
+    scope: Scope | None = None,
+    independent: bool = False,
 ) -> SimulationReport:
     """Simulate scheduling of the input's Pods — bare ones and those its workloads' controllers create —
     and ask each unallocated claim no Pod uses on its own, against its cluster state.
@@ -165,7 +172,14 @@ def simulate(
     request's); each Pod's allocation also has `options.budget`. What the deadline cuts short is never a
     verdict: objects not validated are `input.not-checked` in `validation` (then every Pod and claim is
     undecided: the cluster may be incomplete); Pods not decided are undecided. Raises `UsageError` for a
-    bad version/gate and `UnreadableInput` for a missing path."""
+    bad version/gate and `UnreadableInput` for a missing path.
+
+    `loaded`: the input already loaded and validated (`validate` reads it once; `inputs` is then not
+    read, and the caller has left the cluster's own Pods and claims out). `scope(data, state, deadline)`
+    may drop Pods and claims from `data.work` / `data.pending` before any is tried. `independent`: each
+    Pod and claim is decided on its own, on the input's devices all free and untainted — whether it can
+    ever fit there (`validate`'s open world: a repository's examples are not applied together, and the
+    allocations and taints of the moment are the cluster's, not the repository's)."""
     options = options or SimulateOptions()
     deadline = Deadline.after(options.deadline_seconds).earliest(deadline)
     # the input is the cluster as stored: claims carry their allocations in status
@@ -177,20 +191,23 @@ def simulate(
         whole_cluster=bool(options.cluster),
     )
     cluster = ClusterInput()
-    if options.cluster and not isinstance(inputs, bytes) and all(isinstance(i, str) for i in inputs):
-        cluster = ClusterInput.of([str(i) for i in inputs], options.cluster)
-        inputs = [*(str(i) for i in inputs), *cluster.files]
-    data = load(
-        inputs,
-        ctx,
-        options.jobs,
-        options.policy,
-        options.stdin_text,
-        options.max_bytes,
-        progress,
-        cluster.files,
-        options.exclude,
-    )
+    if loaded is not None:
+        data = loaded
+    else:
+        if options.cluster and not isinstance(inputs, bytes) and all(isinstance(i, str) for i in inputs):
+            cluster = ClusterInput.of([str(i) for i in inputs], options.cluster)
+            inputs = [*(str(i) for i in inputs), *cluster.files]
+        data = load(
+            inputs,
+            ctx,
+            options.jobs,
+            options.policy,
+            options.stdin_text,
+            options.max_bytes,
+            progress,
+            cluster.files,
+            options.exclude,
+        )
     running = [p.obj for p in data.pods]  # the cluster's Pods too: they take cpu and memory on their nodes
     if cluster.files:  # the cluster's Pods, workloads and pending claims are its own, not the input's
         data.pods = [p for p in data.pods if p.source not in cluster]
@@ -204,6 +221,8 @@ def simulate(
         state = ClusterState.from_objects(data.state, ctx.profile, deadline)
     except OutOfBudget:
         return _lined(_too_late(data, "while the cluster state was built"), data, options)
+    if scope is not None:
+        scope(data, state, deadline)
     world = World(
         claims={k: v.obj for k, v in data.claims.items()},
         templates={k: v.obj for k, v in data.templates.items()},
@@ -214,11 +233,22 @@ def simulate(
         invalid=data.invalid,
     )
     notes = LeftOutNotes(data, ctx, options.budget or Budget(), deadline)
+    budget = options.budget or Budget()
     spread = None
-    if options.placement == "spread":
+    if options.placement == "spread" and not independent:  # independent: nothing is committed, no node fills
         spread = Spread(data.nodes)
         spread.bind_running(running)
-    run = PodRun(world, state, ctx, options.budget or Budget(), deadline, notes=notes, spread=spread)
+    run = PodRun(
+        world,
+        state,
+        ctx,
+        budget,
+        deadline,
+        commit=not independent,
+        empty_cluster=independent,
+        notes=notes,
+        spread=spread,
+    )
     run.referenced = claims_named(data.work, data.claims)
     sims: list[PodSimulation] = []
     workloads: list[WorkloadReport] = []

@@ -2,13 +2,15 @@
 object rules that mirror its validation, decoding and input errors) and the second and later definitions
 of a name. Errors the API server does not make (cross-object findings such as a pool with a duplicate
 device — the scheduler handles those itself — or a lint raised to an error by a policy) never change
-what is simulated. `input.duplicate-object` reports every definition of a name defined twice."""
+what is simulated. A name defined twice is one object when the copies are identical; with different
+content `input.duplicate-object` names what differs (see `report_duplicates`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.model.plain import deep_equal
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
 from webhook.report import ObjectResult, Report
@@ -21,9 +23,12 @@ LISTED = 3  # other definitions a duplicate finding names
 
 declare(
     DUPLICATE,
-    summary="`simulate` / `validate --feasibility`: the input defines the same kind, namespace and name "
-    "more than once (one cluster holds one such object); every definition names the others' file:line, the "
-    "first one is simulated and the later ones are left out",
+    summary="the input defines the same kind, namespace and name more than once with different content "
+    "(one cluster holds one such object): the finding names the differing fields and the other definitions' "
+    "file:line; the first valid definition is used, the later ones are left out. Identical copies (after "
+    "defaulting) are one object: no finding. `validate` reports copies in different files as a warning "
+    "(kustomize bases and overlays), an error within one file; `simulate` and `validate --feasibility` "
+    "always as an error",
     field="metadata.name",
     tag="input",
 )
@@ -89,45 +94,157 @@ class Definition:
     line: int
     key: tuple[str, str, str, str]
     result: ObjectResult | None  # None for Nodes (not validated)
+    obj: dict[str, Any] | None = None  # as stored (None: not comparable, e.g. it could not be decoded)
+    valid: bool = True  # False: left out for its own errors (never the definition that is used)
 
 
-def report_duplicates(defs: list[Definition], report: Report, policy: Policy | None) -> set[int]:
-    """Add `input.duplicate-object` to every definition of a name defined more than once (a Node gets a
-    result of its own in `report`), and return the positions (in `defs`) of the later definitions."""
+@dataclass
+class Duplicates:
+    """Positions (in the definitions) of later definitions of a name: `different` ones are left out of
+    the simulation and reported; `same` ones (identical content) are the same object again: dropped
+    without a finding."""
+
+    different: set[int] = field(default_factory=set)
+    same: set[int] = field(default_factory=set)
+
+
+# Metadata the API server sets or a client adds on apply: two copies that differ only there are one object
+_VOLATILE_META = ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields", "selfLink")
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+DIFFS_SHOWN = 3
+
+
+def comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without what the API server sets or `kubectl apply` records (resourceVersion, uid,
+    managedFields, the last-applied annotation, ...): what makes two definitions the same object."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return obj
+    meta = {k: v for k, v in meta.items() if k not in _VOLATILE_META}
+    notes = meta.get("annotations")
+    if isinstance(notes, dict) and _LAST_APPLIED in notes:
+        notes = {k: v for k, v in notes.items() if k != _LAST_APPLIED}
+        if notes:
+            meta["annotations"] = notes
+        else:
+            del meta["annotations"]
+    return {**obj, "metadata": meta}
+
+
+def differences(a: Any, b: Any, limit: int = DIFFS_SHOWN) -> tuple[list[str], int]:
+    """The first `limit` field paths where `a` and `b` differ (`spec.selectors[0].cel.expression`), and
+    how many there are in all (lists of different lengths differ at the list itself)."""
+    found: list[str] = []
+    count = 0
+    stack: list[tuple[Any, Any, str]] = [(a, b, "")]  # explicit: objects may nest 10,000 levels
+    while stack:
+        x, y, path = stack.pop()
+        if x is y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict):
+            keys = list(x) + [k for k in y if k not in x]
+            stack.extend(
+                (x.get(k, _ABSENT), y.get(k, _ABSENT), f"{path}.{k}" if path else str(k))
+                for k in reversed(keys)
+            )
+            continue
+        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            stack.extend(
+                (u, v, f"{path}[{i}]") for i, (u, v) in reversed(list(enumerate(zip(x, y, strict=True))))
+            )
+            continue
+        if not isinstance(x, dict | list) and not isinstance(y, dict | list) and x == y:
+            continue  # equal scalars
+        count += 1
+        if len(found) < limit:
+            found.append(path or "<object>")
+    return found, count
+
+
+_ABSENT = object()
+
+
+def _differs(defs: list[Definition], i: int, j: int) -> str:
+    a, b = defs[i].obj, defs[j].obj
+    if a is None or b is None:
+        return "content differs"
+    paths, count = differences(comparable(a), comparable(b))
+    more = f" and {count - len(paths)} more" if count > len(paths) else ""
+    return f"{', '.join(paths)}{more} {'differ' if count > 1 else 'differs'}"
+
+
+def _same(defs: list[Definition], i: int, j: int) -> bool:
+    a, b = defs[i].obj, defs[j].obj
+    return a is not None and b is not None and deep_equal(comparable(a), comparable(b))
+
+
+def report_duplicates(
+    defs: list[Definition], report: Report, policy: Policy | None, strict: bool = True
+) -> Duplicates:
+    """Sort the definitions of every name defined more than once. The first valid one is the object
+    (one that is left out for its own errors never is); a later one with the same content (after
+    defaulting, `comparable`) is that object again: no finding. One with different content gets
+    `input.duplicate-object` naming the differing fields, and so does the one used, naming the others'
+    file:line: an error when `strict` (`simulate`, `validate --feasibility`: the input is one cluster)
+    or within one file; across files of a plain `validate` a warning (a kustomize base and its
+    overlays define one name in several directories, on purpose). A Node gets a result of its own in
+    `report` when it is reported."""
     by_key: dict[tuple[str, str, str, str], list[int]] = {}
     for i, d in enumerate(defs):
         by_key.setdefault(d.key, []).append(i)
-    later: set[int] = set()
+    out = Duplicates()
     for key, where in by_key.items():
-        if len(where) < 2:
+        valid = [i for i in where if defs[i].valid]
+        if len(where) < 2 or not valid:
             continue
-        later.update(where[1:])
+        used = valid[0]
+        different = []
+        for i in valid[1:]:
+            if _same(defs, i, used):
+                out.same.add(i)
+            else:
+                out.different.add(i)
+                different.append(i)
+        if not different:
+            continue
         _, kind, ns, name = key
         label = f"{kind} {ns + '/' if ns else ''}{name}"
-        first = defs[where[0]]
-        for i in where:
+        if not strict and kind in ("Node", "Namespace"):
+            continue  # not validated by `validate`: their copies are the cluster's business
+        first = defs[used]
+        for i in different:
             d = defs[i]
-            others = [f"{defs[j].source}:{defs[j].line}" for j in where if j != i]
-            shown = ", ".join(others[:LISTED]) + (
-                f" and {len(others) - LISTED} more" if len(others) > LISTED else ""
-            )
-            used = (
-                "this definition is simulated, the later ones are left out"
-                if i == where[0]
-                else f"the first, at {first.source}:{first.line}, is simulated and this one is left out"
-            )
             message = (
-                f"{label} is defined {len(where)} times in the input (also at {shown}): a cluster holds one "
-                f"object of a name (kubectl apply keeps the last, kubectl create rejects the later ones); {used}"
+                f"{label} is defined again with different content ({_differs(defs, used, i)}; first at "
+                f"{first.source}:{first.line}): a cluster holds one object of a name (kubectl apply keeps the "
+                "last, kubectl create rejects the later ones); the first is used and this one is left out"
             )
-            v = Violation(DUPLICATE, RULES[DUPLICATE].severity, "metadata.name", message)
-            kept = policy.apply([v]) if policy else [v]
-            if not kept:
-                continue
-            result = d.result
-            if result is None:
-                result = ObjectResult(d.source, d.line, "v1", kind, None, name)
-                report.objects.append(result)
-                d.result = result
-            result.violations.extend(kept)
-    return later
+            _add(d, kind, name, _finding(message, strict or d.source == first.source), report, policy)
+        shown = [f"{defs[j].source}:{defs[j].line}" for j in different]
+        listed = ", ".join(shown[:LISTED]) + (
+            f" and {len(shown) - LISTED} more" if len(shown) > LISTED else ""
+        )
+        message = (
+            f"{label} is defined again with different content at {listed} "
+            f"({_differs(defs, used, different[0])}): a cluster holds one object of a name; this "
+            "definition is used and the later ones are left out"
+        )
+        same_file = any(defs[j].source == first.source for j in different)
+        _add(first, kind, name, _finding(message, strict or same_file), report, policy)
+    return out
+
+
+def _finding(message: str, error: bool) -> Violation:
+    return Violation(DUPLICATE, Severity.ERROR if error else Severity.WARNING, "metadata.name", message)
+
+
+def _add(d: Definition, kind: str, name: str, v: Violation, report: Report, policy: Policy | None) -> None:
+    kept = policy.apply([v]) if policy else [v]
+    if not kept:
+        return
+    result = d.result
+    if result is None:
+        result = ObjectResult(d.source, d.line, "v1", kind, None, name)
+        report.objects.append(result)
+        d.result = result
+    result.violations.extend(kept)

@@ -46,6 +46,8 @@ from webhook.simulate.leftout import (
 from webhook.simulate.podclaims import generated_name, key_of, name_of, namespace_of
 from webhook.validate import (
     FileResult,
+    Keeper,
+    Loaded,
     assemble,
     chart_result,
     check_stream,
@@ -58,18 +60,6 @@ from webhook.validate import (
 
 STATE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
-
-
-@dataclass
-class Loaded:
-    """One object as the simulation sees it (defaulted and version-skew stripped), with its origin."""
-
-    source: str
-    line: int
-    kind: str
-    obj: dict[str, Any]
-    result: ObjectResult | None = None  # its validation result (None for Nodes, which are not validated)
-    decoded: bool = True  # False: the API server could not decode it (obj is the document as written)
 
 
 @dataclass
@@ -86,6 +76,7 @@ class Inputs:
     invalid: dict[tuple[str, str], str] = field(default_factory=dict)  # ("Kind/ns", name) → why left out
     left_out: list[LeftOut] = field(default_factory=list)  # in input order
     generated_seen: dict[str, int] = field(default_factory=dict)  # generateName objects named so far
+    conflicts: set[tuple[str, str, str]] = field(default_factory=set)  # (kind, ns, name) defined differently
     texts: dict[str, str] = field(default_factory=dict)  # inputs that cannot be read again (stdin, a body)
 
 
@@ -93,39 +84,18 @@ def _checked(
     text: str | list[Document | DocumentError], source: str, ctx: Context, policy: Policy | None
 ) -> tuple[FileResult, list[Loaded | None]]:
     """One file's text (or parsed documents) validated as by `validate` (within `ctx.deadline`), and
-    what the simulation takes from it: the objects as stored (those the API server would reject too, to
-    be reported as left out), Nodes and Namespaces (not validated) at the end."""
-    loaded: list[Loaded | None] = []
-    nodes: list[Loaded | None] = []  # and Namespaces (their labels: admin access in the webhook)
-
-    def keep(doc: Document, result: ObjectResult | None, stored: dict[str, Any] | None) -> None:
-        obj = doc.obj
-        if result is None:
-            kind = obj.get("kind")
-            if (
-                kind in ("Node", "Namespace")
-                and obj.get("apiVersion") == "v1"
-                and isinstance(obj.get("metadata"), dict)
-            ):
-                nodes.append(Loaded(doc.source, doc.line, str(kind), obj))
-            return
-        if stored is None:  # not decodable: left out, named from the document as written
-            loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), obj, result, decoded=False))
-        else:
-            loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), stored, result))
-
+    what the simulation takes from it (`webhook.validate.Keeper`)."""
+    keeper = Keeper()
     if isinstance(text, str):
-        out = safe_check_text(text, source, ctx, policy, frozenset(), keep)
+        out = safe_check_text(text, source, ctx, policy, frozenset(), keeper)
     else:
         try:
-            out = check_stream(text, source, ctx, policy, frozenset(), keep)
+            out = check_stream(text, source, ctx, policy, frozenset(), keeper)
         except Exception as e:  # noqa: BLE001 - as safe_check_text does for a file
             msg = f"draguard failed on this input ({type(e).__name__}: {e}): please report it"
             v = Violation("internal.rule-crash", RULES["internal.rule-crash"].severity, "", msg)
             out = FileResult([ObjectResult(source, 1, None, None, None, None, [v])], [None], crashed=True)
-    if out.crashed:  # the file's objects are not in the report: none of them in the simulation either
-        return out, []
-    return out, loaded + nodes
+    return out, keeper.objects(out)
 
 
 _worker: dict[str, Any] = {}
@@ -139,12 +109,14 @@ def _init(
     deadline: Deadline | None,
     runtime_config: RuntimeConfig,
     cluster_files: tuple[str, ...] = (),
+    whole_cluster: bool = False,
 ) -> None:
     _worker["ctx"] = Context(
         profile=load_profile(version, dict(gates)),
         deadline=deadline,
         as_stored=True,
         runtime_config=runtime_config,
+        whole_cluster=whole_cluster,
     )
     _worker["cluster"] = frozenset(cluster_files)
     _worker["policy"] = policy
@@ -250,6 +222,7 @@ def load(
                     ctx.deadline,
                     ctx.runtime_config,
                     tuple(cluster),
+                    ctx.whole_cluster,
                 ),
             ) as pool:
                 for n, (path, res) in enumerate(
@@ -265,12 +238,17 @@ def load(
     report.excluded = excluded
     if not isinstance(inputs, bytes):
         suppress(report)
-    out = _sort(report, [x for _, loaded in results for x in loaded], policy)
+    out = sort_loaded(report, [x for _, loaded in results for x in loaded], policy)
     out.texts = texts
     return out
 
 
-def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) -> Inputs:
+def sort_loaded(
+    report: Report, loaded: list[Loaded | None], policy: Policy | None, strict: bool = True
+) -> Inputs:
+    """The validated objects sorted into the cluster state and the work; a name defined twice is one
+    object when the copies are identical, else reported (`strict`: as an error wherever the copies
+    are, see `leftout.report_duplicates`) and the first valid copy is used."""
     out = Inputs(report)
     items = [item for item in loaded if item is not None]
     defs: list[Definition] = []
@@ -278,12 +256,19 @@ def _sort(report: Report, loaded: list[Loaded | None], policy: Policy | None) ->
     for n, item in enumerate(items):
         key = identity(item.obj.get("apiVersion"), item.kind, item.obj, namespace_of(item.obj))
         if key is not None:
-            defs.append(Definition(item.source, item.line, key, item.result))
+            valid = item.decoded and not rejection(item.result)
+            stored = item.obj if item.decoded else None
+            defs.append(Definition(item.source, item.line, key, item.result, stored, valid))
             positions.append(n)
-    later = {positions[i] for i in report_duplicates(defs, report, policy)}
+    dups = report_duplicates(defs, report, policy, strict)
+    out.conflicts = {(defs[i].key[1], defs[i].key[2], defs[i].key[3]) for i in dups.different}
+    later = {positions[i] for i in dups.different}
+    same = {positions[i] for i in dups.same}  # the same object again: not used, not reported
     for d, n in zip(defs, positions, strict=True):
         items[n].result = d.result  # a duplicate Node got a result of its own
     for n, item in enumerate(items):
+        if n in same:
+            continue
         if item.kind in ("Node", "Namespace"):
             if n in later:
                 _leave_out(out, item, [], True)

@@ -42,7 +42,7 @@ def class_names(claims: list[dict[str, Any]]) -> set[str]:
     return out
 
 
-def _serves(lo: LeftOut) -> set[str]:
+def serves(lo: LeftOut) -> set[str]:
     """The extended resource names a left-out DeviceClass would serve (its implicit one, and its
     `extendedResourceName` when it could be decoded)."""
     ern = _dict(_dict(lo.obj).get("spec")).get("extendedResourceName") if lo.obj else None
@@ -90,7 +90,7 @@ class LeftOutNotes:
         if not self.classes:
             return None
         for resource in sorted(ext.requested_resources(pod) - set(mapping)):
-            lo = next((c for c in self.classes.values() if resource in _serves(c)), None)
+            lo = next((c for c in self.classes.values() if resource in serves(c)), None)
             if lo is None:
                 continue
             if nodes and not all(
@@ -123,7 +123,7 @@ class LeftOutNotes:
         if pod is not None and self.classes:
             wanted = ext.requested_resources(pod)
             for lo in self.classes.values():
-                if wanted & _serves(lo):
+                if wanted & serves(lo):
                     found.append(f"{lo.label()}, which serves its extended resource ({lo.why})")
         if self.slices:
             found.extend(self._slices(pod, claims, pins, committed))
