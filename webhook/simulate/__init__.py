@@ -47,8 +47,9 @@ from webhook.state import ClusterState
 
 declare(
     "feasibility.infeasible",
-    summary="`validate --feasibility`: the claim (or the Pod's claims) cannot be allocated on the cluster "
-    "described by the input; the message is the allocator's explanation",
+    summary="`validate` (when the input holds devices for it; `--feasibility`: every one): the claim (or "
+    "the Pod's claims) cannot be allocated on the cluster described by the input; the message is the "
+    "allocator's explanation",
     field="spec.devices.requests[i]",
     kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",
@@ -65,7 +66,8 @@ declare(
 )
 declare(
     "feasibility.undecided",
-    summary="`validate --feasibility`: the allocator's step/time budget ran out before it could decide",
+    summary="`validate --feasibility`: the allocator's step/time budget ran out before it could decide "
+    "(plain `validate` counts these in one feasibility.open-world info finding)",
     field="spec.devices.requests[i]",
     severity=Severity.WARNING,
     kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
