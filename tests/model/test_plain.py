@@ -10,22 +10,9 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from tests.model.plain_values import values
 from webhook.model.plain import deep_copy, deep_equal, json_dumps, nested_deeper
-
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8)
-)
-values = st.recursive(
-    scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
-    max_leaves=30,
-)
 
 
 @settings(max_examples=200, deadline=None)
