@@ -42,7 +42,7 @@ from webhook.findinglines import assign_lines
 from webhook.ignores import suppress
 from webhook.io.files import STDIN, InputFileError, discover_all, read_text
 from webhook.model.records import SliceRec
-from webhook.model.violation import Violation
+from webhook.model.violation import Severity, Violation
 from webhook.model.workloads import WORKLOAD_KINDS
 from webhook.report import ObjectResult, Report
 from webhook.validate import Checked, KeepMode, RunOptions, assemble, check_inputs
@@ -275,6 +275,8 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
             if target is not None and all(target is not u for u in undecided):
                 undecided.append(target)
             continue  # not asked for: counted, not a warning each
+        if scope is not None and violation.rule == "feasibility.infeasible":
+            violation = _open_world(violation)
         _add(target, violation, options)
     if scope is not None and scope.skipped:
         v = Violation(OPEN_WORLD, RULES[OPEN_WORLD].severity, "", skipped_message(scope.skipped))
@@ -286,6 +288,22 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
             "--deadline-seconds S (and --budget-seconds S) to give it more, or --feasibility"
         )
         _add(undecided[0], Violation(OPEN_WORLD, RULES[OPEN_WORLD].severity, "", message), options)
+
+
+OPEN_WORLD_NOTE = (
+    " (a warning in the open world: the input's devices stand for the cluster's, and a repository's example "
+    "slices are rarely the devices its claims meet; pass --cluster DIR with the cluster's objects, or "
+    "--feasibility, to make it an error)"
+)
+
+
+def _open_world(violation: Violation) -> Violation:
+    """An infeasible answer decided on the input's devices alone: a warning, the safe side of doubt (the
+    same claim meets other devices in the cluster: a repository's example slices of one cloud, its claims
+    for another). With `--cluster` or `--feasibility` the world is closed and it stays an error."""
+    return dataclasses.replace(
+        violation, severity=Severity.WARNING, message=violation.message + OPEN_WORLD_NOTE
+    )
 
 
 def _phase_seconds(feasibility: Feasibility) -> float:

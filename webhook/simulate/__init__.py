@@ -49,7 +49,8 @@ declare(
     "feasibility.infeasible",
     summary="`validate` (when the input holds devices for it; `--feasibility`: every one): the claim (or "
     "the Pod's claims) cannot be allocated on the cluster described by the input; the message is the "
-    "allocator's explanation",
+    "allocator's explanation; a warning without --cluster or --feasibility (the open world: the input's "
+    "devices only stand for the cluster's)",
     field="spec.devices.requests[i]",
     kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
     tag="alloc",

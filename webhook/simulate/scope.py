@@ -6,7 +6,9 @@ at all. Without `--cluster` (or `--feasibility`, which takes the input as the wh
 decided only when every DeviceClass it names is defined in the input *and* matches at least one device
 of the input (on this cluster, with nothing allocated and taints ignored: a class that matches nothing
 here describes devices the input does not hold; a class the input also defines with other content, or
-invalid, is not known either). A Pod or workload is decided only when every claim and
+invalid, is not known either; nor is a class whose devices come from a driver with an invalid or
+incomplete pool in the input: slices of several examples or dumps that share a pool's name do not make
+one cluster, and upstream fails `allocationMode: All` and counts on such pools). A Pod or workload is decided only when every claim and
 template it names is in the input and decided, and every extended resource it requests that a class of
 the input serves is served by such a class; a claim or template left out for its own errors is not in
 the input. The rest is counted, never reported as infeasible: a partial repository must not turn red for
@@ -78,7 +80,10 @@ class OpenWorld:
         # extended resources a class left out (invalid, or a conflicting copy) would serve
         unknown_erns = {ern for lo in data.left_out if lo.kind == "DeviceClass" for ern in serves(lo)}
 
+        broken: set[str] | None = None  # drivers with an invalid or incomplete pool in the input
+
         def served(name: str) -> bool:
+            nonlocal broken
             if name not in defined:
                 return False
             if name not in self._served:
@@ -90,7 +95,10 @@ class OpenWorld:
                     ignore_allocations=True,
                     ignore_taints=True,
                 )
-                self._served[name] = outcome.feasible is True
+                drivers = {r.driver for c in outcome.claims for r in c.results}
+                if broken is None:
+                    broken = _broken_drivers(state)
+                self._served[name] = outcome.feasible is True and not (drivers & broken)
             return self._served[name]
 
         def decided(claim: dict[str, Any]) -> bool:
@@ -150,6 +158,14 @@ class OpenWorld:
             if (name is not None and not served(name)) or (name is None and resource in unknown_erns):
                 return False
         return True
+
+
+def _broken_drivers(state: ClusterState) -> set[str]:
+    """The drivers of the input's pools that are invalid or incomplete on some node."""
+    out: set[str] = set()
+    for node in state.candidate_nodes():
+        out.update(pool.id[0] for pool in state.pools_for(node) if not pool.usable)
+    return out
 
 
 def skipped_message(skipped: list[Loaded]) -> str:
