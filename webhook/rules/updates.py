@@ -52,7 +52,7 @@ def semantic(value: Any, key: str = "", parent: str = "") -> Any:
                         out[kk] = parse_quantity(vv)
                         continue
                     except (ValueError, TypeError):
-                        pass
+                        pass  # not a quantity: compared as written, below
                 out[kk] = None  # filled below, in this position
                 stack.append((vv, kk, k, out, kk))
         elif isinstance(v, list):
