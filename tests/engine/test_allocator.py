@@ -64,6 +64,7 @@ def test_unknown_class_is_an_error() -> None:
         out.error
         and 'could not retrieve device class nope: deviceclass.resource.k8s.io "nope" not found' in out.error
     )
+    assert out.error_kind == "waits"  # the class may still be created: the claim waits for it
 
 
 def test_cel_runtime_error_aborts() -> None:
@@ -76,6 +77,7 @@ def test_cel_runtime_error_aborts() -> None:
         "claim ns/c: CEL runtime error on device gpu.example.com/n1/g0: no such key `gpu.example.com/missing` "
         '(selector #0: `device.attributes["gpu.example.com"].missing == 1`)'
     )
+    assert out.error_kind == "invalid"  # the claim itself: no change of the cluster mends it
 
 
 def test_match_attribute_backtracks() -> None:
@@ -166,6 +168,7 @@ def test_all_on_incomplete_pool_is_an_error() -> None:
         and "asks for all devices, but resource pool gpu.example.com/n1 is currently being updated"
         in out.error
     )
+    assert out.error_kind == "waits"
     out = run(text + claim(req()))
     assert out.feasible is False and out.error is None
     assert "incomplete resource pools skipped: gpu.example.com/n1" in out.reason
@@ -182,6 +185,7 @@ def test_all_on_an_incomplete_pool_of_a_later_node_is_an_error_too() -> None:
         + claim(req(body="deviceClassName: gpu, allocationMode: All"))
     )
     assert out.error and "resource pool gpu.example.com/n2 is currently being updated" in out.error, out
+    assert out.error_kind == "waits"
     out = run(gpu_class() + node_slice("n1", GPUS) + later + claim(req()))
     assert out.feasible is True and out.node == "n1"
 

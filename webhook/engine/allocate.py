@@ -342,25 +342,17 @@ def allocate(
             view, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints, prefer
         )
     except TooLarge as e:  # quantities the API server itself could hardly have stored: no answer
-        return Outcome(None, None, [], f"undecided: {e}", [], steps=meter.used)
+        return Outcome.undecided(str(e), steps=meter.used)
     except Exception as e:  # noqa: BLE001 - the boundary between the engine and its callers
         detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        return Outcome(
-            None,
-            None,
-            [],
-            f"internal error in the allocator ({detail}): please report it",
-            [],
-            steps=meter.used,
-            internal=detail,
-        )
+        return Outcome.crashed(detail, steps=meter.used)
 
 
 def _undecided(meter: Meter, where: str, reason: str, explanation: list[dict[str, Any]]) -> Outcome:
-    text = f"undecided: {meter.reason()} {where}"
+    text = f"{meter.reason()} {where}"
     if reason:
         text += f"; {reason}"
-    return Outcome(None, None, [], text, explanation, steps=meter.used)
+    return Outcome.undecided(text, explanation, steps=meter.used)
 
 
 def _allocate(
@@ -381,7 +373,7 @@ def _allocate(
     try:
         prepared = prepare(state, claims, f, meter.tick)
     except EngineError as e:
-        return Outcome(False, None, [], str(e), [], error=str(e))
+        return Outcome.failed(str(e), e.kind)
     except OutOfBudget:
         return _undecided(meter, "while the claims were prepared", "", [])
     try:
@@ -404,7 +396,7 @@ def _allocate(
             for i, n in enumerate(nodes):
                 NodeSearch(state, prepared, n, cands.pools(i), f, meter).prepare()
         except EngineError as e:
-            return Outcome(False, None, [], str(e), [], steps=meter.used, error=str(e))
+            return Outcome.failed(str(e), e.kind, steps=meter.used)
         except OutOfBudget:
             return _undecided(meter, "while devices were matched against the selectors", "", [])
     for chunk in _chunks(len(nodes)):
@@ -412,9 +404,7 @@ def _allocate(
         try:
             _bound(state, prepared, cands, idx, f, meter)
         except EngineError as e:
-            return Outcome(
-                False, None, [], str(e), [], nodes_tried=len(searched), steps=meter.used, error=str(e)
-            )
+            return Outcome.failed(str(e), e.kind, nodes_tried=len(searched), steps=meter.used)
         except OutOfBudget:
             if not searched:
                 return _undecided(meter, "while devices were matched against the selectors", "", [])
@@ -432,16 +422,7 @@ def _allocate(
                     undecided = True
                     break
                 except EngineError as e:
-                    return Outcome(
-                        False,
-                        None,
-                        [],
-                        str(e),
-                        [],
-                        nodes_tried=len(searched) + 1,
-                        steps=meter.used,
-                        error=str(e),
-                    )
+                    return Outcome.failed(str(e), e.kind, nodes_tried=len(searched) + 1, steps=meter.used)
                 continue
             plan = cands.plan(i)
             search = NodeSearch(state, prepared, plan.node, plan.pools, f, meter)
@@ -452,9 +433,7 @@ def _allocate(
                 undecided = True
                 break
             except EngineError as e:
-                return Outcome(
-                    False, None, [], str(e), [], nodes_tried=len(searched), steps=meter.used, error=str(e)
-                )
+                return Outcome.failed(str(e), e.kind, nodes_tried=len(searched), steps=meter.used)
             plan.depth = search.deepest
             if not found:
                 plan.failure = "no combination of devices satisfies all requests and constraints"

@@ -20,7 +20,8 @@ def lookup(dev: DeviceRec, name: str) -> dict[str, Any] | None:
     """Fully qualified key first, else the bare id when the domain is the device's driver."""
     attrs = dev.attributes
     if name in attrs:
-        return attrs[name]
+        found: dict[str, Any] = attrs[name]
+        return found
     domain, sep, ident = name.partition("/")
     if not sep or domain != dev.id[0]:
         return None

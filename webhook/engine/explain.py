@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
+R = TypeVar("R")  # what `summed` folds the parts into
 
 _LABELS = {
     IN_USE: "not allocated to other claims",
@@ -244,9 +245,9 @@ def summed(
     rules: int,
     stamps: Sequence[int | None],
     part: Callable[[int], T],
-    fold: Callable[[Any, Iterable[T], Iterable[T]], Any],
+    fold: Callable[[R | None, Iterable[T], Iterable[T]], R],
     nbytes: int,
-) -> Any:
+) -> R:
     """The fold of `part(i)` over the nodes i of one node list, kept in `cache` (shared by versions)
     with the nodes' stamps: a later call whose stamps differ in a few nodes recomputes only those parts
     and folds the difference in (old parts out, new parts in). A node without a stamp (not a candidate
@@ -263,7 +264,8 @@ def summed(
     if prev is not None and prev[0] == rules and len(prev[1]) == len(stamps):
         old_stamps, old_parts, total = prev[1], prev[2], prev[3]
         if old_stamps == stamps and None not in stamps:
-            return total
+            done: R = total
+            return done
         if None in stamps:
             changed = [
                 i for i, (a, b) in enumerate(zip(old_stamps, stamps, strict=True)) if a != b or b is None

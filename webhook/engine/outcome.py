@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from webhook.model.budget import Budget, Deadline
 
-__all__ = ["Budget", "ClaimResult", "Deadline", "DeviceResult", "Outcome"]
+__all__ = ["Budget", "ClaimResult", "Deadline", "DeviceResult", "ErrorKind", "Outcome"]
+
+# What an allocation error is about: the claim itself (`invalid`: a CEL runtime error, a disabled
+# feature), or the cluster at this moment (`waits`: its DeviceClass does not exist yet, a pool is being
+# republished), which ends when the cluster changes, not the claim.
+ErrorKind = Literal["invalid", "waits"]
 
 
 @dataclass
@@ -69,4 +74,25 @@ class Outcome:
     nodes_tried: int = 0
     steps: int = 0
     error: str | None = None  # an upstream allocation error (aborts scheduling of the Pod)
+    error_kind: ErrorKind | None = None  # what that error is about (None: no error)
     internal: str | None = None  # draguard failed (MemoryError, RecursionError, a bug): not an answer
+
+    @classmethod
+    def failed(cls, message: str, kind: ErrorKind, *, nodes_tried: int = 0, steps: int = 0) -> Outcome:
+        """An allocation error (upstream aborts scheduling the Pod with it): no answer but no."""
+        return cls(
+            False, None, [], message, [], nodes_tried=nodes_tried, steps=steps, error=message, error_kind=kind
+        )
+
+    @classmethod
+    def undecided(
+        cls, why: str, explanation: list[dict[str, Any]] | None = None, *, steps: int = 0
+    ) -> Outcome:
+        """No answer within the budget or deadline (`why`: what ran out, and where)."""
+        return cls(None, None, [], f"undecided: {why}", explanation or [], steps=steps)
+
+    @classmethod
+    def crashed(cls, detail: str, *, steps: int = 0) -> Outcome:
+        """draguard failed on the claims (`detail`: the exception): no answer."""
+        message = f"internal error in the allocator ({detail}): please report it"
+        return cls(None, None, [], message, [], steps=steps, internal=detail)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.engine.outcome import ErrorKind
 from webhook.model.quantity import Quantity
 from webhook.model.records import qty
 from webhook.state.view import StateView
@@ -16,6 +17,14 @@ MAX_RESULTS = 32  # AllocationResultsMaxSize
 
 class EngineError(Exception):
     """An upstream allocation *error* (not "does not fit"): it aborts scheduling of the Pod."""
+
+    def __init__(self, message: str, kind: ErrorKind = "invalid") -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+
+    def within(self, where: str) -> EngineError:
+        """The same error, its message prefixed with where it happened."""
+        return EngineError(f"{where}: {self}", self.kind)
 
 
 @dataclass(frozen=True)
@@ -127,7 +136,7 @@ def _alt(
     try:
         sels = _selectors(r.get("selectors"))
     except EngineError as e:
-        raise EngineError(f"{where}: {e}") from None
+        raise e.within(where) from None
     admin = r.get("adminAccess") is True
     if admin and not f.admin_access:
         raise EngineError(f"{where}: admin access is requested, but the feature is disabled")
@@ -143,12 +152,13 @@ def _alt(
     if cls is None:
         raise EngineError(
             f"{where}: could not retrieve device class {cname}: "
-            f'deviceclass.resource.k8s.io "{cname}" not found'
+            f'deviceclass.resource.k8s.io "{cname}" not found',
+            "waits",
         )
     try:
         class_sels = _selectors((cls.get("spec") or {}).get("selectors"))
     except EngineError as e:
-        raise EngineError(f"class {cname}: {e}") from None
+        raise e.within(f"class {cname}") from None
     mode = r.get("allocationMode") or "ExactCount"
     if mode not in ("ExactCount", "All"):
         raise EngineError(f"{where}: unsupported count mode {mode}")

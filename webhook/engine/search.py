@@ -23,6 +23,7 @@ from webhook.engine.selectors import Candidate, candidates
 from webhook.model.bignum import Nano
 from webhook.model.budget import Meter, OutOfBudget
 from webhook.model.quantity import Quantity
+from webhook.model.records import nano
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import GroupState, Pool, add_group, group_admits
 from webhook.state.view import StateView
@@ -127,7 +128,8 @@ class NodeSearch:
             if p.incomplete:
                 raise EngineError(
                     f"claim {pc.label}, request {alt.ref}: asks for all devices, but resource pool "
-                    f"{p.id[0]}/{p.id[1]} is currently being updated"
+                    f"{p.id[0]}/{p.id[1]} is currently being updated",
+                    "waits",
                 )
             if p.invalid:
                 raise EngineError(
@@ -316,7 +318,7 @@ class NodeSearch:
                 share_id = stable_share_id(self.claims[ci].label, len(self.results[ci]), dev.id)
                 entry = self.allocating_cap.setdefault(dev.id, {})
                 for name, q in use.items():
-                    entry[name] = entry.get(name, 0) + cap.nano(q)
+                    entry[name] = entry.get(name, 0) + nano(q)
                 cap_inserted = True
         results = self.results[ci]
         results.append(Picked(alt, c, share_id, consumed_now))
@@ -330,7 +332,7 @@ class NodeSearch:
             if cap_inserted and consumed_now is not None:
                 entry = self.allocating_cap[dev.id]
                 for name, q in consumed_now.items():
-                    entry[name] -= cap.nano(q)
+                    entry[name] -= nano(q)
                 # The entry stays (possibly all zeros) while another share holds it, like upstream.
                 if not any(p.cand.dev is dev and p.share_id for r in self.results for p in r):
                     del self.allocating_cap[dev.id]

@@ -134,7 +134,7 @@ class Runtime:
         if self.draining:
             return False
         if self.live is not None:
-            return self.live.ready.is_set()
+            return bool(self.live.ready.is_set())
         return self.loader is not None and self.loader.ready.is_set()
 
     def not_ready_reason(self) -> str:

@@ -60,6 +60,7 @@ class PodSimulation:
     reason: str = ""
     explanation: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    waits: bool = False  # that error ends when the cluster changes (a class or pool to appear)
     subjects: list[Subject] = field(default_factory=list)
     internal: str | None = None  # draguard failed on this Pod (feasible is None: no answer)
     workload: WorkloadReport | None = None  # the workload whose controller creates this Pod
@@ -626,4 +627,5 @@ def _from_outcome(label: str | None, outcome: Outcome) -> PodSimulation:
         "" if outcome.feasible else reason,
         list(outcome.explanation),
         outcome.error,
+        outcome.error_kind == "waits",
     )

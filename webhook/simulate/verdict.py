@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from webhook.simulate.run import PodSimulation
 
 Verdict = Literal["feasible", "busy", "unsatisfiable", "undecided"]
-# Allocation errors that end when the cluster changes, not the claim: it waits (busy).
-WAITS = ("could not retrieve device class", "is currently being updated")
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ def decide(
         return Decision("feasible", "", now)
     if now.feasible is None:
         return Decision("undecided", f"{what}: feasibility undecided ({reason(now)}){undecided_tail}", now)
-    if now.error and any(w in now.error for w in WAITS):
+    if now.waits:  # an allocation error that ends when the cluster changes, not the claim
         return Decision("busy", f"{what} cannot be allocated now and waits: {reason(now)}", now)
     empty = on_empty()
     if empty.feasible:

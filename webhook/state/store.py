@@ -86,7 +86,7 @@ class Snapshot:
         """The stored objects of one kind (any of STORED_KINDS) by (namespace or "", name), as given to
         the writer (the loader's are defaulted as the API server stores them). Read-only: the mapping
         is immutable and belongs to this version (O(1) to get); the objects must not be changed."""
-        return self._objects.get(kind, _EMPTY)  # type: ignore[no-any-return]
+        return self._objects.get(kind, _EMPTY)
 
     def cross_object_violations(
         self, obj: dict[str, Any], old: dict[str, Any] | None = None, namespace: str | None = None
@@ -320,7 +320,7 @@ class StateStore:
         m = _EMPTY.mutate()
         for node in nodes:
             m[node.name] = self._gather(view, node)
-        return m.finish()  # type: ignore[no-any-return]
+        return m.finish()
 
     def _gather(self, view: StateView, node: NodeInfo) -> NodePools:
         seen: set[PoolID] = set()

@@ -52,7 +52,7 @@ class Backoff:
     def next(self, at_least: float = 0.0) -> float:
         delay = min(self.cap, self.initial * (2**self._n) * (1.0 + self.jitter * self._rng.random()))
         self._n = min(self._n + 1, 32)
-        return max(at_least, delay)
+        return max(at_least, float(delay))
 
     def reset(self) -> None:
         self._n = 0
