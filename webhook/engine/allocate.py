@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any
 
 from webhook.engine.eligibility import alt_key, blocker, key_bytes
 from webhook.engine.emptycluster import AdjustedView
@@ -35,7 +35,7 @@ from webhook.model.bignum import TooLarge
 from webhook.model.budget import Meter, OutOfBudget
 from webhook.state.nodes import NodeInfo, pod_allows, selector_matches
 from webhook.state.pools import Pool
-from webhook.state.view import StateView
+from webhook.state.view import ClusterView, HasView
 
 EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation may spend afterwards
 
@@ -43,7 +43,7 @@ EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation 
 @dataclass(eq=False, slots=True)
 class NodePlan:
     node: NodeInfo
-    state: StateView
+    state: ClusterView
     meter: Meter
     promise: float = 0.0
     feasible_bound: bool = True
@@ -76,7 +76,7 @@ class _Nodes:
     )
 
     def __init__(
-        self, state: StateView, nodes: list[NodeInfo], meter: Meter, canonical: bool = False
+        self, state: ClusterView, nodes: list[NodeInfo], meter: Meter, canonical: bool = False
     ) -> None:
         self.state = state
         self.meter = meter
@@ -141,7 +141,7 @@ EXACT = 1 << 30  # a count limit no node reaches: the exact number of candidates
 
 
 def _counts(
-    state: StateView, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
+    state: ClusterView, alt: Alt, cands: _Nodes, idx: list[int], f: Features, limit: int, meter: Meter
 ) -> dict[str | None, int]:
     """Per node (of `idx`): devices that could serve `alt` on their own (an upper bound), counted up to
     `limit`. Kept per version (repeated requests of the same shape cost one lookup per node) and across
@@ -190,7 +190,7 @@ def _counts(
 
 
 def _erring(
-    state: StateView, claims: list[PreparedClaim], cands: _Nodes, i: int, f: Features, meter: Meter
+    state: ClusterView, claims: list[PreparedClaim], cands: _Nodes, i: int, f: Features, meter: Meter
 ) -> bool:
     """Whether some (sub)request has a device on node `i` whose selectors fail to evaluate and that is
     not in use: upstream's search over the node evaluates every device that is not in use, so on a node
@@ -227,7 +227,7 @@ def _erring(
 
 
 def _bound(
-    state: StateView, claims: list[PreparedClaim], cands: _Nodes, idx: list[int], f: Features, meter: Meter
+    state: ClusterView, claims: list[PreparedClaim], cands: _Nodes, idx: list[int], f: Features, meter: Meter
 ) -> None:
     """Prune the nodes `idx` where some request has too few candidates; score the rest (0..1, higher =
     roomier). Per node, so a node's verdict does not depend on which other nodes are bounded with it."""
@@ -276,7 +276,7 @@ def _chunks(n: int) -> Iterator[range]:
 
 
 def _nodes(
-    state: StateView,
+    state: ClusterView,
     pod: dict[str, Any] | None,
     node: str | None,
     node_selectors: Sequence[dict[str, Any]],
@@ -303,7 +303,7 @@ def _skips_operations(plan_results: Any) -> bool:
 
 
 def allocate(
-    state: StateView | Any,
+    state: HasView,
     claims: list[dict[str, Any]],
     *,
     pod: dict[str, Any] | None = None,
@@ -332,12 +332,9 @@ def allocate(
     budget = budget or Budget()
     meter = Meter(budget, deadline)
     try:
-        view: StateView = state.view  # a ClusterState's current version, or the view itself
+        view = state.view  # a ClusterState's current version, or the view itself
         if ignore_allocations or ignore_taints:
-            view = cast(
-                StateView,
-                AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints),
-            )
+            view = AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints)
         return _allocate(
             view, claims, pod, node, node_selectors, budget, deadline, meter, ignore_taints, prefer
         )
@@ -356,7 +353,7 @@ def _undecided(meter: Meter, where: str, reason: str, explanation: list[dict[str
 
 
 def _allocate(
-    state: StateView,
+    state: ClusterView,
     claims: list[dict[str, Any]],
     pod: dict[str, Any] | None,
     node: str | None,
@@ -491,7 +488,7 @@ def _allocate(
 
 
 def prime(
-    state: StateView | Any,
+    state: HasView,
     claims: list[dict[str, Any]],
     *,
     budget: Budget | None = None,
@@ -505,11 +502,9 @@ def prime(
     (per node, with the node's pools stamp), so after a change only the nodes it touched are computed
     again. `ignore_allocations`/`ignore_taints` prime the caches of that mode of `allocate()`. False if
     the budget or deadline ran out first (what was done stays done)."""
-    view: StateView = state.view
+    view = state.view
     if ignore_allocations or ignore_taints:
-        view = cast(
-            StateView, AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints)
-        )
+        view = AdjustedView(view, ignore_allocations=ignore_allocations, ignore_taints=ignore_taints)
     budget = budget or Budget()
     meter = Meter(budget, deadline)
     f = Features.of(view)

@@ -22,7 +22,7 @@ from webhook.engine.selectors import selectable
 from webhook.model.budget import Meter
 from webhook.model.records import DeviceRec
 from webhook.model.text import listing
-from webhook.state.view import StateView
+from webhook.state.view import ClusterView
 
 if TYPE_CHECKING:
     from webhook.engine.allocate import NodePlan
@@ -73,7 +73,7 @@ def closeness(alt: Alt, t: Tally) -> float:
     return left + 1e-3 * min(1.0, t[1] / need) + 1e-6 * min(1.0, t[0] / need)
 
 
-def holders(state: StateView, devices: set[tuple[str, str, str]]) -> Counter[str]:
+def holders(state: ClusterView, devices: set[tuple[str, str, str]]) -> Counter[str]:
     """The allocated claims holding `devices` (exclusively), by "namespace/name", with device counts."""
     out: Counter[str] = Counter()
     if not devices:
@@ -249,7 +249,7 @@ def _all_cause(
 
 
 def in_use_devices(
-    state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: Meter
+    state: ClusterView, alt: Alt, plan: NodePlan, f: Features, meter: Meter
 ) -> set[tuple[str, str, str]]:
     """The devices of one node that match `alt` but are allocated to other claims."""
     out: set[tuple[str, str, str]] = set()
@@ -331,7 +331,7 @@ def _value_text(v: Any) -> str:
 
 
 def constraint_causes(
-    state: StateView, claims: Sequence[PreparedClaim], plan: NodePlan, f: Features, meter: Meter, nodes: int
+    state: ClusterView, claims: Sequence[PreparedClaim], plan: NodePlan, f: Features, meter: Meter, nodes: int
 ) -> list[str]:
     """Per claim constraint, on one node: the attribute no candidate device has, or values too split
     for the devices the constrained requests need (matchAttribute) or too few distinct ones

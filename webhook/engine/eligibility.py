@@ -13,7 +13,7 @@ from webhook.engine import capacity as cap
 from webhook.engine.requests import Alt, Features, blocking_taint
 from webhook.model.records import DeviceRec
 from webhook.state.pools import Pool, group_admits
-from webhook.state.view import StateView
+from webhook.state.view import ClusterView
 
 IN_USE = "in use"
 GATED = "partitionable gate"
@@ -39,14 +39,14 @@ def counter_block(pool: Pool, d: DeviceRec) -> str | None:
     return None
 
 
-def capacity_ok(alt: Alt, d: DeviceRec, state: StateView) -> bool:
+def capacity_ok(alt: Alt, d: DeviceRec, state: ClusterView) -> bool:
     agg = state.allocated.capacity.get(d.id)
     if alt.capacity is None and not d.allow_multi and agg is None:
         return True  # the whole device, no policy: always within its own capacity
     return cap.fits(cap.consumed(alt.capacity, d), d, agg, None)
 
 
-def blocker(state: StateView, alt: Alt, pool: Pool, d: DeviceRec, f: Features) -> str | None:
+def blocker(state: ClusterView, alt: Alt, pool: Pool, d: DeviceRec, f: Features) -> str | None:
     """The first reason (in eligibility order) that excludes `d` for `alt`, or None."""
     if not alt.admin and d.id in state.allocated.exclusive:
         return IN_USE

@@ -16,10 +16,17 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
+from immutables import Map
+
 from webhook.model.budget import Meter
+from webhook.model.records import DeviceRec, SliceRec
+from webhook.profile import Profile
+from webhook.rules.inventory import Inventory
 from webhook.state.allocated import AllocatedState
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool
+from webhook.state.shared import MatchCache, SharedCaches
+from webhook.state.view import Cache, ClusterView, NodePools, TaintRules
 
 _UNALLOCATED = "unallocated-pool"
 _NOTHING = AllocatedState()  # immutable: shared by every view
@@ -30,7 +37,7 @@ class _PrefixedCache:
 
     __slots__ = ("_cache", "_prefix")
 
-    def __init__(self, cache: Any, prefix: Hashable) -> None:
+    def __init__(self, cache: Cache, prefix: Hashable) -> None:
         self._cache = cache
         self._prefix = prefix
 
@@ -42,33 +49,117 @@ class _PrefixedCache:
 
 
 class AdjustedView:
-    """Reads of a StateView with allocations and/or device taints ignored (see the module docstring)."""
+    """Reads of a ClusterView with allocations and/or device taints ignored (see the module docstring).
+    A ClusterView itself: what it does not change reads the wrapped version."""
 
-    def __init__(self, view: Any, *, ignore_allocations: bool, ignore_taints: bool) -> None:
+    __slots__ = ("_view", "_ignore_allocations", "_prefix", "_allocated")
+
+    def __init__(self, view: ClusterView, *, ignore_allocations: bool, ignore_taints: bool) -> None:
         self._view = view
         self._ignore_allocations = ignore_allocations
         self._prefix = ("adjusted", ignore_allocations, ignore_taints)
-        if ignore_allocations:
-            self.allocated = _NOTHING
+        self._allocated = _NOTHING if ignore_allocations else view.allocated
 
-    def __getattr__(self, name: str) -> Any:  # everything not overridden reads the wrapped version
-        return getattr(self._view, name)
-
+    # -- what it changes ---------------------------------------------------------------------------
     @property
-    def view(self) -> AdjustedView:
+    def view(self) -> ClusterView:
         return self
 
-    def memo(self) -> Any:
+    @property
+    def allocated(self) -> AllocatedState:
+        return self._allocated
+
+    def memo(self) -> Cache:
         return _PrefixedCache(self._view.memo(), self._prefix)
 
     @property
-    def count_cache(self) -> Any:
+    def count_cache(self) -> Cache:
         return _PrefixedCache(self._view.count_cache, self._prefix)
+
+    # -- what it reads of the wrapped version ------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        return self._view.profile
+
+    @property
+    def version(self) -> int:
+        return self._view.version
+
+    @property
+    def inventory(self) -> Inventory:
+        return self._view.inventory
+
+    @property
+    def nodes(self) -> Map[str, NodeInfo]:
+        return self._view.nodes
+
+    @property
+    def rules(self) -> TaintRules:
+        return self._view.rules
+
+    @property
+    def taint_rules(self) -> Map[str, tuple[dict[str, Any] | None, dict[str, Any]]]:
+        return self._view.taint_rules
+
+    @property
+    def node_pools(self) -> Map[str | None, NodePools]:
+        return self._view.node_pools
+
+    @property
+    def shared(self) -> SharedCaches:
+        return self._view.shared
+
+    @property
+    def evaluator(self) -> Any:
+        return self._view.evaluator
+
+    @property
+    def compiled(self) -> Any:
+        return self._view.compiled
+
+    @property
+    def match_cache(self) -> MatchCache:
+        return self._view.match_cache
+
+    @property
+    def classes(self) -> dict[str, dict[str, Any]]:
+        return self._view.classes
+
+    @property
+    def slices(self) -> dict[str, SliceRec]:
+        return self._view.slices
+
+    def enabled(self, gate: str) -> bool:
+        return self._view.enabled(gate)
+
+    def remember_match(self, key: tuple[Hashable, int], value: Any, nbytes: int) -> None:
+        self._view.remember_match(key, value, nbytes)
+
+    def candidate_nodes(self) -> list[NodeInfo]:
+        return self._view.candidate_nodes()
+
+    def node(self, name: str) -> NodeInfo:
+        return self._view.node(name)
+
+    def node_stamp(self, node: NodeInfo) -> int | None:
+        return self._view.node_stamp(node)
+
+    def gather(self, node: NodeInfo, tick: Any = None, seen: set[Any] | None = None) -> tuple[Pool, ...]:
+        return self._view.gather(node, tick, seen)
+
+    def device_class(self, name: str) -> dict[str, Any] | None:
+        return self._view.device_class(name)
+
+    def class_for_extended_resource(self, resource: str) -> str | None:
+        return self._view.class_for_extended_resource(resource)
+
+    def device_taints(self, d: DeviceRec) -> tuple[dict[str, Any], ...]:
+        return self._view.device_taints(d)
 
     def pools_for(self, node: NodeInfo, meter: Meter | None = None) -> tuple[Pool, ...]:
         pools = self._view.pools_for(node, meter)
         if not self._ignore_allocations:
-            return pools  # type: ignore[no-any-return]
+            return pools
         memo = self._view.memo()
         out = []
         for p in pools:

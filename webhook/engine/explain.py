@@ -49,7 +49,7 @@ from webhook.model.budget import Meter
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.text import listing
 from webhook.state.pools import Pool
-from webhook.state.view import StateView
+from webhook.state.view import ClusterView
 
 if TYPE_CHECKING:
     from webhook.engine.allocate import NodePlan
@@ -67,7 +67,7 @@ _LABELS = {
 
 
 def funnel(
-    state: StateView,
+    state: ClusterView,
     alt: Alt,
     plans: Sequence[NodePlan],
     names: tuple[str | None, ...],
@@ -110,7 +110,9 @@ def funnel(
 Tally = tuple[int, int, Counter[str], Counter[str], Counter[str]]  # in class, selected, why, effects, sets
 
 
-def _funnel_counts(state: StateView, alt: Alt, plans: Iterable[NodePlan], f: Features, meter: Meter) -> Tally:
+def _funnel_counts(
+    state: ClusterView, alt: Alt, plans: Iterable[NodePlan], f: Features, meter: Meter
+) -> Tally:
     """The funnel's counts over `plans`, each device counted once however many nodes see it."""
     in_class: set[tuple[str, int, int]] = set()
     for plan in plans:
@@ -139,7 +141,7 @@ def _funnel_counts(state: StateView, alt: Alt, plans: Iterable[NodePlan], f: Fea
 
 
 def _node_parts(
-    state: StateView,
+    state: ClusterView,
     alt: Alt,
     plans: Sequence[NodePlan],
     names: tuple[str | None, ...],
@@ -175,7 +177,7 @@ def _node_parts(
 
 
 def node_tallies(
-    state: StateView,
+    state: ClusterView,
     alt: Alt,
     plans: Sequence[NodePlan],
     names: tuple[str | None, ...],
@@ -200,7 +202,7 @@ def node_tallies(
 
 
 def _funnel_by_node(
-    state: StateView,
+    state: ClusterView,
     alt: Alt,
     plans: Sequence[NodePlan],
     names: tuple[str | None, ...],
@@ -315,7 +317,7 @@ def _nano(n: Nano) -> str:
     return parse_quantity(f"{n}n").canonical()
 
 
-def _counter_contention(state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
+def _counter_contention(state: ClusterView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
     """When every candidate of a request draws on one counter set, whether that set can hold `count`
     of them at all (the smallest consumptions summed): a proof of why counters block the request.
     Kept across versions per (request shape, count, node) with the node's pools stamp."""
@@ -339,7 +341,7 @@ def _counter_contention(state: StateView, alt: Alt, plan: NodePlan, f: Features,
     return msg
 
 
-def _contention(state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
+def _contention(state: ClusterView, alt: Alt, plan: NodePlan, f: Features, meter: Meter) -> str:
     need = alt.count
     where: tuple[Pool, str] | None = None
     uses: list[dict[str, Nano]] = []
@@ -365,7 +367,7 @@ def _contention(state: StateView, alt: Alt, plan: NodePlan, f: Features, meter: 
 
 
 def explain(
-    state: StateView,
+    state: ClusterView,
     claims: list[PreparedClaim],
     plans: Sequence[NodePlan],
     searched: list[NodePlan],
@@ -578,7 +580,7 @@ def _entry(
 
 
 def _closeness(
-    state: StateView, alt: Alt, tallies: list[Tally], names: tuple[str | None, ...]
+    state: ClusterView, alt: Alt, tallies: list[Tally], names: tuple[str | None, ...]
 ) -> list[float]:
     """`causes.closeness` per node, kept per version and, across versions, per node with the tally it
     was computed from (the funnel keeps a node's tally while its pools do not change)."""
@@ -608,7 +610,7 @@ def _closeness(
 
 
 def _owners(
-    state: StateView, alt: Alt, plans: Sequence[NodePlan], f: Features, meter: Meter
+    state: ClusterView, alt: Alt, plans: Sequence[NodePlan], f: Features, meter: Meter
 ) -> Callable[[int], Counter[str]]:
     """node index -> the claims holding that node's devices that match `alt` but are in use."""
     return lambda i: holders(state, in_use_devices(state, alt, plans[i], f, meter))

@@ -10,7 +10,7 @@ from typing import Any
 from webhook.engine.outcome import ErrorKind
 from webhook.model.quantity import Quantity
 from webhook.model.records import qty
-from webhook.state.view import StateView
+from webhook.state.view import ClusterView
 
 MAX_RESULTS = 32  # AllocationResultsMaxSize
 
@@ -40,7 +40,7 @@ class Features:
     node_operations: bool
 
     @classmethod
-    def of(cls, state: StateView) -> Features:
+    def of(cls, state: ClusterView) -> Features:
         on = state.enabled
         return cls(
             prioritized_list=on("DRAPrioritizedList"),
@@ -123,7 +123,7 @@ def _selectors(v: Any) -> tuple[str, ...]:
 
 
 def _alt(
-    state: StateView,
+    state: ClusterView,
     f: Features,
     label: str,
     idx: tuple[int, int, int],
@@ -183,7 +183,7 @@ def _alt(
 
 
 def prepare(
-    state: StateView, claims: list[dict[str, Any]], f: Features, tick: Callable[[], None] | None = None
+    state: ClusterView, claims: list[dict[str, Any]], f: Features, tick: Callable[[], None] | None = None
 ) -> list[PreparedClaim]:
     """Check every claim as upstream does before searching; raise `EngineError` on upstream errors.
     `tick` is called per claim (a budget's clock)."""

@@ -26,7 +26,7 @@ from webhook.model.quantity import Quantity
 from webhook.model.records import nano
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import GroupState, Pool, add_group, group_admits
-from webhook.state.view import StateView
+from webhook.state.view import ClusterView
 
 FAIL, OK, EXCEEDED = 0, 1, 2
 
@@ -60,7 +60,7 @@ class NodeSearch:
 
     def __init__(
         self,
-        state: StateView,
+        state: ClusterView,
         claims: list[PreparedClaim],
         node: NodeInfo,
         pools: Sequence[Pool],

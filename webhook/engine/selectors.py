@@ -1,4 +1,4 @@
-"""Selector results per slice (class selectors AND request selectors), cached in the StateView.
+"""Selector results per slice (class selectors AND request selectors), cached in the ClusterView.
 
 Results are computed for a whole slice at once and kept until the slice changes. A CEL runtime error is
 recorded on its device and raised only when the search reaches that device, which is when upstream
@@ -24,7 +24,7 @@ from webhook.model.budget import Meter
 from webhook.model.records import DeviceRec, SliceRec
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool, device_on_node
-from webhook.state.view import StateView
+from webhook.state.view import ClusterView
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ class _Charger:
             self.meter.tick()
 
 
-def precompile(state: StateView, expressions: Iterable[str], meter: Meter) -> None:
+def precompile(state: ClusterView, expressions: Iterable[str], meter: Meter) -> None:
     """Compile expressions the evaluator has not seen yet, charging the meter. A compile error is not
     raised here: it is reported when a device is evaluated, as upstream does."""
     ev = state.evaluator
@@ -139,7 +139,7 @@ def _eval(
 
 
 def slice_match(
-    state: StateView, signature: tuple[tuple[str, ...], tuple[str, ...]], s: SliceRec, meter: Meter
+    state: ClusterView, signature: tuple[tuple[str, ...], tuple[str, ...]], s: SliceRec, meter: Meter
 ) -> SliceMatch:
     key: tuple[Hashable, int] = (signature, s.serial)
     hit = state.match_cache.get(key)
@@ -179,7 +179,7 @@ def _match(
 
 
 def selectable(
-    state: StateView,
+    state: ClusterView,
     alt: Alt,
     pools: Sequence[Pool],
     node: NodeInfo,
@@ -209,6 +209,6 @@ def selectable(
 
 
 def candidates(
-    state: StateView, alt: Alt, pools: Sequence[Pool], node: NodeInfo, f: Features, meter: Meter
+    state: ClusterView, alt: Alt, pools: Sequence[Pool], node: NodeInfo, f: Features, meter: Meter
 ) -> list[Candidate]:
     return [Candidate(d, p, e) for p, d, e in selectable(state, alt, pools, node, f, meter)]

@@ -42,6 +42,7 @@ from webhook.simulate.subjects import Origin, Subject, claim_key, request_paths
 from webhook.simulate.subjects import claim_subject as subject_of_claim
 from webhook.simulate.verdict import Verdict, decide
 from webhook.state import ClusterState
+from webhook.state.view import HasView
 
 if TYPE_CHECKING:
     from webhook.simulate.served import LeftOutNotes
@@ -173,7 +174,7 @@ class PodRun:
     def __init__(
         self,
         world: World,
-        state: ClusterState,
+        state: HasView,
         ctx: Context,
         budget: Budget,
         deadline: Deadline,
@@ -184,6 +185,12 @@ class PodRun:
         spread: Spread | None = None,
     ) -> None:
         self.world, self.state, self.ctx, self.budget = world, state, ctx, budget
+        # a committing run adds each allocation to the state it runs on: only a ClusterState is written
+        if commit and not isinstance(state, ClusterState):
+            raise TypeError(
+                f"a committing run writes its allocations to a ClusterState, not {type(state).__name__}"
+            )
+        self._writer = state if isinstance(state, ClusterState) else None
         self.deadline = deadline
         self.commit = commit
         self.empty_cluster = empty_cluster
@@ -593,7 +600,8 @@ class PodRun:
                 if meta.get("uid"):
                     ref["uid"] = meta["uid"]
                 status["reservedFor"] = [*(status.get("reservedFor") or []), ref]
-            self.state.apply(stored)
+            assert self._writer is not None  # checked when the run was made
+            self._writer.apply(stored)
             owned = self.claims
             assert isinstance(owned, MutableMapping), "a committing run owns its claims"
             owned[key_of(stored)] = stored
