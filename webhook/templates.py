@@ -17,14 +17,15 @@ from webhook.context import Context
 from webhook.defaults import apply_defaults
 from webhook.model.budget import DeadlinePassed
 from webhook.model.jsontext import json_head
+from webhook.model.records import PodRec
 from webhook.model.violation import Finding, Violation
 from webhook.model.workloads import get_path, pod_view, prefixed, template_prefix, with_template
 from webhook.policy import Policy
 from webhook.rules import fielderr as fe
-from webhook.rules.inventory import PodRec, extract_record
 from webhook.rules.registry import OBJECT_RULES, RULES, declare
 from webhook.schema.structural import check_nulls, strip_nulls
 from webhook.skew import strip_disabled_fields
+from webhook.state.inventory import extract_record
 
 # Pod rules that apply to a template (seen as a Pod), and those that apply to the workload's own metadata.
 TEMPLATE_RULES = ("pod.resource-claims", "pod.container-claims", "meta.labels", "meta.annotations")

@@ -51,11 +51,11 @@ from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules import catalog  # noqa: F401  (imports every rule module)
 from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts, without_samples
-from webhook.rules.inventory import Inventory, extract_record
 from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
 from webhook.schema.structural import decode, served
 from webhook.skew import strip_disabled_fields
+from webhook.state.inventory import Inventory, extract_record
 from webhook.templates import check_workload, workload_record
 
 RESOURCE_V1 = "resource.k8s.io/v1"

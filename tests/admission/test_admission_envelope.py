@@ -166,16 +166,22 @@ def test_a_dra_version_draguard_does_not_check_is_allowed_with_a_warning() -> No
 # -- internal errors: the failure mode ------------------------------------------------------------
 
 
+class _BrokenIndex:
+    """An inventory every lookup of which fails."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise KeyError("pool index out of sync")
+
+
 class _BrokenSnapshot(Snapshot):
     """The real snapshot of the test cluster, whose cross-object index fails (a draguard bug, as far as
     review() can tell)."""
 
     def __init__(self) -> None:
         real = snapshot()
-        super().__init__(real.version, real.published_at, real.state, real._objects)
-
-    def cross_object_violations(self, obj: Any, old: Any = None, namespace: str | None = None) -> list[Any]:
-        raise KeyError("pool index out of sync")
+        state = copy.copy(real.state)
+        state.inventory = _BrokenIndex()  # type: ignore[assignment]
+        super().__init__(real.version, real.published_at, state, real._objects)
 
 
 def test_internal_error_fails_open_with_a_warning() -> None:

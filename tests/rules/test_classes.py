@@ -6,7 +6,7 @@ import yaml
 
 from webhook.context import Context
 from webhook.rules import classes
-from webhook.rules.inventory import ClassRec, Inventory, extract_record
+from webhook.state.inventory import ClassRec, Inventory, extract_record
 
 CLASSES = """
 apiVersion: resource.k8s.io/v1

@@ -9,7 +9,7 @@ import yaml
 
 from webhook.context import Context
 from webhook.rules import pools
-from webhook.rules.inventory import Inventory, SliceRec, extract_record
+from webhook.state.inventory import Inventory, SliceRec, extract_record
 
 COUNTERS = """
 apiVersion: resource.k8s.io/v1

@@ -4,13 +4,23 @@ object under admission (it replaces its old version), against real manifests."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 import yaml
 
 from webhook.engine import allocate
 from webhook.profile import load_profile
+from webhook.rules.crossobject import violations_for
 from webhook.state import StateStore
+
+
+def cross(
+    snap: Any, obj: dict[str, Any], old: dict[str, Any] | None = None, namespace: str | None = None
+) -> Any:
+    """The cross-object rules for `obj` on a snapshot, as admission runs them."""
+    return violations_for(snap.state.inventory, obj, old, namespace)
+
 
 PROFILE = load_profile("1.37")
 
@@ -92,21 +102,21 @@ def test_an_unchanged_object_under_update_has_no_findings() -> None:
     snap = store_of().snapshot()
     devices = by_kind("ResourceSlice", "devices")
     # the slice replaces itself: its devices are not duplicates of its stored version
-    assert snap.cross_object_violations(devices, copy.deepcopy(devices)) == []
-    assert snap.cross_object_violations(devices, None) == []  # CREATE of a name the state already has
+    assert cross(snap, devices, copy.deepcopy(devices)) == []
+    assert cross(snap, devices, None) == []  # CREATE of a name the state already has
 
 
 def test_a_new_slice_is_checked_against_its_pool() -> None:
     snap = store_of().snapshot()
     bad = by_kind("ResourceSlice", "devices")
     bad["spec"]["devices"][0]["consumesCounters"][0]["counterSet"] = "gpu-9"
-    got = snap.cross_object_violations(bad, by_kind("ResourceSlice", "devices"))
+    got = cross(snap, bad, by_kind("ResourceSlice", "devices"))
     assert found(got) == [("pool.counter-set-ref", "error", "spec.devices[0].consumesCounters[0].counterSet")]
     assert 'Invalid value: "gpu-9": no slice of pool "node-1" of driver gpu.example.com' in got[0].message
 
     third = by_kind("ResourceSlice", "devices")
     third["metadata"]["name"] = "devices-b"
-    got = snap.cross_object_violations(third)
+    got = cross(snap, third)
     rules = [(v.rule, v.field) for v in got]
     # the same device names as slice "devices" of the same pool generation, and one slice too many
     assert ("pool.duplicate-device", "spec.devices[0].name") in rules
@@ -119,7 +129,7 @@ def test_a_partial_pool_reads_the_cluster_state() -> None:
     snap = store_of().snapshot()
     lone = by_kind("ResourceSlice", "devices")
     lone["spec"]["pool"]["name"] = "node-2"
-    got = snap.cross_object_violations(lone)
+    got = cross(snap, lone)
     assert {v.rule for v in got} == {"pool.unchecked", "pool.completeness"}
     assert any("the cluster state holds 1 of 2 slices" in v.message for v in got)
 
@@ -129,15 +139,15 @@ def test_device_class_clash_and_claims_and_pods() -> None:
     other = by_kind("DeviceClass", "gpu")
     other["metadata"]["name"] = "gpu-2"
     other["metadata"]["creationTimestamp"] = "2026-02-01T00:00:00Z"
-    got = snap.cross_object_violations(other)
+    got = cross(snap, other)
     assert found(got) == [("class.extended-resource-name-clash", "warning", "spec.extendedResourceName")]
     assert "this class wins" in got[0].message
     # updating the class itself is no clash
-    assert snap.cross_object_violations(by_kind("DeviceClass", "gpu"), by_kind("DeviceClass", "gpu")) == []
+    assert cross(snap, by_kind("DeviceClass", "gpu"), by_kind("DeviceClass", "gpu")) == []
 
     claim = by_kind("ResourceClaim", "shared")
     claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "tpu"
-    got = snap.cross_object_violations(claim)
+    got = cross(snap, claim)
     assert found(got) == [
         ("claim.unknown-device-class", "warning", "spec.devices.requests[0].exactly.deviceClassName")
     ]
@@ -155,9 +165,9 @@ def test_device_class_clash_and_claims_and_pods() -> None:
             ]
         },
     }
-    got = snap.cross_object_violations(pod, None, namespace="team")
+    got = cross(snap, pod, None, namespace="team")
     assert found(got) == [("pod.unknown-claim", "warning", "spec.resourceClaims[2].resourceClaimName")]
-    got = snap.cross_object_violations(pod, None, namespace="elsewhere")
+    got = cross(snap, pod, None, namespace="elsewhere")
     assert [v.field for v in got] == [
         "spec.resourceClaims[0].resourceClaimName",
         "spec.resourceClaims[1].resourceClaimTemplateName",
@@ -325,7 +335,7 @@ def test_malformed_objects_never_stop_the_writer_or_a_reader() -> None:
     for obj in bad:
         store.apply(obj)
         snap = store.publish()
-        snap.cross_object_violations(obj)
+        cross(snap, obj)
         assert allocate(snap.state, [by_kind("ResourceClaim", "shared")]).internal is None
     store.replace_all(docs(POOL))
     assert store.publish().counts()["ResourceSlice"] == 2

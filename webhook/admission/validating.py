@@ -25,6 +25,7 @@ from webhook.defaults import apply_defaults
 from webhook.model.budget import Deadline
 from webhook.model.plain import deep_copy
 from webhook.model.violation import Severity, Violation
+from webhook.rules.crossobject import violations_for
 from webhook.validate import validate_object
 
 # Kinds whose rules read the namespace's labels (admin access: `resource.kubernetes.io/admin-access`).
@@ -94,7 +95,7 @@ def _violations(
         meta = stored.get("metadata")
         if req.namespace and isinstance(meta, dict) and not meta.get("namespace"):
             meta["namespace"] = req.namespace  # the API server has set it; a hand-made review may not
-        cross = snapshot.cross_object_violations(stored, old)
+        cross = violations_for(snapshot.state.inventory, stored, old)
         found.extend(policy.apply(list(cross)))
     return stored, found
 

@@ -52,7 +52,7 @@ def check_versioned(
     """A `resource.k8s.io/*` document (apiVersion and kind are strings): its (result, inventory record,
     object as stored), or None when the ordinary v1 pipeline takes it (a served v1 object). A served
     kind draguard does not check (v1alpha3 ResourcePoolStatusRequest) is skipped: (None, None, None)."""
-    from webhook.rules.inventory import extract_record
+    from webhook.state.inventory import extract_record
     from webhook.validate import validate_object
 
     obj = doc.obj

@@ -21,8 +21,8 @@ from immutables import Map
 from webhook.model.budget import Meter
 from webhook.model.records import DeviceRec, SliceRec
 from webhook.profile import Profile
-from webhook.rules.inventory import Inventory
 from webhook.state.allocated import AllocatedState
+from webhook.state.inventory import Inventory
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool
 from webhook.state.shared import MatchCache, SharedCaches

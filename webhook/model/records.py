@@ -1,5 +1,5 @@
 """The one record model of the objects draguard keeps across requests: what the cross-object rules
-(webhook.rules.inventory) and the allocation engine (webhook.state, webhook.engine) read, parsed once per
+(webhook.state.inventory) and the allocation engine (webhook.state, webhook.engine) read, parsed once per
 object version. Records are immutable once built.
 
 A ResourceSlice's record holds its pool facts (driver, pool, generation, counts, placement, counter sets,

@@ -4,7 +4,7 @@ resource names, claims naming a DeviceClass the input lacks, Pods naming claims 
 Reference rules apply a closed world only to kinds the input contains: without any DeviceClass in the
 input, class references are not checked (the classes are assumed to be in the cluster).
 
-The rules are queries on the cross-object index (webhook.rules.inventory); `class_findings`,
+The rules are queries on the cross-object index (webhook.state.inventory); `class_findings`,
 `claim_findings` and `pod_findings` check one object as if it replaced its older version (an admission
 request), looking up only the names it uses."""
 
@@ -20,8 +20,8 @@ from webhook.model.path import Path
 from webhook.model.records import ClaimRec, ClassRec, PodRec
 from webhook.model.text import clip
 from webhook.model.violation import Severity
-from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import InventoryFinding, inventory_rule
+from webhook.state.inventory import Inventory, Key
 
 MAX_LISTED = 5
 

@@ -11,28 +11,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from webhook.model.keys import object_key
 from webhook.model.records import ClaimRec, ClassRec, PodRec, SliceRec, parse_record
 from webhook.model.violation import Violation
 from webhook.rules import classes, pools
-from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import INVENTORY_RULES, InventoryFinding
-
-NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod"})
-
-
-def object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
-    """(kind, namespace or "", name): how a cluster state names an object (cluster-scoped kinds have
-    no namespace, whatever the metadata says)."""
-    kind = obj.get("kind")
-    meta = obj.get("metadata")
-    meta = meta if isinstance(meta, dict) else {}
-    ns = meta.get("namespace")
-    name = meta.get("name")
-    return (
-        kind if isinstance(kind, str) else "",
-        ns if kind in NAMESPACED and isinstance(ns, str) else "",
-        name if isinstance(name, str) else "",
-    )
+from webhook.state.inventory import Inventory, Key
 
 
 def findings_for(

@@ -10,8 +10,8 @@ from typing import Any
 from webhook.model.violation import Severity
 from webhook.rules.claim import ADMIN_LABEL
 from webhook.rules.facts import ClaimFacts, NamespaceFacts, RunFacts
-from webhook.rules.inventory import Inventory
 from webhook.rules.registry import InventoryFinding, inventory_rule
+from webhook.state.inventory import Inventory
 
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
 

@@ -6,7 +6,7 @@ the slices of the highest `pool.generation` count; the pool is complete when the
 allocator skips incomplete pools and marks a pool invalid for duplicate device or counter-set names
 and for `consumesCounters` references that do not resolve inside the pool.
 
-The rules are queries on the cross-object index (webhook.rules.inventory): `pool_findings` checks one
+The rules are queries on the cross-object index (webhook.state.inventory): `pool_findings` checks one
 pool of an inventory (once per version), `slice_findings` one slice as if it replaced its older version
 (an admission request): work in proportion to the pool, never to the cluster.
 """
@@ -24,8 +24,8 @@ from webhook.model.quantity import parse_quantity
 from webhook.model.records import PoolID, SliceRec
 from webhook.model.text import clip, listing
 from webhook.model.violation import Severity
-from webhook.rules.inventory import Inventory, Key
 from webhook.rules.registry import InventoryFinding, inventory_rule
+from webhook.state.inventory import Inventory, Key
 
 KINDS = ("ResourceSlice",)
 

@@ -23,8 +23,8 @@ from webhook.model.names import go_quote, quote
 from webhook.model.text import clip, listing, snippet
 from webhook.model.violation import Severity
 from webhook.rules.facts import ATTRIBUTE_TYPES, ClaimFacts, ClassFacts, RunFacts, SelectorFacts, SliceFacts
-from webhook.rules.inventory import Inventory
 from webhook.rules.registry import InventoryFinding, inventory_rule
+from webhook.state.inventory import Inventory
 
 MAX_SAMPLES = 20_000  # devices selectors are evaluated on (more: no "matches nothing" conclusion)
 MAX_EVALUATIONS = 400_000  # selector evaluations per run for "matches nothing"

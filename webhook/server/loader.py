@@ -36,11 +36,11 @@ from webhook.clusterinput import stored_context
 from webhook.context import Context
 from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
 from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
+from webhook.model.keys import object_key
 from webhook.model.plain import json_dumps
 from webhook.model.text import one_line
 from webhook.policy import Policy
 from webhook.report import ObjectResult
-from webhook.rules.crossobject import object_key
 
 log = logging.getLogger("draguard.state")
 

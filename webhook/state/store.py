@@ -4,7 +4,7 @@
     store.replace_all(objects); store.publish()      # the loader thread (the only writer)
     snap = store.snapshot()                          # any request thread: O(1), never blocks
     allocate(snap.state, claims, ...)                # the engine reads one immutable version
-    snap.cross_object_violations(obj, old)           # the inventory rules for one object under admission
+    violations_for(snap.state.inventory, obj, old)   # (webhook.rules.crossobject) the inventory rules for one object
     snap.objects("ResourceClaim")[("ns", "name")]    # the stored objects of one kind (admission reads them)
 
 The writer's `apply`/`delete`/`replace_all` record changes into builders of persistent maps
@@ -36,12 +36,11 @@ from immutables import Map
 
 from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.cache import ClearingCache
+from webhook.model.keys import NAMESPACED, object_key
 from webhook.model.records import ClaimRec, PoolID, SliceRec, parse_record, parse_slice
-from webhook.model.violation import Violation
 from webhook.profile import Profile
-from webhook.rules.crossobject import NAMESPACED, object_key, violations_for
-from webhook.rules.inventory import Inventory, InventoryBuilder
 from webhook.state.allocated import AllocatedBuilder, AllocatedState
+from webhook.state.inventory import Inventory, InventoryBuilder
 from webhook.state.nodes import NodeInfo, node_from_object
 from webhook.state.pools import Pool, slice_relevant
 from webhook.state.shared import SharedCaches
@@ -87,15 +86,6 @@ class Snapshot:
         the writer (the loader's are defaulted as the API server stores them). Read-only: the mapping
         is immutable and belongs to this version (O(1) to get); the objects must not be changed."""
         return self._objects.get(kind, _EMPTY)
-
-    def cross_object_violations(
-        self, obj: dict[str, Any], old: dict[str, Any] | None = None, namespace: str | None = None
-    ) -> list[Violation]:
-        """The inventory rules (pool.*, class.extended-resource-name-clash, claim.unknown-device-class,
-        pod.unknown-claim) for `obj` as if it replaced `old` (and any stored object of its name) in this
-        snapshot; only findings on `obj` itself, with the rules' default severities. `namespace` is the
-        request's, for objects whose metadata leaves it out. Cost ∝ the pool / the names it touches."""
-        return violations_for(self.state.inventory, obj, old, namespace)
 
 
 @dataclass

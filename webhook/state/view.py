@@ -3,7 +3,7 @@
 Immutable once published (webhook.state.store builds it), so any number of threads may read it for as
 long as they hold it. Its parts are persistent maps shared with the versions before and after it:
 
-- `inventory`: the records by object key and by pool, node, class name (webhook.rules.inventory)
+- `inventory`: the records by object key and by pool, node, class name (webhook.state.inventory)
 - `allocated`: the devices allocated claims hold (webhook.state.allocated)
 - `nodes`, `candidates`: Node objects, and the nodes allocate() tries (sorted)
 - `node_pools`: per candidate node, its gathered and counted pools with a stamp (built by the writer,
@@ -31,8 +31,8 @@ from webhook.model.budget import Meter
 from webhook.model.cache import ClearingCache
 from webhook.model.records import DeviceRec, SliceRec
 from webhook.profile import Profile
-from webhook.rules.inventory import Inventory
 from webhook.state.allocated import AllocatedState
+from webhook.state.inventory import Inventory
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool, gather
 from webhook.state.shared import MatchCache, SharedCaches

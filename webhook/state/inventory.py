@@ -196,7 +196,7 @@ class InventoryBuilder:
         self.counts = base.counts.mutate()
 
     def get(self, key: Key) -> Record | None:
-        return self.records.get(key)  # type: ignore[no-any-return]
+        return self.records.get(key)
 
     def put(self, key: Key, rec: Record) -> Record | None:
         """Add or replace the object `key`; returns the record it replaced."""
@@ -244,7 +244,7 @@ class InventoryBuilder:
             _drop(self.claim_names, (rec.kind, rec.name), key)
         elif isinstance(rec, PodRec):
             pass
-        return rec  # type: ignore[no-any-return]
+        return rec
 
     def finish(self, into: Inventory | None = None) -> Inventory:
         """The next version (or fill `into`, a new empty Inventory, with it)."""
