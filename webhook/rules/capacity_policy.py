@@ -12,6 +12,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from webhook.context import Context
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
@@ -301,7 +302,7 @@ def _valid_range(
     "default required and valid, sorted/unique/≤10 values, range and step arithmetic",
     field="spec.devices[i].capacity[<name>].requestPolicy",
 )
-def check_request_policy(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_request_policy(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = old_devices_by_name(ctx) if ctx.old else None
     fractional = ctx.enabled("DRAFractionalCapacityRange")
     for i, d in enumerate(checked_devices(obj)):

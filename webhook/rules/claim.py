@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from webhook.cel.compiler import MAX_COST, CompileError, compile_selector
+from webhook.context import Context
 from webhook.model import names
 from webhook.model.jsontext import json_size
 from webhook.model.path import Path
@@ -38,9 +39,9 @@ def claim_spec(obj: dict[str, Any]) -> tuple[dict[str, Any], Path]:
     return spec, Path("spec")
 
 
-def _active(obj: dict[str, Any], ctx: Any) -> tuple[dict[str, Any], Path] | None:
+def _active(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any], Path] | None:
     """The device claim to check: None on updates (spec is immutable; upstream only compares it)."""
-    if getattr(ctx, "operation", "CREATE") == "UPDATE" and getattr(ctx, "old", None) is not None:
+    if ctx.operation == "UPDATE" and ctx.old is not None:
         return None
     spec, path = claim_spec(obj)
     return spec.get("devices") or {}, path.child("devices")
@@ -123,7 +124,7 @@ def fully_qualified_name(value: str, path: Path) -> Iterator[Finding]:
     yield from invalid(path, value, names.attribute_key(value, fully_qualified=True))
 
 
-def selector_findings(selectors: list[Any], path: Path, ctx: Any) -> Iterator[Finding]:
+def selector_findings(selectors: list[Any], path: Path, ctx: Context) -> Iterator[Finding]:
     """A `selectors` list: ≤32, each with `cel`, each expression compiling (length, type, cost)."""
     over = too_many(path, selectors, MAX_SELECTORS)
     if over:
@@ -141,7 +142,7 @@ def selector_findings(selectors: list[Any], path: Path, ctx: Any) -> Iterator[Fi
         yield from expression_findings(expr, path.index(k).child("cel", "expression"), ctx)
 
 
-def expression_findings(expr: str, path: Path, ctx: Any) -> Iterator[Finding]:
+def expression_findings(expr: str, path: Path, ctx: Context) -> Iterator[Finding]:
     # Compiled without the cost limit, which is checked here (the same comparison the compiler makes):
     # with every gate on this is the scheduler's compilation of the stored expression (the allocator's
     # cache key), so `simulate` compiles such a selector once for validation and allocation.
@@ -196,7 +197,7 @@ def _rule(rule_id: str, summary: str, field: str, **kw: Any) -> Callable[[Any], 
     "At most 32 requests with unique DNS-label names; each sets exactly one of exactly/firstAvailable",
     "spec.devices.requests[i]",
 )
-def check_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_requests(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -234,7 +235,7 @@ def check_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "firstAvailable has at most 8 subrequests with unique DNS-label names",
     "spec.devices.requests[i].firstAvailable[j]",
 )
-def check_first_available(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_first_available(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -267,7 +268,7 @@ def check_first_available(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "deviceClassName is required in exactly and in every subrequest and must be a DNS subdomain",
     "spec.devices.requests[i].exactly.deviceClassName",
 )
-def check_device_class_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_device_class_name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -284,7 +285,7 @@ def check_device_class_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "allocationMode is ExactCount (count > 0) or All (count unset)",
     "spec.devices.requests[i].exactly.count",
 )
-def check_allocation_mode(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_allocation_mode(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -312,7 +313,7 @@ def check_allocation_mode(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "At most 32 selectors per request; each has cel.expression that compiles to bool within the cost limit",
     "spec.devices.requests[i].exactly.selectors[k].cel.expression",
 )
-def check_selectors(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_selectors(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -325,7 +326,7 @@ def check_selectors(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "Toleration key is a label key, value a label value (empty for Exists), operator and effect known",
     "spec.devices.requests[i].exactly.tolerations[k]",
 )
-def check_tolerations(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_tolerations(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -367,7 +368,7 @@ def toleration_findings(tol: dict[str, Any], tp: Path) -> Iterator[Finding]:
     severity="warning",
     tag="lint",
 )
-def check_tolerations_max(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_tolerations_max(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -384,7 +385,7 @@ def check_tolerations_max(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     severity="warning",
     tag="lint",
 )
-def check_capacity_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_capacity_requests(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     from webhook.model.quantity import parse_quantity
 
     active = _active(obj, ctx)
@@ -406,7 +407,7 @@ def check_capacity_requests(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
 
 
 def _referencing_entries(
-    obj: dict[str, Any], ctx: Any, field: str, maximum: int
+    obj: dict[str, Any], ctx: Context, field: str, maximum: int
 ) -> Iterator[tuple[Any, Path]]:
     """Entries of `spec.devices.<field>` (constraints, config) with their path, preceded by the findings
     on each entry's `requests` references (yielded as `(Finding, path)`); a list over `maximum` yields
@@ -433,7 +434,7 @@ def _referencing_entries(
     "At most 32 constraints; request refs exist and are unique; exactly one of matchAttribute/distinctAttribute",
     "spec.devices.constraints[i]",
 )
-def check_constraints(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_constraints(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for c, cp in _referencing_entries(obj, ctx, "constraints", MAX_CONSTRAINTS):
         if isinstance(c, Finding):
             yield c
@@ -456,7 +457,7 @@ def check_constraints(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "At most 32 config entries; request refs exist and are unique; opaque with a driver and JSON-object parameters",
     "spec.devices.config[i]",
 )
-def check_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for c, cp in _referencing_entries(obj, ctx, "config", MAX_CONFIG):
         if isinstance(c, Finding):
             yield c
@@ -470,11 +471,11 @@ def check_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "when the state holds the Namespace)",
     "spec.devices.requests[i].adminAccess",
 )
-def check_admin_access(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     """As upstream's AuthorizedForAdmin (claims and templates alike): the first exact request with
     `adminAccess: true`, reported at `spec.devices.requests[i].adminAccess` (upstream's path, without
     `exactly`, also for a template), once; only when the namespace's labels are known."""
-    labels = getattr(ctx, "namespace_labels", None)
+    labels = ctx.namespace_labels
     active = _active(obj, ctx)
     if labels is None or active is None or labels.get(ADMIN_LABEL) == "true":
         return
@@ -510,7 +511,7 @@ def _referenced(attr: str, ref: str, used: dict[str, set[str]]) -> bool:
     "derivedAttributes: ≤32, unique fully qualified names used by a constraint, expressions ≤10240 bytes",
     "spec.devices.requests[i].exactly.derivedAttributes[k].name",
 )
-def check_derived_attributes(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_derived_attributes(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
         return
@@ -551,8 +552,8 @@ _TEMPLATE_META_ALLOWED = {"labels", "annotations"}
     summary="Template spec.metadata may only set labels and annotations, with valid keys and values",
     field="spec.metadata",
 )
-def check_template_metadata(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
-    if getattr(ctx, "operation", "CREATE") == "UPDATE" and getattr(ctx, "old", None) is not None:
+def check_template_metadata(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
+    if ctx.operation == "UPDATE" and ctx.old is not None:
         return
     meta, mp = (obj.get("spec") or {}).get("metadata") or {}, Path("spec").child("metadata")
     for key in sorted(meta):

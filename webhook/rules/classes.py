@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
 
+from webhook.context import Context
 from webhook.model.didyoumean import closest
 from webhook.model.path import Path
 from webhook.model.records import ClaimRec, ClassRec, PodRec
@@ -87,7 +87,7 @@ def _clash(members: list[tuple[Key, ClassRec]], where: str = "the input") -> Ite
     field="spec.extendedResourceName",
     severity=Severity.WARNING,
 )
-def extended_resource_name_clash(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def extended_resource_name_clash(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     groups = [inventory.classes_with_ern(ern) for ern in inventory.erns_in_use()]
     groups.sort(key=lambda members: members[0][0])  # type: ignore[arg-type,return-value]
     for members in groups:
@@ -132,7 +132,7 @@ def _unknown_classes(inventory: Inventory, key: Key, rec: ClaimRec) -> Iterator[
     field="spec.devices.requests[i].exactly.deviceClassName | ...firstAvailable[j].deviceClassName",
     severity=Severity.WARNING,
 )
-def unknown_device_class(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def unknown_device_class(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     if not inventory.has_kind("DeviceClass"):
         return
     known = inventory.class_names()
@@ -146,12 +146,12 @@ def unknown_device_class(inventory: Inventory, ctx: Any) -> Iterator[InventoryFi
 
 
 def _rejected(
-    f: InventoryFinding, ctx: Any, kind: str, namespace: str | None, name: str
+    f: InventoryFinding, ctx: Context, kind: str, namespace: str | None, name: str
 ) -> InventoryFinding | None:
     """The finding reworded when the object it misses is in the input but rejected by the API server (a
     version it does not serve, a field it cannot decode): that object's own error is the one to act on,
     so this is an info naming it."""
-    facts = getattr(ctx, "facts", None)
+    facts = ctx.facts
     hit = facts.rejected_object(kind, namespace, name) if facts is not None else None
     if hit is None:
         return None
@@ -169,14 +169,16 @@ def _missing(message: str) -> str:
     return message.split('"', 2)[1] if message.count('"') >= 2 else ""
 
 
-def _open_world(f: InventoryFinding, name: str, known: list[str], ctx: Any, kind: str) -> InventoryFinding:
+def _open_world(
+    f: InventoryFinding, name: str, known: list[str], ctx: Context, kind: str
+) -> InventoryFinding:
     """Offline, unless the input is the whole cluster (`--cluster`), an object the input lacks may simply
     be elsewhere (another folder, the cluster): such a finding is info (text output sums them up in one
     line), except when a name of the input is so close that a typo is likely (a warning that names it)."""
     close = closest(name, known)
     if close:
         return dataclasses.replace(f, message=f'{f.message}; did you mean {kind} "{clip(close)}"?')
-    if getattr(ctx, "whole_cluster", False):
+    if ctx.whole_cluster:
         return f
     return dataclasses.replace(
         f,
@@ -229,7 +231,7 @@ def _unknown_claims(
     field="spec.resourceClaims[i].resourceClaimName | spec.resourceClaims[i].resourceClaimTemplateName",
     severity=Severity.WARNING,
 )
-def unknown_claim(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def unknown_claim(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     names: dict[str, list[str]] = {}
     for kind in _KINDS.values():
         names[kind] = sorted({rec.name for _, rec in inventory.of_kind(kind)})

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from webhook.context import Context
 from webhook.model import names
 from webhook.model.cache import short_input_cache
 from webhook.model.text import clip
@@ -148,7 +149,7 @@ def _attribute_value_count(attrs: dict[str, Any]) -> int:
     summary="device name must be a DNS label",
     field="spec.devices[i].name",
 )
-def check_device_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_device_name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         name = d.get("name") if d else None
         if name.__class__ is not str or is_dns_label(name):
@@ -163,7 +164,7 @@ def check_device_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="at most 32 attributes and capacities together, at most 48 attribute values (a list counts its length)",
     field="spec.devices[i]",
 )
-def check_device_size(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_device_size(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     # List-type attributes exist only with DRAListTypeAttributes or on updates of objects that had them
     # (stripping removes them otherwise), so the per-attribute value count is usually unnecessary.
     lists_possible = ctx.old is not None or ctx.enabled("DRAListTypeAttributes")
@@ -197,7 +198,7 @@ def check_device_size(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="attribute names must be QualifiedNames: C identifier ≤32, optional `<domain>/` (driver-name rules, ≤63)",
     field="spec.devices[i].attributes",
 )
-def check_attribute_keys(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_attribute_keys(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     ok = QUALIFIED_OK
     for i, d in enumerate(checked_devices(obj)):
         attrs = d.get("attributes") if d else None
@@ -224,7 +225,7 @@ SLASHES_MSG = (
     severity="warning",
     tag="lint",
 )
-def check_qualified_name_slashes(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_qualified_name_slashes(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         if not d:
             continue
@@ -245,7 +246,7 @@ def check_qualified_name_slashes(obj: dict[str, Any], ctx: Any) -> Iterator[Find
     "lists non-empty; strings ≤64 bytes; versions semver 2.0.0 ≤64 bytes",
     field="spec.devices[i].attributes[<name>]",
 )
-def check_attribute_values(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_attribute_values(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     good_versions = _GOOD_VERSIONS
     for i, d in enumerate(checked_devices(obj)):
         attrs = d.get("attributes") if d else None
@@ -275,7 +276,7 @@ def check_attribute_values(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="capacity names must be QualifiedNames (same rules as attribute names); unchanged capacity is not re-checked on update",
     field="spec.devices[i].capacity",
 )
-def check_capacity_keys(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_capacity_keys(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = old_devices_by_name(ctx) if ctx.old else None
     for i, d in enumerate(checked_devices(obj)):
         caps = d.get("capacity") if d else None
@@ -309,7 +310,7 @@ _PER_DEVICE_FORBIDDEN = (
     summary="device nodeName/nodeSelector/allNodes only with spec.perDeviceNodeSelection: true, and then exactly one per device",
     field="spec.devices[i]",
 )
-def check_device_node_selection(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_device_node_selection(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     per_device = spec_of(obj).get("perDeviceNodeSelection") is True
     for i, d in enumerate(checked_devices(obj)):
         if not d:
@@ -352,7 +353,7 @@ def check_device_node_selection(obj: dict[str, Any], ctx: Any) -> Iterator[Findi
     summary="at most 16 taints per device; key a label name, value a label value, effect None/NoSchedule/NoExecute",
     field="spec.devices[i].taints",
 )
-def check_device_taints(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_device_taints(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = old_devices_by_name(ctx) if ctx.old else None
     for i, d in enumerate(checked_devices(obj)):
         taints = d.get("taints") if d else None
@@ -400,7 +401,7 @@ def _condition_list(values: Any, path: str) -> Iterator[Finding]:
     "each list requires the other",
     field="spec.devices[i].bindingConditions",
 )
-def check_binding_conditions(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_binding_conditions(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         if not d:
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from webhook.context import Context
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
 from webhook.rules.registry import object_rule
@@ -32,7 +33,7 @@ from webhook.rules.slice_devices import (
     "at most 32, DNS-label names",
     field="spec.devices[i].consumesCounters",
 )
-def check_consumes_counters(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_consumes_counters(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     ok = LABEL_OK
     for i, d in enumerate(checked_devices(obj)):
         consumptions = d.get("consumesCounters") if d else None
@@ -92,7 +93,7 @@ def _consumption_findings(i: int, consumptions: list[Any]) -> Iterator[Finding]:
     "(null and [] mean unset)",
     field="spec.devices[i].consumesCounters[j].compatibilityGroups",
 )
-def check_compatibility_groups(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_compatibility_groups(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         consumptions = d.get("consumesCounters") if d else None
         if not consumptions or len(consumptions) > MAX_CONSUMPTIONS_PER_DEVICE:

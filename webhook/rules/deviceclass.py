@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from webhook.context import Context
 from webhook.model import names
 from webhook.model.path import Path
 from webhook.model.violation import Finding
@@ -14,8 +15,8 @@ from webhook.rules.registry import object_rule
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
-def _specs(obj: dict[str, Any], ctx: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    old = getattr(ctx, "old", None) if getattr(ctx, "operation", "CREATE") == "UPDATE" else None
+def _specs(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    old = ctx.old if ctx.operation == "UPDATE" else None
     return obj.get("spec") or {}, (old.get("spec") or {}) if old else None
 
 
@@ -25,7 +26,7 @@ def _specs(obj: dict[str, Any], ctx: Any) -> tuple[dict[str, Any], dict[str, Any
     summary="At most 32 selectors, each with cel.expression that compiles to bool within the cost limit",
     field="spec.selectors[k].cel.expression",
 )
-def check_class_selectors(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_class_selectors(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec, old = _specs(obj, ctx)
     selectors = spec.get("selectors") or []
     if old is not None and selectors == (old.get("selectors") or []):
@@ -39,7 +40,7 @@ def check_class_selectors(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="At most 32 config entries, each opaque with a driver name and JSON-object parameters",
     field="spec.config[i].opaque",
 )
-def check_class_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_class_config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec, old = _specs(obj, ctx)
     config = spec.get("config") or []
     stored = old is not None and config == (old.get("config") or [])
@@ -58,7 +59,7 @@ def check_class_config(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="extendedResourceName is an extended resource name (the implicit deviceclass prefix is reserved)",
     field="spec.extendedResourceName",
 )
-def check_extended_resource_name(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_extended_resource_name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec, old = _specs(obj, ctx)
     name = spec.get("extendedResourceName")
     if not isinstance(name, str):

@@ -5,8 +5,8 @@ meant for the Namespace it creates but that land elsewhere."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from webhook.context import Context
 from webhook.model.violation import Severity
 from webhook.rules.claim import ADMIN_LABEL
 from webhook.rules.facts import ClaimFacts, NamespaceFacts, RunFacts
@@ -16,8 +16,8 @@ from webhook.state.inventory import Inventory
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
 
 
-def _facts(ctx: Any) -> RunFacts | None:
-    facts = getattr(ctx, "facts", None)
+def _facts(ctx: Context) -> RunFacts | None:
+    facts = ctx.facts
     return facts if isinstance(facts, RunFacts) else None
 
 
@@ -31,7 +31,7 @@ def _facts(ctx: Any) -> RunFacts | None:
     severity=Severity.ERROR,
     tag="api",
 )
-def admin_access_namespace(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def admin_access_namespace(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     facts = _facts(ctx)
     if facts is None or not facts.namespaces or not ctx.enabled("DRAAdminAccess"):
         return
@@ -65,7 +65,7 @@ def admin_access_namespace(inventory: Inventory, ctx: Any) -> Iterator[Inventory
     severity=Severity.WARNING,
     tag="lint",
 )
-def namespace_implied(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def namespace_implied(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     facts = _facts(ctx)
     if facts is None or not facts.namespaces:
         return

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from webhook.context import Context
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
@@ -95,7 +96,7 @@ def _overhead(overhead: dict[str, Any], path: str) -> Iterator[Finding]:
     "capacityKey ⇔ capacityMultiplier, capacityKey names a device capacity, multipliers > 0, overheads ≥ 0",
     field="spec.devices[i].nodeAllocatableResources[<resource>]",
 )
-def check_node_allocatable_resources(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_node_allocatable_resources(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         resources = d.get("nodeAllocatableResources") if d else None
         if not resources:

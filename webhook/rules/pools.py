@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.context import Context
 from webhook.model.cache import short_input_cache
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
@@ -374,7 +375,7 @@ def slice_findings(
 
 
 def _registered(rule_id: str) -> Callable[[Inventory, Any], Iterator[InventoryFinding]]:
-    def run(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+    def run(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
         for pool in inventory.pool_ids():
             yield from pool_findings(inventory, pool).get(rule_id, ())
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.model.path import Path
 from webhook.model.violation import Finding, Severity
 
-ObjectRuleFn = Callable[[dict[str, Any], Any], Iterable[Finding]]
+if TYPE_CHECKING:  # the types only: the registry is read by layers that must not load the context
+    from webhook.context import Context
+    from webhook.state.inventory import Inventory
+
+ObjectRuleFn = Callable[[dict[str, Any], "Context"], Iterable[Finding]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +31,7 @@ class InventoryFinding:
     severity: Severity | None = None  # this finding's own severity (None: the rule's)
 
 
-InventoryRuleFn = Callable[[Any, Any], Iterable[InventoryFinding]]
+InventoryRuleFn = Callable[["Inventory", "Context"], Iterable[InventoryFinding]]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from webhook.cel.compiler import Compiled, compile_selector
 from webhook.cel.uses import Qualified, analyse
+from webhook.context import Context
 from webhook.model.names import go_quote
 from webhook.model.violation import Finding, Severity
 from webhook.rules.facts import ATTRIBUTE_TYPES, ClaimFacts, ClassFacts, SelectorFacts, facts_of
@@ -77,7 +78,7 @@ def _selectors_of_object(obj: dict[str, Any]) -> list[SelectorFacts]:
     severity=Severity.WARNING,
     tag="lint",
 )
-def qualified_name_key(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def qualified_name_key(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for sel in _selectors_of_object(obj):
         ctx.check_deadline()  # a compilation (usually a cache hit: the object's own rules compiled it)
         c = compile_selector(

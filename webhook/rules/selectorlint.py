@@ -17,6 +17,7 @@ from typing import Any
 from webhook.cel.compiler import Compiled, compile_selector
 from webhook.cel.runtime import CelRuntimeError, SelectorEvaluator
 from webhook.cel.uses import Use, Uses, analyse
+from webhook.context import Context
 from webhook.model.budget import Deadline
 from webhook.model.didyoumean import closest
 from webhook.model.names import go_quote, quote
@@ -67,8 +68,8 @@ def schema_of(facts: RunFacts) -> Schema:
     return s
 
 
-def _where(ctx: Any) -> str:
-    return "the cluster" if getattr(ctx, "whole_cluster", False) else "the input"
+def _where(ctx: Context) -> str:
+    return "the cluster" if ctx.whole_cluster else "the input"
 
 
 @dataclass
@@ -82,9 +83,9 @@ class _Selector:
 MAX_SELECTORS = 2_000  # selectors linted per run (each compiled once more in this process)
 
 
-def _all_selectors(facts: RunFacts, ctx: Any) -> Iterator[_Selector]:
+def _all_selectors(facts: RunFacts, ctx: Context) -> Iterator[_Selector]:
     """Every selector of the run's classes and claims, the first MAX_SELECTORS, until the deadline."""
-    deadline = getattr(ctx, "deadline", None)
+    deadline = ctx.deadline
     for n, sel in enumerate(_selectors_of(facts)):
         if n >= MAX_SELECTORS or (deadline is not None and deadline.expired()):
             return
@@ -105,7 +106,7 @@ def _selectors_of(facts: RunFacts) -> Iterator[_Selector]:
 class _Lint:
     """Shared by the three rules of one run: the schema, compiled selectors, their uses."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.facts: RunFacts = ctx.facts
         self.schema = schema_of(self.facts)
@@ -130,8 +131,8 @@ class _Lint:
         return c if isinstance(c, Compiled) else None
 
 
-def _lint(inventory: Inventory, ctx: Any) -> _Lint | None:
-    facts = getattr(ctx, "facts", None)
+def _lint(inventory: Inventory, ctx: Context) -> _Lint | None:
+    facts = ctx.facts
     if not isinstance(facts, RunFacts) or not _has_selectors(facts) or not facts.slices():
         return None
     return inventory.memo(("selector-lint", id(facts)), lambda _inv: _Lint(ctx))
@@ -187,12 +188,12 @@ def _suggest(use: Use, schema: Schema) -> tuple[str, bool]:
     severity=Severity.WARNING,
     tag="lint",
 )
-def unknown_attribute(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def unknown_attribute(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     lint = _lint(inventory, ctx)
     if lint is None:
         return
     schema = lint.schema
-    closed = bool(getattr(ctx, "whole_cluster", False))
+    closed = bool(ctx.whole_cluster)
     for sel in _all_selectors(lint.facts, ctx):
         uses = lint.uses(sel.expression)
         if uses is None:
@@ -287,7 +288,7 @@ def _fix(types: set[str], kind: str, value: object) -> str:
     severity=Severity.WARNING,
     tag="lint",
 )
-def attribute_type(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def attribute_type(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     lint = _lint(inventory, ctx)
     if lint is None:
         return
@@ -401,12 +402,12 @@ def _value_hints(lint: _Lint, expressions: tuple[str, ...]) -> list[tuple[str, b
     severity=Severity.WARNING,
     tag="lint",
 )
-def matches_nothing(inventory: Inventory, ctx: Any) -> Iterator[InventoryFinding]:
+def matches_nothing(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     lint = _lint(inventory, ctx)
     if lint is None or not lint.facts.complete or len(lint.schema.samples) > MAX_SAMPLES:
         return
-    closed = bool(getattr(ctx, "whole_cluster", False))
-    matcher = _Matcher(lint, getattr(ctx, "deadline", None))
+    closed = bool(ctx.whole_cluster)
+    matcher = _Matcher(lint, ctx.deadline)
     classes = lint.facts.classes()
     budget = MAX_SELECTORS
     for i, f in enumerate(lint.facts.facts):
@@ -479,7 +480,7 @@ def _judge(
     matcher: _Matcher,
     exprs: tuple[str, ...],
     closed: bool,
-    ctx: Any,
+    ctx: Context,
     what: str,
     own: tuple[str, ...] = (),
     of_class: bool = False,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from webhook.context import Context
 from webhook.model import names
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
@@ -82,7 +83,7 @@ def skip_node_operations_star_findings(values: Sequence[Any] | None, path: str) 
     summary="spec.driver must be a driver name: non-empty, at most 63 bytes, lower-cased DNS subdomain",
     field="spec.driver",
 )
-def check_driver(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_driver(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     driver = spec_of(obj).get("driver")
     if isinstance(driver, str):
         for m in names.driver_name(driver):
@@ -97,7 +98,7 @@ def check_driver(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     severity="warning",
     tag="lint",
 )
-def check_driver_uppercase(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_driver_uppercase(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     driver = spec_of(obj).get("driver")
     if isinstance(driver, str) and names.driver_name_has_upper(driver):
         yield Finding(
@@ -113,7 +114,7 @@ def check_driver_uppercase(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="spec.pool: name ≤253 bytes of `/`-separated DNS subdomains, generation ≥ 0, resourceSliceCount > 0",
     field="spec.pool",
 )
-def check_pool(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_pool(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     pool = spec_of(obj).get("pool")
     if not isinstance(pool, dict):
         return
@@ -143,7 +144,7 @@ _NODE_SELECTION = (
     "perDeviceNodeSelection: true",
     field="spec",
 )
-def check_node_selection(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_node_selection(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = spec_of(obj)
     set_fields: list[str] = []
     node_name = spec.get("nodeName")
@@ -191,7 +192,7 @@ def check_node_selection(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="devices and sharedCounters are mutually exclusive in one slice",
     field="spec",
 )
-def check_devices_and_counters(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_devices_and_counters(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = spec_of(obj)
     if spec.get("devices") is not None and spec.get("sharedCounters") is not None:
         yield Finding("spec", fielderr.invalid("", "only one of `sharedCounters` or `devices` is allowed"))
@@ -203,7 +204,7 @@ def check_devices_and_counters(obj: dict[str, Any], ctx: Any) -> Iterator[Findin
     summary="at most 128 devices, or 64 when any device has taints, consumesCounters or list-type attributes",
     field="spec.devices",
 )
-def check_devices_max(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_devices_max(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     devices = spec_of(obj).get("devices") or ()
     n = len(devices)
     if n <= 64:
@@ -219,7 +220,7 @@ def check_devices_max(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="device names are unique within the slice",
     field="spec.devices[i]",
 )
-def check_devices_unique(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_devices_unique(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     devices = spec_of(obj).get("devices") or ()
     n = len(devices)
     if n < 2 or n > MAX_DEVICES or (n > 64 and n > device_limit(devices)):
@@ -239,7 +240,7 @@ def check_devices_unique(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     summary="sharedCounters: at most 8 sets, unique DNS-label names, counters non-empty, at most 32, DNS-label names",
     field="spec.sharedCounters",
 )
-def check_shared_counters(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_shared_counters(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     sets = spec_of(obj).get("sharedCounters")
     if not sets:
         return
@@ -280,7 +281,7 @@ def check_shared_counters(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
     "devices, each of which must carry it as a string (bare name allowed in the driver's domain)",
     field="spec.partitionTypeAttribute",
 )
-def check_partition_type_attribute(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_partition_type_attribute(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = spec_of(obj)
     name = spec.get("partitionTypeAttribute")
     if not isinstance(name, str):
@@ -332,7 +333,7 @@ def check_partition_type_attribute(obj: dict[str, Any], ctx: Any) -> Iterator[Fi
     "NodePrepareResources only with NodeUnprepareResources or *",
     field="spec.skipNodeOperations",
 )
-def check_skip_node_operations(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_skip_node_operations(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     yield from skip_node_operations_findings(
         spec_of(obj).get("skipNodeOperations"), "spec.skipNodeOperations"
     )
@@ -346,7 +347,7 @@ def check_skip_node_operations(obj: dict[str, Any], ctx: Any) -> Iterator[Findin
     severity="warning",
     tag="lint",
 )
-def check_skip_node_operations_star(obj: dict[str, Any], ctx: Any) -> Iterator[Finding]:
+def check_skip_node_operations_star(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     yield from skip_node_operations_star_findings(
         spec_of(obj).get("skipNodeOperations"), "spec.skipNodeOperations"
     )

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from webhook.context import Context
 from webhook.model import names
 from webhook.model.cache import short_input_cache
 
@@ -69,9 +70,9 @@ def checked_devices(obj: dict[str, Any]) -> Sequence[dict[str, Any]]:
     return devices
 
 
-def old_devices_by_name(ctx: Any) -> dict[str, dict[str, Any]]:
+def old_devices_by_name(ctx: Context) -> dict[str, dict[str, Any]]:
     """Devices of the stored object on UPDATE, by name (first wins, like upstream `lookupDevice`)."""
-    old = getattr(ctx, "old", None)
+    old = ctx.old
     if not old:
         return {}
     out: dict[str, dict[str, Any]] = {}
