@@ -8,6 +8,7 @@ from typing import Any
 
 from webhook.admission.extended import MODES, default_mode
 from webhook.admission.templates_writer import TemplateWriter
+from webhook.admission.wire import Endpoint, FailureMode
 from webhook.context import Context
 from webhook.model.budget import Budget, Deadline, check_seconds
 from webhook.policy import Policy
@@ -42,13 +43,13 @@ class AdmissionConfig:
       mutating endpoint in that mode; `webhook.admission.templates_writer`).
     """
 
-    endpoint: str = "validate"
+    endpoint: Endpoint = "validate"
     profile: Profile = field(default_factory=_default_profile)
     policy: Policy = field(default_factory=Policy)  # None is taken as the default policy
     deadline_seconds: float = 2.0
     feasibility_budget: Budget = field(default_factory=lambda: Budget(steps=100_000, seconds=0.75))
     reserve_seconds: float = 0.05
-    failure_mode: str = "open"
+    failure_mode: FailureMode = "open"
     max_warnings: int = 20
     max_warning_chars: int = 4096
     extended_resources: str | None = None

@@ -28,6 +28,13 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from webhook.admission.wire import (
+    AdmissionResponse,
+    AdmissionReviewResponse,
+    Status,
+    StatusCause,
+    StatusDetails,
+)
 from webhook.model.names import go_quote
 from webhook.model.text import clip, clip_marker, one_line
 from webhook.model.violation import Violation
@@ -79,29 +86,35 @@ def qualified_kind(group: str, kind: str) -> str:
 
 def invalid_status(
     group: str, kind: str, name: str, violations: Sequence[Violation], budget: int = RESPONSE_BYTES
-) -> dict[str, Any]:
+) -> Status:
     """metav1.Status of apimachinery `NewInvalid(GroupKind{group, kind}, name, errs)`, at most `budget`
     bytes of JSON: causes past MAX_CAUSES or the budget are counted in the message, not listed (the first
     is always listed: a cause is at most CAUSE_MESSAGE_BYTES + CAUSE_FIELD_BYTES, twice over)."""
     name = clip(name)
     head = f"{qualified_kind(group, kind)} {one_line(go_quote(name))} is invalid: "
-    causes: list[dict[str, str]] = []
-    details: dict[str, Any] = {"kind": kind, "causes": causes}
+    causes: list[StatusCause] = []
+    details: StatusDetails = {"kind": kind, "causes": causes}
     if group:
         details["group"] = group
     if name:
         details["name"] = name
-    status: dict[str, Any] = {"metadata": {}, "status": "Failure", "message": head, "reason": "Invalid"}
-    status.update(details=details, code=422)
+    status: Status = {
+        "metadata": {},
+        "status": "Failure",
+        "message": head,
+        "reason": "Invalid",
+        "details": details,
+        "code": 422,
+    }
     # what the status takes without its causes, with room for `[`, `]` and ", and N more errors not listed"
     used = json_size(status) + 64
     errors: list[str] = []
     for v in violations[:MAX_CAUSES]:
         message = fit(one_line(v.message), CAUSE_MESSAGE_BYTES)
         where = fit(one_line(v.field), CAUSE_FIELD_BYTES)
-        cause = {"reason": cause_type(v), "message": message, "field": where}
-        if not where:
-            del cause["field"]
+        cause: StatusCause = {"reason": cause_type(v), "message": message}
+        if where:
+            cause["field"] = where
         error = f"{where}: {message}" if where else message
         # the cause and a comma, and the error in the message (its quotes' 2 bytes pay for ", ")
         cost = json_size(cause) + 1 + json_size(error)
@@ -117,7 +130,7 @@ def invalid_status(
     return status
 
 
-def failure_status(code: int, reason: str, message: str) -> dict[str, Any]:
+def failure_status(code: int, reason: str, message: str) -> Status:
     """A plain metav1.Status failure (BadRequest 400, InternalError 500, ...)."""
     text = fit(one_line(message), MESSAGE_BYTES)
     return {"metadata": {}, "status": "Failure", "message": text, "reason": reason, "code": code}
@@ -203,6 +216,6 @@ def json_patch(ops: Sequence[dict[str, Any]]) -> str:
     return base64.b64encode(json.dumps(list(ops), separators=(",", ":")).encode()).decode()
 
 
-def envelope(response: dict[str, Any]) -> dict[str, Any]:
+def envelope(response: AdmissionResponse) -> AdmissionReviewResponse:
     """The AdmissionReview around a response."""
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}

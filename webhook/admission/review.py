@@ -45,6 +45,7 @@ from webhook.admission.response import (
     json_size,
 )
 from webhook.admission.templates_writer import TemplateWriteError
+from webhook.admission.wire import AdmissionResponse, AdmissionReviewResponse, Decision, Status
 from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.text import clip, one_line
 from webhook.model.violation import Severity, Violation
@@ -63,7 +64,7 @@ class ReviewInfo:
 
     kind: str
     operation: str
-    decision: str  # allowed | denied | error
+    decision: Decision
     verdict: str | None = None  # feasibility verdict, when feasibility ran
     feasibility_seconds: float | None = None
     warnings: int = 0
@@ -73,12 +74,12 @@ class ReviewInfo:
 @dataclass
 class _Answer:
     allowed: bool = True
-    status: dict[str, Any] | None = None
+    status: Status | None = None
     warnings: list[str] = field(default_factory=list)
     patch: list[dict[str, str]] = field(default_factory=list)
     audit: dict[str, str] = field(default_factory=dict)
     invalid: tuple[Request, list[Violation]] | None = None  # a denial's errors (its status is made last)
-    decision: str = "allowed"
+    decision: Decision = "allowed"
     verdict: str | None = None
     feasibility_seconds: float | None = None
     extended: str | None = None
@@ -86,14 +87,14 @@ class _Answer:
 
 def review(
     admission_review: Any, snapshot: Any, config: AdmissionConfig, deadline: Deadline | None = None
-) -> dict[str, Any]:
+) -> AdmissionReviewResponse:
     """The AdmissionReview answering `admission_review` (see the module docstring)."""
     return review_with_info(admission_review, snapshot, config, deadline)[0]
 
 
 def review_with_info(
     admission_review: Any, snapshot: Any, config: AdmissionConfig, deadline: Deadline | None = None
-) -> tuple[dict[str, Any], ReviewInfo]:
+) -> tuple[AdmissionReviewResponse, ReviewInfo]:
     """`review()` plus what it decided (`ReviewInfo`)."""
     uid = uid_of(admission_review)  # BadReview: no answer possible
     own = Deadline.after(config.deadline_seconds)
@@ -108,7 +109,7 @@ def review_with_info(
         answer = _Answer(False, failure_status(400, "BadRequest", str(e)), decision="denied")
     except (Exception, RecursionError, MemoryError) as e:  # noqa: BLE001 - the boundary: always an answer
         answer = _internal_error(e, config)
-    response: dict[str, Any] = {"uid": uid, "allowed": answer.allowed}
+    response: AdmissionResponse = {"uid": uid, "allowed": answer.allowed}
     warnings = cap_warnings(answer.warnings, config.max_warnings, config.max_warning_chars)
     if warnings:
         response["warnings"] = warnings
@@ -125,7 +126,7 @@ def review_with_info(
             status = invalid_status(
                 denied.kind.group, denied.kind.kind, _name(denied), errors, RESPONSE_BYTES - rest
             )
-        if status is not None:
+        if status is not None:  # `status` right after `allowed`, as the API server's own answers have it
             response = {"uid": uid, "allowed": False, "status": status, **response}
     info = ReviewInfo(
         kind,

@@ -19,6 +19,7 @@ from typing import Any
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from webhook.admission.wire import ENDPOINTS, Endpoint
 from webhook.model.budget import Deadline
 from webhook.model.text import clip, one_line
 from webhook.server import metrics
@@ -62,7 +63,7 @@ class Runtime:
         self.options = options
         self.profile = serve_profile(options)
         self.policy = load_serve_policy(options)
-        self.configs = {e: make_config(options, e, self.profile, self.policy) for e in ("validate", "mutate")}
+        self.configs = {e: make_config(options, e, self.profile, self.policy) for e in ENDPOINTS}
         self.context = Context(profile=self.profile, lint=False)
         self.tls = tls
         _import_everything(options.live)
@@ -235,7 +236,7 @@ def create_app(runtime: Runtime) -> Flask:
     app = Flask("draguard")
     app.logger.disabled = True  # gunicorn logs; our handlers log through "draguard.*"
 
-    def admission(endpoint: str) -> Response:
+    def admission(endpoint: Endpoint) -> Response:
         received = request.environ.get("draguard.received")
         t0 = received if isinstance(received, float) else time.monotonic()  # the request's first byte
         if runtime.options.client_ca and request.environ.get("draguard.client_certified") is not True:

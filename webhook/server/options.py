@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from webhook.admission.wire import FailureMode
+
 DEFAULT_PORT = 8443
 DEFAULT_ADDRESS = "127.0.0.1"
 # The API server accepts request bodies up to 3 MiB (MaxRequestBodyBytes); an UPDATE review carries the
@@ -44,7 +46,7 @@ class ServeOptions:
     deadline_seconds: float = 2.0  # per request; the URL's ?timeout= can only shorten it
     budget_steps: int = 100_000  # one allocator run of the feasibility check (a request may run two)
     budget_seconds: float = 0.75
-    failure_mode: str = "open"  # "open" | "closed" on an internal error
+    failure_mode: FailureMode = "open"  # on an internal error
     workers: int = 0  # 0 = one per usable core
     threads: int = DEFAULT_THREADS
     max_body_bytes: int = DEFAULT_MAX_BODY

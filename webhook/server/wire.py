@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from webhook.admission.wire import AdmissionResponse, AdmissionReviewResponse
 from webhook.io.files import InputFileError, decode_text
 from webhook.io.jsonload import TooManyObjects, load_json_documents
 from webhook.io.yamlload import MAX_DEPTH, YamlError
@@ -130,16 +131,19 @@ def request_uid(ar: Any) -> str | None:
     return uid if isinstance(uid, str) else None
 
 
-def failure_answer(ar: Any, failure_mode: str, reason: str) -> dict[str, Any]:
+def failure_answer(ar: Any, failure_mode: str, reason: str) -> AdmissionReviewResponse:
     """The answer when the admission core itself failed: allow with a warning (`open`) or deny with a
     500-class status (`closed`); `internal-error` marks it for metrics and the audit log."""
     uid = clip(one_line(request_uid(ar) or ""), MAX_UID)
     text = f"draguard could not check this request ({reason}): please report it"
-    response: dict[str, Any] = {"uid": uid, "auditAnnotations": {"internal-error": _short(reason)}}
-    if failure_mode == "closed":
-        response["allowed"] = False
+    closed = failure_mode == "closed"
+    response: AdmissionResponse = {
+        "uid": uid,
+        "auditAnnotations": {"internal-error": _short(reason)},
+        "allowed": not closed,
+    }
+    if closed:
         response["status"] = {"code": 500, "reason": "InternalError", "message": text, "status": "Failure"}
     else:
-        response["allowed"] = True
         response["warnings"] = [text[:256]]
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}

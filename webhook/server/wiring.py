@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from webhook.admission import AdmissionConfig, BadReview, ReviewInfo, review_with_info
+from webhook.admission.wire import Endpoint
 from webhook.model.budget import Budget
 from webhook.policy import Policy
 from webhook.profile import Profile, load_profile
@@ -36,7 +37,7 @@ def load_serve_policy(options: ServeOptions) -> Policy | None:
 
 
 def make_config(
-    options: ServeOptions, endpoint: str, profile: Profile, policy: Policy | None
+    options: ServeOptions, endpoint: Endpoint, profile: Profile, policy: Policy | None
 ) -> AdmissionConfig:
     templates = None
     if options.extended_resources == "translate" and endpoint == "mutate":
