@@ -11,7 +11,11 @@ compiles the checkout's sources once, as an ordinary import would have; the envi
 from __future__ import annotations
 
 import compileall
+import os
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,3 +34,47 @@ def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     items.sort(key=lambda item: item.nodeid.split("::", 1)[0] != FIRST)  # stable: the rest keep their order
+
+
+# -- leaks: a test module that leaves threads or processes running fails ----------------------------
+# what is ending on its own (a stopped server's last thread, a child being reaped) gets this long
+LEAK_GRACE_SECONDS = float(os.environ.get("DRAGUARD_TEST_LEAK_GRACE", "10"))
+
+
+def _children() -> set[int]:
+    """This process's live child processes (Linux: /proc/self/task/*/children); empty elsewhere."""
+    pids: set[int] = set()
+    try:
+        for task in os.scandir("/proc/self/task"):
+            with open(os.path.join(task.path, "children"), encoding="ascii") as f:
+                pids.update(int(p) for p in f.read().split())
+    except OSError:
+        return set()
+    return {p for p in pids if _running(p)}
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X")  # a zombie has ended
+    except OSError:
+        return False
+
+
+def _leaks(threads: set[threading.Thread], children: set[int]) -> tuple[list[str], list[int]]:
+    new_threads = [t for t in threading.enumerate() if t not in threads and t.is_alive()]
+    return [t.name for t in new_threads], sorted(_children() - children)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_leaks() -> Iterator[None]:
+    """After the module's fixtures are torn down, nothing it started may still run: no thread, no
+    child process (a server, a `draguard serve`). What is ending gets LEAK_GRACE_SECONDS."""
+    threads, children = set(threading.enumerate()), _children()
+    yield
+    deadline = time.monotonic() + LEAK_GRACE_SECONDS
+    names, pids = _leaks(threads, children)
+    while (names or pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        names, pids = _leaks(threads, children)
+    assert not names and not pids, f"left running by this module: threads {names}, child processes {pids}"
