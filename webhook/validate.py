@@ -64,7 +64,7 @@ CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOAD
 # Kinds whose registry strategy resets `status` on CREATE (PrepareForCreate): the API server stores the
 # object without the status a manifest carries; status is written through the /status subresource.
 STATUS_RESET_ON_CREATE = ("ResourceClaim", "DeviceTaintRule", "Pod")
-DRA_GROUP = "resource.k8s.io/"
+DRA_API_PREFIX = "resource.k8s.io/"  # of an apiVersion (webhook.admission.review.DRA_GROUP is the group)
 
 declare(
     "input.parse",
@@ -377,7 +377,7 @@ def check_stored(
         return result, None, None
     if kind in skip:
         return None, None, None
-    if api_version.startswith(DRA_GROUP):  # any version: served? converted to v1? (webhook.convert)
+    if api_version.startswith(DRA_API_PREFIX):  # any version: served? converted to v1? (webhook.convert)
         versioned = check_versioned(doc, result, ctx, policy)
         if versioned is not None:
             return versioned

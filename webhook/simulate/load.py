@@ -43,7 +43,7 @@ from webhook.simulate.leftout import (
     report_duplicates,
     why,
 )
-from webhook.simulate.podclaims import generated_name, key_of, name_of, namespace_of
+from webhook.simulate.podclaims import generated_name, key_of, name_of, namespace_or_default
 from webhook.validate import (
     FileResult,
     Keeper,
@@ -254,7 +254,7 @@ def sort_loaded(
     defs: list[Definition] = []
     positions: list[int] = []
     for n, item in enumerate(items):
-        key = identity(item.obj.get("apiVersion"), item.kind, item.obj, namespace_of(item.obj))
+        key = identity(item.obj.get("apiVersion"), item.kind, item.obj, namespace_or_default(item.obj))
         if key is not None:
             valid = item.decoded and not rejection(item.result)
             stored = item.obj if item.decoded else None
@@ -309,7 +309,7 @@ def _unread(out: Inputs, seen: set[int]) -> None:
 
 
 def _leave_out(out: Inputs, item: Loaded, reasons: list[Violation], duplicate: bool) -> None:
-    ns = namespace_of(item.obj) if item.kind not in CLUSTER_SCOPED else None
+    ns = namespace_or_default(item.obj) if item.kind not in CLUSTER_SCOPED else None
     name = name_of(item.obj) or str(_meta(item.obj).get("generateName") or "")
     if duplicate:
         dup = [v for v in (item.result.violations if item.result else []) if v.rule == DUPLICATE]
@@ -352,7 +352,7 @@ def _take(out: Inputs, item: Loaded) -> None:
     _name_generated(out, obj)
     if item.kind in NAMESPACED or item.kind in WORKLOAD_KINDS:
         meta = obj.setdefault("metadata", {})
-        meta.setdefault("namespace", namespace_of(obj))
+        meta.setdefault("namespace", namespace_or_default(obj))
     if item.kind in STATE_KINDS:
         out.state.append(obj)
         if item.kind == "DeviceClass":
@@ -390,7 +390,7 @@ def document_objects(
         if item is None or not item.decoded or rejection(item.result):
             continue
         if item.kind in NAMESPACED or item.kind in WORKLOAD_KINDS:
-            item.obj.setdefault("metadata", {}).setdefault("namespace", namespace_of(item.obj))
+            item.obj.setdefault("metadata", {}).setdefault("namespace", namespace_or_default(item.obj))
         out.append(item.obj)
     return out, (result.objects[0] if result.objects else None)
 

@@ -28,7 +28,7 @@ def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def namespace_of(obj: dict[str, Any]) -> str:
+def namespace_or_default(obj: dict[str, Any]) -> str:
     """metadata.namespace, `default` when unset (as kubectl applies it)."""
     ns = _dict(obj.get("metadata")).get("namespace")
     return ns if isinstance(ns, str) and ns else "default"
@@ -40,7 +40,7 @@ def name_of(obj: dict[str, Any]) -> str:
 
 
 def key_of(obj: dict[str, Any]) -> tuple[str, str]:
-    return namespace_of(obj), name_of(obj)
+    return namespace_or_default(obj), name_of(obj)
 
 
 def generated_name(base: str, seed: str) -> str:
@@ -71,7 +71,7 @@ def claim_from_template(pod: dict[str, Any], pod_claim: str, template: dict[str,
     tmeta = _dict(tspec.get("metadata"))
     annotations = dict(_dict(tmeta.get("annotations")))
     annotations[POD_CLAIM_ANNOTATION] = pod_claim
-    ns, pod_name = namespace_of(pod), name_of(pod)
+    ns, pod_name = namespace_or_default(pod), name_of(pod)
     base = template_generate_name(pod_name, pod_claim)
     meta: dict[str, Any] = {
         "name": generated_name(base, f"{ns}/{pod_name}/{pod_claim}"),
@@ -116,7 +116,7 @@ def find_generated_claim(
 ) -> dict[str, Any] | None:
     """A claim the controller already created for this Pod claim (annotation + controller owner).
     `index` (from `index_generated(claims.values())`) avoids a scan of every claim."""
-    ns, pod_meta = namespace_of(pod), _dict(pod.get("metadata"))
+    ns, pod_meta = namespace_or_default(pod), _dict(pod.get("metadata"))
     if index is None:
         index = index_generated(claims.values())
     for claim in index.get((ns, pod_claim), ()):
@@ -152,7 +152,7 @@ def resolve_pod_claims(
 
     `invalid` maps (kind/namespace, name) keys of objects left out for validation errors to a
     description, so a Pod naming one gets a precise reason."""
-    ns, pod_name = namespace_of(pod), name_of(pod)
+    ns, pod_name = namespace_or_default(pod), name_of(pod)
     statuses = {
         _dict(s).get("name"): _dict(s).get("resourceClaimName")
         for s in _list(_dict(pod.get("status")).get("resourceClaimStatuses"))

@@ -25,7 +25,7 @@ from webhook.model.budget import Deadline
 from webhook.model.workloads import get_path, template_keys
 from webhook.simulate import extended as ext
 from webhook.simulate.load import Inputs, Loaded
-from webhook.simulate.podclaims import namespace_of
+from webhook.simulate.podclaims import namespace_or_default
 from webhook.simulate.served import class_names, serves
 from webhook.state import ClusterState
 
@@ -109,7 +109,7 @@ class OpenWorld:
             item
             for item in data.pending
             if decided(item.obj)
-            and ("ResourceClaim", namespace_of(item.obj), _name(item.obj)) not in conflicts
+            and ("ResourceClaim", namespace_or_default(item.obj), _name(item.obj)) not in conflicts
         ]
         work = [
             item
@@ -138,7 +138,7 @@ class OpenWorld:
         pod = get_path(item.obj, keys) if keys else item.obj
         if not isinstance(pod, dict):
             return False
-        ns = namespace_of(item.obj)
+        ns = namespace_or_default(item.obj)
         for entry in _list(_dict(pod.get("spec")).get("resourceClaims")):
             entry = _dict(entry)
             claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
