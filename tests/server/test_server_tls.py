@@ -108,7 +108,13 @@ class OneContextServer:
         return x509.load_der_x509_certificate(der).serial_number
 
     def close(self) -> None:
+        # closing alone does not wake a thread blocked in accept() (Linux): shutting the socket down does
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+        self.thread.join(10)
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from typing import Any
 from webhook.admission.patch import pointer
 from webhook.engine.requests import MAX_RESULTS
 from webhook.model.names import dns_label
+from webhook.model.plain import as_dict, as_list
 from webhook.model.quantity import parse_quantity
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
@@ -78,14 +79,6 @@ def default_mode(profile: Any) -> str:
     return "native" if profile.enabled("DRAExtendedResource") else "off"
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def _names(items: list[str]) -> str:
     shown = ", ".join(f'"{clip(n)}"' for n in items[:LISTED])
     return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
@@ -113,7 +106,9 @@ def _nonzero(qty: Any) -> bool:
 def resource_path(index: int, n_init: int, container: dict[str, Any], resource: str) -> str:
     """Where a container names `resource`: under requests (the API server defaults them from limits),
     else limits."""
-    part = "requests" if resource in _dict(_dict(container.get("resources")).get("requests")) else "limits"
+    part = (
+        "requests" if resource in as_dict(as_dict(container.get("resources")).get("requests")) else "limits"
+    )
     return str(ext.container_path(index, n_init).child("resources").child(part).key(resource))
 
 
@@ -133,7 +128,7 @@ def _advertised(nodes: Iterable[dict[str, Any]], resources: Iterable[str]) -> di
     wanted = set(resources)
     out: dict[str, int] = {}
     for node in nodes:
-        allocatable = _dict(_dict(node.get("status")).get("allocatable"))
+        allocatable = as_dict(as_dict(node.get("status")).get("allocatable"))
         for r in wanted:
             if r in allocatable and _nonzero(allocatable[r]):
                 out[r] = out.get(r, 0) + 1
@@ -275,12 +270,12 @@ def template_object(namespace: str, cls: str, count: int) -> dict[str, Any]:
 
 
 def _exactly(template: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    devices = _dict(_dict(_dict(template.get("spec")).get("spec")).get("devices"))
-    requests = _list(devices.get("requests"))
+    devices = as_dict(as_dict(as_dict(template.get("spec")).get("spec")).get("devices"))
+    requests = as_list(devices.get("requests"))
     if len(requests) != 1 or set(devices) - {"requests"}:
         return None
-    r = _dict(requests[0])
-    e = _dict(r.get("exactly"))
+    r = as_dict(requests[0])
+    e = as_dict(r.get("exactly"))
     return (r.get("name"), e.get("deviceClassName"), e.get("allocationMode", "ExactCount"), e.get("count", 1))
 
 
@@ -298,8 +293,8 @@ def managed_templates(
     """The templates a translated Pod refers to that the state does not hold yet (created by the mutating
     webhook a moment ago), rebuilt from their names: (namespace, name) → template."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for entry in _list(_dict(pod.get("spec")).get("resourceClaims")):
-        name = _dict(entry).get("resourceClaimTemplateName")
+    for entry in as_list(as_dict(pod.get("spec")).get("resourceClaims")):
+        name = as_dict(entry).get("resourceClaimTemplateName")
         parsed = parse_template_name(name) if isinstance(name, str) else None
         if parsed is None or (namespace, name) in templates or ("", parsed[0]) not in classes:
             continue
@@ -363,11 +358,11 @@ def translate(
     if not requests:  # only non-integral quantities: the API server rejects them, upstream ignores them
         return Translation(result="unmapped")
     containers, n_init = ext.all_containers(pod)
-    spec = _dict(pod.get("spec"))
-    existing = _list(spec.get("resourceClaims"))
-    taken = {str(_dict(e).get("name")) for e in existing if isinstance(_dict(e).get("name"), str)}
+    spec = as_dict(pod.get("spec"))
+    existing = as_list(spec.get("resourceClaims"))
+    taken = {str(as_dict(e).get("name")) for e in existing if isinstance(as_dict(e).get("name"), str)}
     for c in containers:  # a name a container already refers to is not free either
-        taken.update(str(_dict(r).get("name")) for r in _list(_dict(c.get("resources")).get("claims")))
+        taken.update(str(as_dict(r).get("name")) for r in as_list(as_dict(c.get("resources")).get("claims")))
     out = Translation(result="translated")
     claim_of: dict[str, str] = {}  # special request name → Pod claim name
     entries: list[dict[str, Any]] = []
@@ -397,11 +392,11 @@ def translate(
             gone.append(m.resource)
     for index in sorted(refs):
         container = containers[index]
-        res = _dict(container.get("resources"))
+        res = as_dict(container.get("resources"))
         base = _container_pointer(index, n_init) + "/resources"
         for resource in removed[index]:
             for part in ("requests", "limits"):
-                if resource in _dict(res.get(part)):
+                if resource in as_dict(res.get(part)):
                     out.ops.append({"op": "remove", "path": f"{base}/{part}{pointer((resource,))}"})
         claims = [{"name": n} for n in refs[index]]
         out.ops.extend(_append_ops(base + "/claims", res.get("claims"), claims))

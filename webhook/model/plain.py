@@ -18,9 +18,19 @@ from typing import Any, TypeVar
 
 from webhook.model.jsontext import json_text
 
-__all__ = ["deep_copy", "deep_equal", "json_dumps", "nested_deeper"]
+__all__ = ["as_dict", "as_list", "deep_copy", "deep_equal", "json_dumps", "nested_deeper"]
 
 T = TypeVar("T")
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` when it is a mapping, else an empty one (a field of untrusted input read defensively)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` when it is a list, else an empty one."""
+    return value if isinstance(value, list) else []
 
 
 def deep_copy(value: T) -> T:

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from webhook.model.bignum import Big, Nano
 from webhook.model.cache import ClearingCache
+from webhook.model.plain import as_dict, as_list
 from webhook.model.quantity import Quantity, parse_quantity
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
@@ -44,14 +45,6 @@ def nano(q: Quantity) -> int | Big:
     return q.nano()
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def _s(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
@@ -62,7 +55,7 @@ def _int(v: Any, default: int = 0) -> int:
 
 def _text(v: Any) -> str:
     """A counter's `value` as written (YAML may give an int or a float); "" when absent."""
-    value = _dict(v).get("value")
+    value = as_dict(v).get("value")
     if isinstance(value, bool) or value is None:
         return ""
     return str(value)
@@ -245,11 +238,11 @@ def _lean_devices(
 
 def _capacity(cap: dict[str, Any]) -> Capacity:
     value = qty(cap.get("value", 0))
-    policy = _dict(cap.get("requestPolicy"))
+    policy = as_dict(cap.get("requestPolicy"))
     default = qty(policy["default"]) if "default" in policy else None
     values = policy.get("validValues")
     valid_values = tuple(qty(v) for v in values) if isinstance(values, list) else None
-    rng = _dict(policy.get("validRange")) if "validRange" in policy else None
+    rng = as_dict(policy.get("validRange")) if "validRange" in policy else None
     rmin = rmax = rstep = None
     if rng is not None:
         rmin = qty(rng["min"]) if "min" in rng else None
@@ -260,9 +253,9 @@ def _capacity(cap: dict[str, Any]) -> Capacity:
 
 def _counters(m: Any) -> tuple[tuple[tuple[str, Nano], ...], tuple[tuple[str, str], ...]]:
     """(counters in nano-units, counters as written) of a `counters` map."""
-    items = _dict(m).items()
+    items = as_dict(m).items()
     return (
-        tuple((str(k), nano(qty(_dict(v).get("value", 0)))) for k, v in items),
+        tuple((str(k), nano(qty(as_dict(v).get("value", 0)))) for k, v in items),
         tuple((str(k), _text(v)) for k, v in items),
     )
 
@@ -313,15 +306,15 @@ def _capacities(raw: Any, intern: Intern | None) -> dict[str, Capacity]:
     """A device's capacities. Devices with the same capacities (the usual case: every GPU of a slice
     has 80Gi) share one read-only dict of shared Capacity records when `intern` is given, which keeps
     the state small for the cyclic garbage collector (it walks every tracked object of a full pass)."""
-    caps = _dict(raw)
+    caps = as_dict(raw)
     if intern is None or not caps or len(caps) > 8:
-        return {str(k): _capacity(_dict(v)) for k, v in caps.items()}
+        return {str(k): _capacity(as_dict(v)) for k, v in caps.items()}
     key = _capacity_key(caps)
     if key is None:
-        return {str(k): _capacity(_dict(v)) for k, v in caps.items()}
+        return {str(k): _capacity(as_dict(v)) for k, v in caps.items()}
     hit = intern.get(key)
     if hit is None:
-        hit = {str(k): _capacity(_dict(v)) for k, v in caps.items()}
+        hit = {str(k): _capacity(as_dict(v)) for k, v in caps.items()}
         _put(intern, key, hit, 200 + 300 * len(hit) + sum(len(str(k)) for k in hit))
     return hit  # type: ignore[no-any-return]
 
@@ -364,13 +357,13 @@ def _consumption(key: tuple[Any, ...], c: dict[str, Any]) -> Consumption:
 def _consumptions(raw: Any, intern: Intern) -> tuple[Consumption, ...]:
     """A device's consumesCounters; identical ones (the same partition profile on every GPU of a
     cluster) share one tuple of shared records (see `_capacities`)."""
-    entries = _list(raw)
+    entries = as_list(raw)
     if not entries:
         return ()
     keys = tuple([_consumption_key(c if type(c) is dict else {}) for c in entries])
     hit = intern.get(keys)
     if hit is None:
-        hit = tuple(_consumption(k, _dict(c)) for k, c in zip(keys, entries, strict=True))
+        hit = tuple(_consumption(k, as_dict(c)) for k, c in zip(keys, entries, strict=True))
         _put(intern, keys, hit, 200 + 400 * len(hit))
     return hit  # type: ignore[no-any-return]
 
@@ -381,9 +374,9 @@ def parse_slice(
     """The record of a (validated, stripped) ResourceSlice; robust against missing or mistyped fields.
     `intern` (bounded, owned by the caller) lets devices with identical capacities and consumption share
     their records; `detail=False` leaves out what only the allocator reads."""
-    meta = _dict(obj.get("metadata"))
-    spec = _dict(obj.get("spec"))
-    pool = _dict(spec.get("pool"))
+    meta = as_dict(obj.get("metadata"))
+    spec = as_dict(obj.get("spec"))
+    pool = as_dict(spec.get("pool"))
     name = _s(meta.get("name"))
     driver = _s(spec.get("driver"))
     pool_name = _s(pool.get("name"))
@@ -394,7 +387,7 @@ def parse_slice(
     skip_ops = tuple(skip) if isinstance(skip, list) and skip else None
     sets = []
     set_texts = []
-    for cs in map(_dict, _list(spec.get("sharedCounters"))):
+    for cs in map(as_dict, as_list(spec.get("sharedCounters"))):
         counters, texts = _counters(cs.get("counters"))
         sets.append((_s(cs.get("name")), counters))
         set_texts.append(texts)
@@ -402,8 +395,8 @@ def parse_slice(
     local: Intern = intern if intern is not None else {}
     devices = []
     has_binding = has_groups = has_counters = False
-    for i, d in enumerate(_list(spec.get("devices"))):
-        d = _dict(d)
+    for i, d in enumerate(as_list(spec.get("devices"))):
+        d = as_dict(d)
         dname = _s(d.get("name"))
         consumes = _consumptions(d.get("consumesCounters"), local)
         if consumes:
@@ -411,7 +404,7 @@ def parse_slice(
             if not has_groups and any(c.groups for c in consumes):
                 has_groups = True
         if detail:
-            binding = tuple(str(c) for c in _list(d.get("bindingConditions")))
+            binding = tuple(str(c) for c in as_list(d.get("bindingConditions")))
             has_binding = has_binding or bool(binding)
             dev = DeviceRec(
                 info,
@@ -420,13 +413,13 @@ def parse_slice(
                 (driver, pool_name, dname),
                 (name, serial, i),
                 d,
-                _dict(d.get("attributes")),
+                as_dict(d.get("attributes")),
                 _capacities(d.get("capacity"), intern),
                 consumes,
                 d.get("allowMultipleAllocations") is True,
-                tuple(_dict(t) for t in _list(d.get("taints"))),
+                tuple(as_dict(t) for t in as_list(d.get("taints"))),
                 binding,
-                tuple(str(c) for c in _list(d.get("bindingFailureConditions"))),
+                tuple(str(c) for c in as_list(d.get("bindingFailureConditions"))),
                 d.get("bindsToNode") is True,
                 _s(d.get("nodeName")) or None,
                 d.get("allNodes") is True,
@@ -516,14 +509,14 @@ Record = SliceRec | ClassRec | ClaimRec | PodRec
 
 def _class_refs(spec: Any, prefix: str) -> tuple[tuple[str, str], ...]:
     refs: list[tuple[str, str]] = []
-    for i, r in enumerate(_list(_dict(_dict(spec).get("devices")).get("requests"))):
-        r = _dict(r)
+    for i, r in enumerate(as_list(as_dict(as_dict(spec).get("devices")).get("requests"))):
+        r = as_dict(r)
         base = f"{prefix}.devices.requests[{i}]"
-        name = _s(_dict(r.get("exactly")).get("deviceClassName"))
+        name = _s(as_dict(r.get("exactly")).get("deviceClassName"))
         if name:
             refs.append((f"{base}.exactly.deviceClassName", name))
-        for j, sub in enumerate(_list(r.get("firstAvailable"))):
-            name = _s(_dict(sub).get("deviceClassName"))
+        for j, sub in enumerate(as_list(r.get("firstAvailable"))):
+            name = _s(as_dict(sub).get("deviceClassName"))
             if name:
                 refs.append((f"{base}.firstAvailable[{j}].deviceClassName", name))
     return tuple(refs)
@@ -536,7 +529,7 @@ def parse_allocation(alloc: Any) -> Allocation | None:
     exclusive: list[DeviceID] = []
     shared: list[tuple[DeviceID, str]] = []
     capacity: list[tuple[DeviceID, tuple[tuple[str, Nano], ...]]] = []
-    for r in _list(_dict(alloc.get("devices")).get("results")):
+    for r in as_list(as_dict(alloc.get("devices")).get("results")):
         if not isinstance(r, dict) or r.get("adminAccess") is True:
             continue
         dev: DeviceID = (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or ""))
@@ -552,7 +545,7 @@ def parse_allocation(alloc: Any) -> Allocation | None:
 
 
 def namespace_of(obj: dict[str, Any]) -> str | None:
-    ns = _dict(obj.get("metadata")).get("namespace")
+    ns = as_dict(obj.get("metadata")).get("namespace")
     return ns if isinstance(ns, str) and ns else None
 
 
@@ -563,12 +556,12 @@ def parse_record(
     if not isinstance(obj, dict):
         return None
     kind = obj.get("kind")
-    meta = _dict(obj.get("metadata"))
+    meta = as_dict(obj.get("metadata"))
     name = _s(meta.get("name"))
     if kind == "ResourceSlice":
         return parse_slice(obj, serial, intern, detail=detail)
     if kind == "DeviceClass":
-        ern = _dict(obj.get("spec")).get("extendedResourceName")
+        ern = as_dict(obj.get("spec")).get("extendedResourceName")
         created = meta.get("creationTimestamp")
         return ClassRec(
             name,
@@ -577,15 +570,15 @@ def parse_record(
             obj if detail else None,
         )
     if kind == "ResourceClaim":
-        alloc = parse_allocation(_dict(obj.get("status")).get("allocation"))
+        alloc = parse_allocation(as_dict(obj.get("status")).get("allocation"))
         return ClaimRec(kind, namespace_of(obj), name, _class_refs(obj.get("spec"), "spec"), alloc)
     if kind == "ResourceClaimTemplate":
-        class_refs = _class_refs(_dict(obj.get("spec")).get("spec"), "spec.spec")
+        class_refs = _class_refs(as_dict(obj.get("spec")).get("spec"), "spec.spec")
         return ClaimRec(kind, namespace_of(obj), name, class_refs)
     if kind == "Pod":
         refs: list[tuple[str, str, str]] = []
-        for i, rc in enumerate(_list(_dict(obj.get("spec")).get("resourceClaims"))):
-            rc = _dict(rc)
+        for i, rc in enumerate(as_list(as_dict(obj.get("spec")).get("resourceClaims"))):
+            rc = as_dict(rc)
             for key, what in (("resourceClaimName", "claim"), ("resourceClaimTemplateName", "template")):
                 if _s(rc.get(key)):
                     refs.append((f"spec.resourceClaims[{i}].{key}", what, rc[key]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.model import names
+from webhook.model.plain import as_dict, as_list
 
 # (apiVersion, kind) -> keys from the object's root to its PodTemplateSpec
 WORKLOADS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -23,14 +24,6 @@ IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def _extended(name: Any) -> bool:
     return isinstance(name, str) and (
         name.startswith(IMPLICIT_EXTENDED_PREFIX) or not names.extended_resource_name(name)
@@ -41,15 +34,15 @@ def uses_dra(template: Any) -> bool:
     """Whether a Pod template (as written) uses DRA: `resourceClaims`, claims in any container's (or the
     Pod's) `resources`, or an extended resource, which a DeviceClass may serve. Workloads that do not
     are not DRA objects: draguard leaves them alone."""
-    spec = _dict(_dict(template).get("spec"))
-    if spec.get("resourceClaims") is not None or _dict(spec.get("resources")).get("claims") is not None:
+    spec = as_dict(as_dict(template).get("spec"))
+    if spec.get("resourceClaims") is not None or as_dict(spec.get("resources")).get("claims") is not None:
         return True
     for list_name in CONTAINER_LISTS:
-        for c in _list(spec.get(list_name)):
-            res = _dict(_dict(c).get("resources"))
+        for c in as_list(spec.get(list_name)):
+            res = as_dict(as_dict(c).get("resources"))
             if res.get("claims") is not None:
                 return True
-            if any(_extended(k) for part in ("requests", "limits") for k in _dict(res.get(part))):
+            if any(_extended(k) for part in ("requests", "limits") for k in as_dict(res.get(part))):
                 return True
     return False
 
@@ -86,7 +79,7 @@ def template_of(obj: dict[str, Any]) -> tuple[tuple[str, ...], Any] | None:
 def pod_view(template: Any) -> dict[str, Any]:
     """The template as a Pod the checks of a Pod apply to: its metadata and spec (a missing spec is an
     empty one, as the API server decodes a missing PodTemplateSpec: its containers are then required)."""
-    t = _dict(template)
+    t = as_dict(template)
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod"}
     if "metadata" in t:
         pod["metadata"] = t["metadata"]
@@ -99,10 +92,10 @@ def with_template(obj: dict[str, Any], keys: tuple[str, ...], pod: dict[str, Any
     out = dict(obj)
     parent = out
     for k in keys[:-1]:
-        child = dict(_dict(parent.get(k)))
+        child = dict(as_dict(parent.get(k)))
         parent[k] = child
         parent = child
-    template = dict(_dict(parent.get(keys[-1])))
+    template = dict(as_dict(parent.get(keys[-1])))
     if "metadata" in pod:
         template["metadata"] = pod["metadata"]
     template["spec"] = pod.get("spec", {})

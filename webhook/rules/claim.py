@@ -11,6 +11,7 @@ from webhook.context import Context
 from webhook.model import names
 from webhook.model.jsontext import json_size
 from webhook.model.path import Path
+from webhook.model.plain import as_list
 from webhook.model.violation import Finding
 from webhook.rules.registry import object_rule
 
@@ -58,19 +59,15 @@ def invalid(path: Path, value: str, messages: list[str]) -> Iterator[Finding]:
         yield Finding(path, names.render(value, m))
 
 
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def requests_of(devices: dict[str, Any], path: Path) -> Iterator[Request]:
     """Every exact request and subrequest (skipped when its list is over the limit, as upstream)."""
-    reqs = _list(devices.get("requests"))
+    reqs = as_list(devices.get("requests"))
     if len(reqs) > MAX_REQUESTS:
         return
     for i, r in enumerate(reqs):
         rp = path.child("requests").index(i)
         name = str(r.get("name", ""))
-        first = _list(r.get("firstAvailable"))
+        first = as_list(r.get("firstAvailable"))
         exact = r.get("exactly")
         if first and exact is not None:
             continue
@@ -83,8 +80,8 @@ def requests_of(devices: dict[str, Any], path: Path) -> Iterator[Request]:
 
 def request_names(devices: dict[str, Any]) -> dict[str, set[str] | None]:
     out: dict[str, set[str] | None] = {}
-    for r in _list(devices.get("requests")):
-        first = _list(r.get("firstAvailable"))
+    for r in as_list(devices.get("requests")):
+        first = as_list(r.get("firstAvailable"))
         out[str(r.get("name", ""))] = {str(s.get("name", "")) for s in first} if first else None
     return out
 
@@ -202,7 +199,7 @@ def check_requests(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if active is None:
         return
     devices, path = active
-    reqs = _list(devices.get("requests"))
+    reqs = as_list(devices.get("requests"))
     rp = path.child("requests")
     over = too_many(rp, reqs, MAX_REQUESTS)
     if over:
@@ -213,7 +210,7 @@ def check_requests(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         name = r.get("name")
         if isinstance(name, str):
             yield from invalid(rp.index(i).child("name"), name, names.dns_label(name))
-        has_first, has_exact = bool(_list(r.get("firstAvailable"))), r.get("exactly") is not None
+        has_first, has_exact = bool(as_list(r.get("firstAvailable"))), r.get("exactly") is not None
         if not has_first and not has_exact:
             yield Finding(
                 rp.index(i), "Required value: exactly one of `exactly` or `firstAvailable` is required"
@@ -240,11 +237,11 @@ def check_first_available(obj: dict[str, Any], ctx: Context) -> Iterator[Finding
     if active is None:
         return
     devices, path = active
-    reqs = _list(devices.get("requests"))
+    reqs = as_list(devices.get("requests"))
     if len(reqs) > MAX_REQUESTS:
         return
     for i, r in enumerate(reqs):
-        subs = _list(r.get("firstAvailable"))
+        subs = as_list(r.get("firstAvailable"))
         if not subs or r.get("exactly") is not None:
             continue
         fp = path.child("requests").index(i).child("firstAvailable")
@@ -318,7 +315,7 @@ def check_selectors(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if active is None:
         return
     for req, rp, _, _ in requests_of(*active):
-        yield from selector_findings(_list(req.get("selectors")), rp.child("selectors"), ctx)
+        yield from selector_findings(as_list(req.get("selectors")), rp.child("selectors"), ctx)
 
 
 @_rule(
@@ -331,7 +328,7 @@ def check_tolerations(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if active is None:
         return
     for req, rp, _, _ in requests_of(*active):
-        for k, tol in enumerate(_list(req.get("tolerations"))):
+        for k, tol in enumerate(as_list(req.get("tolerations"))):
             yield from toleration_findings(tol or {}, rp.child("tolerations").index(k))
 
 
@@ -373,7 +370,7 @@ def check_tolerations_max(obj: dict[str, Any], ctx: Context) -> Iterator[Finding
     if active is None:
         return
     for req, rp, _, _ in requests_of(*active):
-        over = too_many(rp.child("tolerations"), _list(req.get("tolerations")), MAX_TOLERATIONS)
+        over = too_many(rp.child("tolerations"), as_list(req.get("tolerations")), MAX_TOLERATIONS)
         if over:
             yield Finding(over.field, over.message + " (documented limit; the API server accepts more)")
 
@@ -416,7 +413,7 @@ def _referencing_entries(
     if active is None:
         return
     devices, path = active
-    items, lp = _list(devices.get(field)), path.child(field)
+    items, lp = as_list(devices.get(field)), path.child(field)
     over = too_many(lp, items, maximum)
     if over:
         yield over, lp
@@ -424,7 +421,7 @@ def _referencing_entries(
     known = request_names(devices)
     for i, entry in enumerate(items):
         ep = lp.index(i)
-        for f in request_refs(_list(entry.get("requests")), ep.child("requests"), known):
+        for f in request_refs(as_list(entry.get("requests")), ep.child("requests"), known):
             yield f, ep
         yield entry, ep
 
@@ -479,7 +476,7 @@ def check_admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if labels is None or active is None or labels.get(ADMIN_LABEL) == "true":
         return
-    for i, r in enumerate(_list(active[0].get("requests"))):
+    for i, r in enumerate(as_list(active[0].get("requests"))):
         exact = r.get("exactly") if isinstance(r, dict) else None
         if isinstance(exact, dict) and exact.get("adminAccess") is True:
             yield Finding(
@@ -492,11 +489,11 @@ def check_admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
 
 def _constraint_attrs(devices: dict[str, Any]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    for c in _list(devices.get("constraints")):
+    for c in as_list(devices.get("constraints")):
         attr = c.get("matchAttribute") or c.get("distinctAttribute")
         if not attr:
             continue
-        for ref in _list(c.get("requests")) or [""]:
+        for ref in as_list(c.get("requests")) or [""]:
             out.setdefault(str(ref), set()).add(str(attr))
     return out
 
@@ -517,7 +514,7 @@ def check_derived_attributes(obj: dict[str, Any], ctx: Context) -> Iterator[Find
         return
     used = _constraint_attrs(active[0])
     for req, rp, ref, _ in requests_of(*active):
-        attrs, dp = _list(req.get("derivedAttributes")), rp.child("derivedAttributes")
+        attrs, dp = as_list(req.get("derivedAttributes")), rp.child("derivedAttributes")
         over = too_many(dp, attrs, MAX_DERIVED)
         if over:
             yield over

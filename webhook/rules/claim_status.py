@@ -11,6 +11,7 @@ from webhook.model import names
 from webhook.model.jsontext import json_size
 from webhook.model.network import interface_address
 from webhook.model.path import Path
+from webhook.model.plain import as_dict, as_list
 from webhook.model.quantity import parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe
@@ -42,21 +43,13 @@ RequestNames = dict[str, "set[str] | None"]
 # --- helpers (plain functions over dicts) ----------------------------------------------------------
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def request_names(claim: dict[str, Any]) -> RequestNames:
     """Top-level request names of a claim, each with its subrequest names (None without firstAvailable)."""
     out: RequestNames = {}
-    for req in _list(_dict(_dict(claim.get("spec")).get("devices")).get("requests")):
+    for req in as_list(as_dict(as_dict(claim.get("spec")).get("devices")).get("requests")):
         if not isinstance(req, dict) or not isinstance(req.get("name"), str):
             continue
-        subs = _list(req.get("firstAvailable"))
+        subs = as_list(req.get("firstAvailable"))
         out[req["name"]] = (
             {s["name"] for s in subs if isinstance(s, dict) and isinstance(s.get("name"), str)}
             if subs
@@ -180,7 +173,7 @@ def raw_extension_findings(value: Any, path: Path, max_bytes: int, stored: bool 
 
 
 def _allocation(obj: dict[str, Any]) -> dict[str, Any] | None:
-    alloc = _dict(obj.get("status")).get("allocation")
+    alloc = as_dict(obj.get("status")).get("allocation")
     return alloc if isinstance(alloc, dict) else None
 
 
@@ -205,7 +198,7 @@ def _render_key(key: tuple[Any, Any, Any, Any]) -> str:
 
 def allocated_keys(obj: dict[str, Any] | None) -> set[tuple[Any, Any, Any, Any]]:
     alloc = _allocation(obj) if obj is not None else None
-    results = _list(_dict(_dict(alloc).get("devices")).get("results"))
+    results = as_list(as_dict(as_dict(alloc).get("devices")).get("results"))
     return {device_key(r) for r in results if isinstance(r, dict)}
 
 
@@ -224,7 +217,7 @@ def results(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if alloc is None:
         return
     path = _ALLOCATION.child("devices", "results")
-    items = _list(_dict(alloc.get("devices")).get("results"))
+    items = as_list(as_dict(alloc.get("devices")).get("results"))
     if len(items) > MAX_RESULTS:
         yield Finding(path, fe.too_many(len(items), MAX_RESULTS))
         return
@@ -244,14 +237,14 @@ def results(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                 for msg in check(result[name]):
                     yield Finding(p.child(name), msg)
         yield from binding_findings(
-            _list(result.get("bindingConditions")), _list(result.get("bindingFailureConditions")), p
+            as_list(result.get("bindingConditions")), as_list(result.get("bindingFailureConditions")), p
         )
-        for k, tol in enumerate(_list(result.get("tolerations"))):
+        for k, tol in enumerate(as_list(result.get("tolerations"))):
             if isinstance(tol, dict):
                 yield from toleration_findings(tol, p.child("tolerations").index(k))
         if isinstance(result.get("shareID"), str):
             yield from uid_findings(result["shareID"], p.child("shareID"))
-        for key, quantity in _dict(result.get("consumedCapacity")).items():
+        for key, quantity in as_dict(result.get("consumedCapacity")).items():
             try:
                 parse_quantity(quantity)
             except (ValueError, TypeError) as err:
@@ -274,7 +267,7 @@ def admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         return
     if ctx.namespace_labels.get(ADMIN_ACCESS_LABEL) == "true":
         return
-    for i, result in enumerate(_list(_dict(alloc.get("devices")).get("results"))):
+    for i, result in enumerate(as_list(as_dict(alloc.get("devices")).get("results"))):
         if isinstance(result, dict) and result.get("adminAccess") is True:
             yield Finding(
                 _ALLOCATION.child("devices", "results").index(i).child("adminAccess"),
@@ -297,7 +290,7 @@ def config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if alloc is None:
         return
     path = _ALLOCATION.child("devices", "config")
-    items = _list(_dict(alloc.get("devices")).get("config"))
+    items = as_list(as_dict(alloc.get("devices")).get("config"))
     if len(items) > MAX_ALLOCATION_CONFIG:
         yield Finding(path, fe.too_many(len(items), MAX_ALLOCATION_CONFIG))
         return
@@ -311,7 +304,7 @@ def config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             yield Finding(p.child("source"), fe.required())
         elif source not in ("FromClaim", "FromClass"):
             yield Finding(p.child("source"), fe.not_supported(source, ("FromClaim", "FromClass")))
-        yield from _request_refs_findings(_list(entry.get("requests")), p.child("requests"), known)
+        yield from _request_refs_findings(as_list(entry.get("requests")), p.child("requests"), known)
         opaque = entry.get("opaque")
         if not isinstance(opaque, dict):
             yield Finding(p.child("opaque"), fe.required())
@@ -345,7 +338,7 @@ def node_selector(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     field="status.reservedFor",
 )
 def reserved_for(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
-    items = _dict(obj.get("status")).get("reservedFor")
+    items = as_dict(obj.get("status")).get("reservedFor")
     if not isinstance(items, list) or not items:
         return
     path = Path("status").child("reservedFor")
@@ -375,7 +368,7 @@ def reserved_for(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     field="status.devices[i]",
 )
 def devices(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
-    items = _dict(obj.get("status")).get("devices")
+    items = as_dict(obj.get("status")).get("devices")
     if not isinstance(items, list):
         return
     path = Path("status").child("devices")
@@ -421,8 +414,8 @@ def devices(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     field="status.devices[i].networkData",
 )
 def network_data(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
-    for i, entry in enumerate(_list(_dict(obj.get("status")).get("devices"))):
-        data = _dict(entry).get("networkData")
+    for i, entry in enumerate(as_list(as_dict(obj.get("status")).get("devices"))):
+        data = as_dict(entry).get("networkData")
         if not isinstance(data, dict):
             continue
         p = Path("status").child("devices").index(i).child("networkData")
@@ -432,7 +425,7 @@ def network_data(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         hw = data.get("hardwareAddress", "")
         if isinstance(hw, str) and fe.byte_len(hw) > MAX_HARDWARE_ADDRESS:
             yield Finding(p.child("hardwareAddress"), fe.too_long(MAX_HARDWARE_ADDRESS))
-        ips = _list(data.get("ips"))
+        ips = as_list(data.get("ips"))
         if len(ips) > MAX_IPS:
             yield Finding(p.child("ips"), fe.too_many(len(ips), MAX_IPS))
             continue

@@ -19,18 +19,12 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
+from webhook.model.plain import as_dict, as_list
+
 MAX_DEVICES_PER_FILE = 2048  # devices kept for evaluating selectors (each a few hundred bytes)
 MAX_VALUES = 16  # distinct values kept per attribute (for did-you-mean)
 
 ATTRIBUTE_TYPES = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
-
-
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
 
 
 def _s(v: Any) -> str:
@@ -46,7 +40,7 @@ def qualify(name: str, driver: str) -> tuple[str, str]:
 def attribute_type(value: Any) -> str:
     """The type of an attribute value (`{string: x}` -> "string"; "" when unknown)."""
     for t in ATTRIBUTE_TYPES:
-        if t in _dict(value):
+        if t in as_dict(value):
             return t
     return ""
 
@@ -129,8 +123,8 @@ Facts = SliceFacts | ClassFacts | ClaimFacts
 
 def _selectors(v: Any, base: str) -> tuple[SelectorFacts, ...]:
     out = []
-    for k, sel in enumerate(_list(v)):
-        expr = _dict(_dict(sel).get("cel")).get("expression")
+    for k, sel in enumerate(as_list(v)):
+        expr = as_dict(as_dict(sel).get("cel")).get("expression")
         if isinstance(expr, str) and expr:
             out.append(SelectorFacts(f"{base}.selectors[{k}].cel.expression", expr))
     return tuple(out)
@@ -146,7 +140,7 @@ def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
     types_of: dict[str, set[str]] = {}
     values_of: dict[str, list[str]] = {}
     cap_names: set[str] = set()
-    devices = [d for d in _list(spec.get("devices")) if type(d) is dict]
+    devices = [d for d in as_list(spec.get("devices")) if type(d) is dict]
     published = [a for d in devices if type(a := d.get("attributes")) is dict and a]
     for name in sorted(set().union(*published)):  # every name (sorted: the same facts on every run)
         _column(name, list(filter(None, map(dict.get, published, repeat(name)))), types_of, values_of)
@@ -160,8 +154,8 @@ def _slice(spec: dict[str, Any], budget: list[int]) -> SliceFacts | None:
         samples = tuple(
             {
                 "name": _s(d.get("name")),
-                "attributes": _dict(d.get("attributes")),
-                "capacity": _dict(d.get("capacity")),
+                "attributes": as_dict(d.get("attributes")),
+                "capacity": as_dict(d.get("capacity")),
                 "allowMultipleAllocations": d.get("allowMultipleAllocations") is True,
             }
             for d in devices
@@ -259,8 +253,8 @@ def without_samples(facts: list[Facts | None]) -> list[Facts | None]:
 
 def _requests(spec: dict[str, Any], prefix: str) -> tuple[RequestFacts, ...]:
     out = []
-    for i, r in enumerate(_list(_dict(spec.get("devices")).get("requests"))):
-        r = _dict(r)
+    for i, r in enumerate(as_list(as_dict(spec.get("devices")).get("requests"))):
+        r = as_dict(r)
         base = f"{prefix}.devices.requests[{i}]"
         exact = r.get("exactly")
         if isinstance(exact, dict):
@@ -274,8 +268,8 @@ def _requests(spec: dict[str, Any], prefix: str) -> tuple[RequestFacts, ...]:
                     admin,
                 )
             )
-        for j, sub in enumerate(_list(r.get("firstAvailable"))):
-            sub = _dict(sub)
+        for j, sub in enumerate(as_list(r.get("firstAvailable"))):
+            sub = as_dict(sub)
             path = f"{base}.firstAvailable[{j}]"
             out.append(
                 RequestFacts(
@@ -295,15 +289,17 @@ def facts_of(obj: Any, budget: list[int]) -> Facts | None:
     if not isinstance(obj, dict):
         return None
     kind = obj.get("kind")
-    spec = _dict(obj.get("spec"))
-    meta = _dict(obj.get("metadata"))
+    spec = as_dict(obj.get("spec"))
+    meta = as_dict(obj.get("metadata"))
     if kind == "ResourceSlice":
         return _slice(spec, budget)
     if kind == "DeviceClass":
         return ClassFacts(_s(meta.get("name")), _selectors(spec.get("selectors"), "spec"))
     if kind in ("ResourceClaim", "ResourceClaimTemplate"):
         ns = _s(meta.get("namespace")) or None
-        inner, prefix = (spec, "spec") if kind == "ResourceClaim" else (_dict(spec.get("spec")), "spec.spec")
+        inner, prefix = (
+            (spec, "spec") if kind == "ResourceClaim" else (as_dict(spec.get("spec")), "spec.spec")
+        )
         return ClaimFacts(str(kind), ns, _s(meta.get("name")), _requests(inner, prefix))
     return None
 
@@ -312,11 +308,11 @@ def namespace_facts(obj: dict[str, Any], source: str, line: int) -> NamespaceFac
     """A v1 Namespace of the input (not validated by draguard, but its labels matter)."""
     if obj.get("kind") != "Namespace" or obj.get("apiVersion") != "v1":
         return None
-    meta = _dict(obj.get("metadata"))
+    meta = as_dict(obj.get("metadata"))
     name = _s(meta.get("name"))
     if not name:
         return None
-    labels = {str(k): str(v) for k, v in _dict(meta.get("labels")).items()}
+    labels = {str(k): str(v) for k, v in as_dict(meta.get("labels")).items()}
     return NamespaceFacts(name, labels, source, line)
 
 

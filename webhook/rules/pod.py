@@ -8,6 +8,7 @@ from typing import Any
 from webhook.context import Context
 from webhook.model import names
 from webhook.model.path import Path
+from webhook.model.plain import as_dict, as_list
 from webhook.model.text import clip
 from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe
@@ -16,19 +17,11 @@ from webhook.rules.registry import object_rule
 CONTAINER_LISTS = ("containers", "initContainers")
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def pod_claim_names(pod: dict[str, Any]) -> set[str]:
     """Non-empty `spec.resourceClaims[].name` values."""
     out: set[str] = set()
-    for claim in _list(_dict(pod.get("spec")).get("resourceClaims")):
-        name = _dict(claim).get("name")
+    for claim in as_list(as_dict(pod.get("spec")).get("resourceClaims")):
+        name = as_dict(claim).get("name")
         if isinstance(name, str) and name:
             out.add(name)
     return out
@@ -44,7 +37,7 @@ def pod_claim_names(pod: dict[str, Any]) -> set[str]:
 def resource_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     path = Path("spec").child("resourceClaims")
     seen: set[str] = set()
-    for i, claim in enumerate(_list(_dict(obj.get("spec")).get("resourceClaims"))):
+    for i, claim in enumerate(as_list(as_dict(obj.get("spec")).get("resourceClaims"))):
         if not isinstance(claim, dict):
             continue
         p = path.index(i)
@@ -100,7 +93,7 @@ def _claim_refs(claims: list[Any], path: Path, known: set[str]) -> Iterator[Find
     seen: set[str] = set()
     with_requests: dict[str, int] = {}  # text before the first '/' -> distinct keys with a '/' seen
     for j, claim in enumerate(claims):
-        claim = _dict(claim)
+        claim = as_dict(claim)
         p = path.index(j)
         name = claim.get("name", "")
         if not name or not isinstance(name, str):
@@ -142,11 +135,11 @@ def _claim_refs(claims: list[Any], path: Path, known: set[str]) -> Iterator[Find
     field="spec.containers[i].resources.claims[j]",
 )
 def container_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
-    spec = _dict(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     known = pod_claim_names(obj)
     for list_name in (*CONTAINER_LISTS, "ephemeralContainers"):
-        for i, container in enumerate(_list(spec.get(list_name))):
-            claims = _list(_dict(_dict(container).get("resources")).get("claims"))
+        for i, container in enumerate(as_list(spec.get(list_name))):
+            claims = as_list(as_dict(as_dict(container).get("resources")).get("claims"))
             cpath = Path("spec").child(list_name).index(i)
             yield from _claim_refs(claims, cpath.child("resources", "claims"), known)
             if list_name == "ephemeralContainers" and claims:
@@ -154,12 +147,12 @@ def container_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                 yield Finding(
                     cpath.child("resources"), fe.forbidden("cannot be set for an Ephemeral Container")
                 )
-    pod_resources = _dict(spec.get("resources"))
+    pod_resources = as_dict(spec.get("resources"))
     if pod_resources.get("claims") is not None:
         path = Path("spec").child("resources", "claims")
         yield Finding(path, fe.forbidden("claims cannot be set for Resources at pod-level"))
         # Upstream still checks the names, as for a container.
-        yield from _claim_refs(_list(pod_resources.get("claims")), path, known)
+        yield from _claim_refs(as_list(pod_resources.get("claims")), path, known)
 
 
 @object_rule(
@@ -173,8 +166,8 @@ def claim_statuses(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     known = pod_claim_names(obj)
     path = Path("status").child("resourceClaimStatuses")
     seen: set[str] = set()
-    for i, status in enumerate(_list(_dict(obj.get("status")).get("resourceClaimStatuses"))):
-        status = _dict(status)
+    for i, status in enumerate(as_list(as_dict(obj.get("status")).get("resourceClaimStatuses"))):
+        status = as_dict(status)
         p = path.index(i).child("name")
         name = status.get("name", "")
         if name not in known:
@@ -197,7 +190,7 @@ def claim_statuses(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     field="status.extendedResourceClaimStatus",
 )
 def extended_resource_status(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
-    status = _dict(obj.get("status")).get("extendedResourceClaimStatus")
+    status = as_dict(obj.get("status")).get("extendedResourceClaimStatus")
     if not isinstance(status, dict):
         return
     path = Path("status").child("extendedResourceClaimStatus")
@@ -208,16 +201,16 @@ def extended_resource_status(obj: dict[str, Any], ctx: Context) -> Iterator[Find
         else:
             for msg in fe.as_invalid(claim_name, names.resource_claim_name(claim_name)):
                 yield Finding(path.child("resourceClaimName"), msg)
-    spec = _dict(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     containers = {
-        _dict(c).get("name")
+        as_dict(c).get("name")
         for list_name in CONTAINER_LISTS
-        for c in _list(spec.get(list_name))
+        for c in as_list(spec.get(list_name))
         if isinstance(c, dict)
     }
     seen: set[tuple[Any, Any]] = set()
-    for i, mapping in enumerate(_list(status.get("requestMappings"))):
-        mapping = _dict(mapping)
+    for i, mapping in enumerate(as_list(status.get("requestMappings"))):
+        mapping = as_dict(mapping)
         p = path.child("requestMappings").index(i)
         container = mapping.get("containerName")
         if isinstance(container, str) and container not in containers:

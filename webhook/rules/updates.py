@@ -9,7 +9,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.model.path import Path
-from webhook.model.plain import deep_equal
+from webhook.model.plain import as_dict, as_list, deep_equal
 from webhook.model.quantity import parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe
@@ -22,14 +22,6 @@ _POD_UPDATABLE = (
     "(allow it to be set to 1 if it was previously negative)"
 )
 _QUANTITY_MAPS = ("consumedCapacity", "requests")  # `requests` only directly under `capacity`
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def semantic(value: Any, key: str = "", parent: str = "") -> Any:
@@ -86,10 +78,10 @@ def _pod_claims_changes(new: dict[str, Any], old: dict[str, Any]) -> list[str]:
     if _changed(_get(new, "spec", "resourceClaims"), _get(old, "spec", "resourceClaims")):
         changed.append("spec.resourceClaims")
     for list_name in ("containers", "initContainers"):
-        new_list = _list(_get(new, "spec", list_name))
-        old_list = _list(_get(old, "spec", list_name))
+        new_list = as_list(_get(new, "spec", list_name))
+        old_list = as_list(_get(old, "spec", list_name))
         for i, (a, b) in enumerate(zip(new_list, old_list, strict=False)):
-            if _changed(_get(_dict(a), "resources", "claims"), _get(_dict(b), "resources", "claims")):
+            if _changed(_get(as_dict(a), "resources", "claims"), _get(as_dict(b), "resources", "claims")):
                 changed.append(f"spec.{list_name}[{i}].resources.claims")
     return changed
 
@@ -149,10 +141,10 @@ def allocation(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             fe.invalid(new_alloc, IMMUTABLE)
             + " (an allocation is written once; clear it to deallocate, then allocate anew)",
         )
-    reserved = _list(_get(obj, "status", "reservedFor"))
+    reserved = as_list(_get(obj, "status", "reservedFor"))
     if reserved and new_alloc is not None and _get(obj, "metadata", "deletionTimestamp"):
-        before = {repr(sorted(_dict(r).items())) for r in _list(_get(old, "status", "reservedFor"))}
-        if any(repr(sorted(_dict(r).items())) not in before for r in reserved):
+        before = {repr(sorted(as_dict(r).items())) for r in as_list(_get(old, "status", "reservedFor"))}
+        if any(repr(sorted(as_dict(r).items())) not in before for r in reserved):
             yield Finding(
                 Path("status").child("reservedFor"),
                 fe.forbidden(

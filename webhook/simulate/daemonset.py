@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.model.plain import deep_copy
+from webhook.model.plain import as_dict, as_list, deep_copy
 from webhook.model.text import listing
 from webhook.state.nodes import NodeInfo, node_from_object, selector_matches
 
@@ -25,17 +25,9 @@ NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
 BLOCKING = ("NoSchedule", "NoExecute")
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def daemon_tolerations(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The template's tolerations and the ones the DaemonSet controller adds (an equal one is kept once)."""
-    out = [t for t in _list(spec.get("tolerations")) if isinstance(t, dict)]
+    out = [t for t in as_list(spec.get("tolerations")) if isinstance(t, dict)]
     added = list(DAEMON_TOLERATIONS) + ([NETWORK_UNAVAILABLE] if spec.get("hostNetwork") is True else [])
     for key, effect in added:
         tol = {"key": key, "operator": "Exists", "effect": effect}
@@ -88,13 +80,13 @@ def ineligible(spec: dict[str, Any], node: NodeInfo, taints: list[Any]) -> str |
     want = spec.get("nodeName")
     if isinstance(want, str) and want and want != node.name:
         return f"the template's spec.nodeName is {want}"
-    selector = _dict(spec.get("nodeSelector"))
+    selector = as_dict(spec.get("nodeSelector"))
     if node.known:
         for k, v in selector.items():
             if node.labels.get(str(k)) != str(v):
                 return f"spec.nodeSelector {_labels_text(selector)} does not match the node's labels"
-    required = _dict(
-        _dict(_dict(spec.get("affinity")).get("nodeAffinity")).get(
+    required = as_dict(
+        as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get(
             "requiredDuringSchedulingIgnoredDuringExecution"
         )
     )
@@ -121,10 +113,10 @@ def daemon_nodes(spec: dict[str, Any], nodes: list[dict[str, Any]], slice_nodes:
     if nodes:
         by_name: dict[str, dict[str, Any]] = {}
         for obj in nodes:
-            by_name.setdefault(str(_dict(obj.get("metadata")).get("name") or ""), obj)
+            by_name.setdefault(str(as_dict(obj.get("metadata")).get("name") or ""), obj)
         for name in sorted(by_name):
             obj = by_name[name]
-            why = ineligible(spec, node_from_object(obj), _list(_dict(obj.get("spec")).get("taints")))
+            why = ineligible(spec, node_from_object(obj), as_list(as_dict(obj.get("spec")).get("taints")))
             if why is None:
                 eligible.append(name)
             else:
@@ -145,9 +137,9 @@ def pin_to_node(spec: dict[str, Any], node: str) -> dict[str, Any]:
     out = deep_copy(spec)
     out["tolerations"] = daemon_tolerations(out)
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-    affinity = dict(_dict(out.get("affinity")))
-    node_affinity = dict(_dict(affinity.get("nodeAffinity")))
-    required = dict(_dict(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
+    affinity = dict(as_dict(out.get("affinity")))
+    node_affinity = dict(as_dict(affinity.get("nodeAffinity")))
+    required = dict(as_dict(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
     required["nodeSelectorTerms"] = [term]
     node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = required
     affinity["nodeAffinity"] = node_affinity

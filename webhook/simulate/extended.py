@@ -10,7 +10,7 @@ from typing import Any
 
 from webhook.model import names
 from webhook.model.path import Path
-from webhook.model.plain import deep_copy
+from webhook.model.plain import as_dict, as_list, deep_copy
 from webhook.model.quantity import parse_quantity
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
@@ -19,21 +19,13 @@ EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 INT64_MAX = 2**63 - 1
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def is_dra_extended_resource_name(name: str) -> bool:
     """An extended resource name, or an implicit `deviceclass.resource.kubernetes.io/<class>` name."""
     return name.startswith(IMPLICIT_PREFIX) or not names.extended_resource_name(name)
 
 
 def _created(cls: dict[str, Any]) -> datetime | None:
-    ts = _dict(cls.get("metadata")).get("creationTimestamp")
+    ts = as_dict(cls.get("metadata")).get("creationTimestamp")
     if not isinstance(ts, str):
         return None
     try:
@@ -53,11 +45,11 @@ def class_candidates(classes: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
     explicit: dict[str, list[tuple[datetime, str]]] = {}
     oldest = datetime.min.replace(tzinfo=UTC)
     for cls in classes:
-        name = _dict(cls.get("metadata")).get("name")
+        name = as_dict(cls.get("metadata")).get("name")
         if not isinstance(name, str) or not name:
             continue
         out[IMPLICIT_PREFIX + name] = [name]
-        ern = _dict(cls.get("spec")).get("extendedResourceName")
+        ern = as_dict(cls.get("spec")).get("extendedResourceName")
         if isinstance(ern, str) and ern:
             explicit.setdefault(ern, []).append((_created(cls) or oldest, name))
     for ern, group in explicit.items():
@@ -73,9 +65,9 @@ def class_mapping(classes: Iterable[dict[str, Any]]) -> dict[str, str]:
 
 def container_requests(container: dict[str, Any]) -> dict[str, Any]:
     """`resources.requests` as the API server stores them: limits fill in missing requests."""
-    res = _dict(container.get("resources"))
-    out = dict(_dict(res.get("limits")))
-    out.update(_dict(res.get("requests")))
+    res = as_dict(container.get("resources"))
+    out = dict(as_dict(res.get("limits")))
+    out.update(as_dict(res.get("requests")))
     return out
 
 
@@ -100,9 +92,9 @@ def _whole(value: Any) -> int:
 
 def all_containers(pod: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """`initContainers ++ containers` and the number of init containers."""
-    spec = _dict(pod.get("spec"))
-    init = [_dict(c) for c in _list(spec.get("initContainers"))]
-    return init + [_dict(c) for c in _list(spec.get("containers"))], len(init)
+    spec = as_dict(pod.get("spec"))
+    init = [as_dict(c) for c in as_list(spec.get("initContainers"))]
+    return init + [as_dict(c) for c in as_list(spec.get("containers"))], len(init)
 
 
 def container_path(index: int, n_init: int) -> Path:
@@ -148,7 +140,7 @@ def node_variant(
     DRA; neither ⇒ the Pod does not fit. Without a Node object every mapped resource goes to DRA."""
     if node is None:
         return NodeVariant(frozenset(r for r in pod_resources if r in mapping))
-    allocatable = _dict(_dict(node.get("status")).get("allocatable"))
+    allocatable = as_dict(as_dict(node.get("status")).get("allocatable"))
     dra: set[str] = set()
     for r in sorted(pod_resources):
         present = r in allocatable
@@ -262,10 +254,10 @@ def special_requests(
 
 def find_extended_claim(pod: dict[str, Any], claims: list[dict[str, Any]]) -> dict[str, Any] | None:
     """A claim from an earlier scheduling attempt: annotated and controlled by this Pod."""
-    meta = _dict(pod.get("metadata"))
+    meta = as_dict(pod.get("metadata"))
     for claim in claims:
-        cmeta = _dict(claim.get("metadata"))
-        if _dict(cmeta.get("annotations")).get(EXTENDED_CLAIM_ANNOTATION) != "true":
+        cmeta = as_dict(claim.get("metadata"))
+        if as_dict(cmeta.get("annotations")).get(EXTENDED_CLAIM_ANNOTATION) != "true":
             continue
         if controlled_by(cmeta, meta):
             return claim
@@ -274,8 +266,8 @@ def find_extended_claim(pod: dict[str, Any], claims: list[dict[str, Any]]) -> di
 
 def controlled_by(meta: dict[str, Any], pod_meta: dict[str, Any]) -> bool:
     """An ownerReference with controller: true naming the Pod (the UID must match when both have one)."""
-    for ref in _list(meta.get("ownerReferences")):
-        ref = _dict(ref)
+    for ref in as_list(meta.get("ownerReferences")):
+        ref = as_dict(ref)
         if ref.get("kind", "Pod") != "Pod" or ref.get("name") != pod_meta.get("name"):
             continue
         if not ref.get("controller"):
@@ -288,7 +280,7 @@ def controlled_by(meta: dict[str, Any], pod_meta: dict[str, Any]) -> bool:
 
 
 def owner_reference(pod: dict[str, Any], block: bool = False) -> dict[str, Any]:
-    meta = _dict(pod.get("metadata"))
+    meta = as_dict(pod.get("metadata"))
     ref: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -322,7 +314,7 @@ def special_claim(
     if existing is not None:
         claim = deep_copy(existing)
     else:
-        pod_name = str(_dict(pod.get("metadata")).get("name", ""))
+        pod_name = str(as_dict(pod.get("metadata")).get("name", ""))
         claim = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",

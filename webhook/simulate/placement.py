@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from webhook.model.plain import as_dict, as_list
 from webhook.model.quantity import parse_quantity
 
 Placement = Literal["spread", "pack"]
@@ -47,14 +48,6 @@ class Resources:
         return Resources(self.cpu - other.cpu, self.memory - other.memory)
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def _amount(value: Any, resource: str) -> int:
     """One quantity as the scheduler counts it; 0 for one the API server would not have stored."""
     try:
@@ -68,7 +61,7 @@ def _list_of(resources: Any) -> dict[str, int]:
     """The cpu and memory entries of a ResourceList that are present (absent ≠ 0: see non-zero)."""
     out: dict[str, int] = {}
     for name in ("cpu", "memory"):
-        if name in _dict(resources):
+        if name in as_dict(resources):
             out[name] = _amount(resources[name], name)
     return out
 
@@ -76,7 +69,7 @@ def _list_of(resources: Any) -> dict[str, int]:
 def _container_requests(container: Any, nonzero: bool) -> Resources:
     """A container's requests as stored (a limit without a request defaults the request to it), with
     upstream's non-zero defaults for a resource it does not request when `nonzero`."""
-    res = _dict(_dict(container).get("resources"))
+    res = as_dict(as_dict(container).get("resources"))
     got = {**_list_of(res.get("limits")), **_list_of(res.get("requests"))}
     if nonzero:
         got.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
@@ -93,22 +86,22 @@ def pod_requests(pod: Mapping[str, Any], nonzero: bool) -> Resources:
     restartable (sidecar) init containers added, the largest of the other init containers if larger,
     pod-level requests where set (PodLevelResources, on by default), plus the overhead. `nonzero`:
     LeastAllocated's view, with 100m / 200Mi for what a container does not request."""
-    spec = _dict(pod.get("spec"))
+    spec = as_dict(pod.get("spec"))
     total = Resources()
-    for c in _list(spec.get("containers")):
+    for c in as_list(spec.get("containers")):
         total += _container_requests(c, nonzero)
     sidecars = Resources()
     init_max = Resources()
-    for c in _list(spec.get("initContainers")):
+    for c in as_list(spec.get("initContainers")):
         req = _container_requests(c, nonzero)
-        if _dict(c).get("restartPolicy") == "Always":
+        if as_dict(c).get("restartPolicy") == "Always":
             total += req
             sidecars += req
             init_max = _max(init_max, sidecars)
         else:
             init_max = _max(init_max, req + sidecars)
     total = _max(total, init_max)
-    pod_level = _list_of(_dict(spec.get("resources")).get("requests"))
+    pod_level = _list_of(as_dict(spec.get("resources")).get("requests"))
     total = Resources(pod_level.get("cpu", total.cpu), pod_level.get("memory", total.memory))
     overhead = _list_of(spec.get("overhead"))
     return total + Resources(overhead.get("cpu", 0), overhead.get("memory", 0))
@@ -116,7 +109,7 @@ def pod_requests(pod: Mapping[str, Any], nonzero: bool) -> Resources:
 
 def node_allocatable(node: Mapping[str, Any]) -> Resources:
     """A Node's `status.allocatable` cpu and memory (0 where it lists none)."""
-    listed = _list_of(_dict(node.get("status")).get("allocatable"))
+    listed = _list_of(as_dict(node.get("status")).get("allocatable"))
     return Resources(listed.get("cpu", 0), listed.get("memory", 0))
 
 
@@ -169,7 +162,7 @@ class Spread:
     def __init__(self, nodes: Iterable[Mapping[str, Any]]) -> None:
         self._nodes: dict[str, NodeState] = {}
         for node in nodes:
-            name = _dict(node.get("metadata")).get("name")
+            name = as_dict(node.get("metadata")).get("name")
             if isinstance(name, str) and name:
                 self._nodes[name] = (node_allocatable(node), Resources(), Resources())
         self._bound: dict[tuple[str, str], tuple[str, Resources, Resources]] = {}
@@ -177,7 +170,7 @@ class Spread:
 
     def bind(self, pod: Mapping[str, Any], node: str | None) -> None:
         """`pod` runs on `node` from now on (replacing where it ran before, if it was bound)."""
-        meta = _dict(pod.get("metadata"))
+        meta = as_dict(pod.get("metadata"))
         key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
         earlier = self._bound.pop(key, None)
         if earlier is not None and earlier[0] in self._nodes:
@@ -197,8 +190,8 @@ class Spread:
     def bind_running(self, pods: Iterable[Mapping[str, Any]]) -> None:
         """The input's Pods that already run somewhere (`spec.nodeName`, not finished)."""
         for pod in pods:
-            node = _dict(pod.get("spec")).get("nodeName")
-            phase = _dict(pod.get("status")).get("phase")
+            node = as_dict(pod.get("spec")).get("nodeName")
+            phase = as_dict(pod.get("status")).get("phase")
             if isinstance(node, str) and node and phase not in TERMINAL_PHASES:
                 self.bind(pod, node)
 
@@ -226,8 +219,8 @@ def prioritized_requests(claims: Sequence[Mapping[str, Any]]) -> int:
     """How many requests of `claims` choose among subrequests (`firstAvailable`)."""
     n = 0
     for claim in claims:
-        for r in _list(_dict(_dict(claim.get("spec")).get("devices")).get("requests")):
-            if _list(_dict(r).get("firstAvailable")):
+        for r in as_list(as_dict(as_dict(claim.get("spec")).get("devices")).get("requests")):
+            if as_list(as_dict(r).get("firstAvailable")):
                 n += 1
     return n
 
@@ -238,12 +231,12 @@ def prioritized_score(claims: Sequence[Mapping[str, Any]], chosen: Mapping[str, 
     "request/subrequest" names of its results."""
     score = 0
     for claim in claims:
-        meta = _dict(claim.get("metadata"))
+        meta = as_dict(claim.get("metadata"))
         got = chosen.get(f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}", set())
-        for r in _list(_dict(_dict(claim.get("spec")).get("devices")).get("requests")):
-            r = _dict(r)
-            for i, sub in enumerate(_list(r.get("firstAvailable"))):
-                if f"{r.get('name')}/{_dict(sub).get('name')}" in got:
+        for r in as_list(as_dict(as_dict(claim.get("spec")).get("devices")).get("requests")):
+            r = as_dict(r)
+            for i, sub in enumerate(as_list(r.get("firstAvailable"))):
+                if f"{r.get('name')}/{as_dict(sub).get('name')}" in got:
                     score += FIRST_AVAILABLE_MAX - i
     return score
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhook.model.path import Path
-from webhook.model.plain import deep_copy
+from webhook.model.plain import as_dict, as_list, deep_copy
 from webhook.model.workloads import get_path, template_keys
 from webhook.simulate.extended import controlled_by, owner_reference
 
@@ -20,22 +20,14 @@ APISERVER_BASE_MAX = 58  # the API server truncates generateName to 63 - 5 chara
 RANDOM_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def namespace_or_default(obj: dict[str, Any]) -> str:
     """metadata.namespace, `default` when unset (as kubectl applies it)."""
-    ns = _dict(obj.get("metadata")).get("namespace")
+    ns = as_dict(obj.get("metadata")).get("namespace")
     return ns if isinstance(ns, str) and ns else "default"
 
 
 def name_of(obj: dict[str, Any]) -> str:
-    name = _dict(obj.get("metadata")).get("name")
+    name = as_dict(obj.get("metadata")).get("name")
     return name if isinstance(name, str) else ""
 
 
@@ -67,9 +59,9 @@ def template_generate_name(pod_name: str, claim_name: str) -> str:
 
 def claim_from_template(pod: dict[str, Any], pod_claim: str, template: dict[str, Any]) -> dict[str, Any]:
     """The ResourceClaim the resource claim controller creates for `pod_claim` from `template`."""
-    tspec = _dict(template.get("spec"))
-    tmeta = _dict(tspec.get("metadata"))
-    annotations = dict(_dict(tmeta.get("annotations")))
+    tspec = as_dict(template.get("spec"))
+    tmeta = as_dict(tspec.get("metadata"))
+    annotations = dict(as_dict(tmeta.get("annotations")))
     annotations[POD_CLAIM_ANNOTATION] = pod_claim
     ns, pod_name = namespace_or_default(pod), name_of(pod)
     base = template_generate_name(pod_name, pod_claim)
@@ -80,13 +72,13 @@ def claim_from_template(pod: dict[str, Any], pod_claim: str, template: dict[str,
         "ownerReferences": [owner_reference(pod, block=True)],
         "annotations": annotations,
     }
-    if _dict(tmeta.get("labels")):
+    if as_dict(tmeta.get("labels")):
         meta["labels"] = dict(tmeta["labels"])
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
         "metadata": meta,
-        "spec": deep_copy(_dict(tspec.get("spec"))),
+        "spec": deep_copy(as_dict(tspec.get("spec"))),
     }
 
 
@@ -103,7 +95,7 @@ def index_generated(claims: Iterable[dict[str, Any]]) -> GeneratedIndex:
 
 def add_generated(index: GeneratedIndex, claim: dict[str, Any]) -> None:
     """Add one claim to an index made by `index_generated` (claims without the annotation are skipped)."""
-    annotation = _dict(_dict(claim.get("metadata")).get("annotations")).get(POD_CLAIM_ANNOTATION)
+    annotation = as_dict(as_dict(claim.get("metadata")).get("annotations")).get(POD_CLAIM_ANNOTATION)
     if isinstance(annotation, str):
         index.setdefault((key_of(claim)[0], annotation), []).append(claim)
 
@@ -116,13 +108,13 @@ def find_generated_claim(
 ) -> dict[str, Any] | None:
     """A claim the controller already created for this Pod claim (annotation + controller owner).
     `index` (from `index_generated(claims.values())`) avoids a scan of every claim."""
-    ns, pod_meta = namespace_or_default(pod), _dict(pod.get("metadata"))
+    ns, pod_meta = namespace_or_default(pod), as_dict(pod.get("metadata"))
     if index is None:
         index = index_generated(claims.values())
     for claim in index.get((ns, pod_claim), ()):
         if claims.get(key_of(claim)) is not claim:
             continue  # replaced since it was indexed
-        if controlled_by(_dict(claim.get("metadata")), pod_meta):
+        if controlled_by(as_dict(claim.get("metadata")), pod_meta):
             return claim
     return None
 
@@ -154,12 +146,12 @@ def resolve_pod_claims(
     description, so a Pod naming one gets a precise reason."""
     ns, pod_name = namespace_or_default(pod), name_of(pod)
     statuses = {
-        _dict(s).get("name"): _dict(s).get("resourceClaimName")
-        for s in _list(_dict(pod.get("status")).get("resourceClaimStatuses"))
+        as_dict(s).get("name"): as_dict(s).get("resourceClaimName")
+        for s in as_list(as_dict(pod.get("status")).get("resourceClaimStatuses"))
     }
     out: list[PodClaim] = []
-    for i, entry in enumerate(_list(_dict(pod.get("spec")).get("resourceClaims"))):
-        entry = _dict(entry)
+    for i, entry in enumerate(as_list(as_dict(pod.get("spec")).get("resourceClaims"))):
+        entry = as_dict(entry)
         pc = PodClaim(i, str(entry.get("name", "")), Path("spec").child("resourceClaims").index(i))
         claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
         if isinstance(claim_name, str):
@@ -197,14 +189,14 @@ def _missing(kind: str, ns: str, name: str, invalid: Mapping[tuple[str, str], st
 def merge_node_selector(pod: dict[str, Any], selector: dict[str, Any] | None) -> dict[str, Any]:
     """The Pod with a claim's allocation `nodeSelector` ANDed into its required node affinity
     (terms are ORed, so the result is every pod term combined with every claim term)."""
-    terms = [_dict(t) for t in _list(_dict(selector).get("nodeSelectorTerms"))]
+    terms = [as_dict(t) for t in as_list(as_dict(selector).get("nodeSelectorTerms"))]
     if not terms:
         return pod
     out = deep_copy(pod)
     spec = out.setdefault("spec", {})
     affinity = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
     required = affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
-    existing = [_dict(t) for t in _list(required.get("nodeSelectorTerms"))]
+    existing = [as_dict(t) for t in as_list(required.get("nodeSelectorTerms"))]
     if not existing:
         combined = [deep_copy(t) for t in terms]
     else:
@@ -213,7 +205,7 @@ def merge_node_selector(pod: dict[str, Any], selector: dict[str, Any] | None) ->
             for b in terms:
                 term: dict[str, Any] = {}
                 for part in ("matchExpressions", "matchFields"):
-                    items = _list(a.get(part)) + _list(b.get(part))
+                    items = as_list(a.get(part)) + as_list(b.get(part))
                     if items:
                         term[part] = deep_copy(items)
                 combined.append(term)

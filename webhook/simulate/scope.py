@@ -22,6 +22,7 @@ from typing import Any
 
 from webhook.engine import Budget, allocate
 from webhook.model.budget import Deadline
+from webhook.model.plain import as_dict, as_list
 from webhook.model.workloads import get_path, template_keys
 from webhook.simulate import extended as ext
 from webhook.simulate.load import Inputs, Loaded
@@ -32,16 +33,8 @@ from webhook.state import ClusterState
 PROBE_BUDGET = Budget(steps=20_000, seconds=0.5)  # one device of one class: a handful of steps
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def _name(obj: dict[str, Any]) -> str:
-    return str(_dict(obj.get("metadata")).get("name") or "")
+    return str(as_dict(obj.get("metadata")).get("name") or "")
 
 
 def _probe(name: str) -> dict[str, Any]:
@@ -75,7 +68,7 @@ class OpenWorld:
     def __call__(self, data: Inputs, state: ClusterState, deadline: Deadline) -> None:
         # an object also defined with other content is not known: which one the cluster has is not
         conflicts = data.conflicts
-        defined = {_dict(c.get("metadata")).get("name") for c in data.classes}
+        defined = {as_dict(c.get("metadata")).get("name") for c in data.classes}
         defined = {n for n in defined if ("DeviceClass", "", n) not in conflicts}
         # extended resources a class left out (invalid, or a conflicting copy) would serve
         unknown_erns = {ern for lo in data.left_out if lo.kind == "DeviceClass" for ern in serves(lo)}
@@ -139,8 +132,8 @@ class OpenWorld:
         if not isinstance(pod, dict):
             return False
         ns = namespace_or_default(item.obj)
-        for entry in _list(_dict(pod.get("spec")).get("resourceClaims")):
-            entry = _dict(entry)
+        for entry in as_list(as_dict(pod.get("spec")).get("resourceClaims")):
+            entry = as_dict(entry)
             claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
             if isinstance(claim_name, str):
                 claim = data.claims.get((ns, claim_name))
@@ -150,7 +143,7 @@ class OpenWorld:
             elif isinstance(template_name, str):
                 template = data.templates.get((ns, template_name))
                 if template is None or not decided(
-                    {"spec": _dict(_dict(template.obj.get("spec")).get("spec"))}
+                    {"spec": as_dict(as_dict(template.obj.get("spec")).get("spec"))}
                 ):
                     return False
         for resource in ext.requested_resources(pod):

@@ -11,6 +11,7 @@ from typing import Any
 from webhook.context import Context
 from webhook.engine import Budget, allocate
 from webhook.model.budget import Deadline, OutOfBudget
+from webhook.model.plain import as_dict, as_list
 from webhook.model.text import listing
 from webhook.simulate import extended as ext
 from webhook.simulate.leftout import LeftOut
@@ -21,21 +22,13 @@ IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 DRIVER_LITERAL = re.compile(r"device\.driver\s*==\s*[\"']|[\"']\s*==\s*device\.driver")
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
 def class_names(claims: list[dict[str, Any]]) -> set[str]:
     """The DeviceClass names the claims' requests and subrequests use."""
     out: set[str] = set()
     for claim in claims:
-        for r in _list(_dict(_dict(claim.get("spec")).get("devices")).get("requests")):
-            r = _dict(r)
-            for sub in [_dict(r.get("exactly")), *map(_dict, _list(r.get("firstAvailable")))]:
+        for r in as_list(as_dict(as_dict(claim.get("spec")).get("devices")).get("requests")):
+            r = as_dict(r)
+            for sub in [as_dict(r.get("exactly")), *map(as_dict, as_list(r.get("firstAvailable")))]:
                 name = sub.get("deviceClassName")
                 if isinstance(name, str) and name:
                     out.add(name)
@@ -45,19 +38,19 @@ def class_names(claims: list[dict[str, Any]]) -> set[str]:
 def serves(lo: LeftOut) -> set[str]:
     """The extended resource names a left-out DeviceClass would serve (its implicit one, and its
     `extendedResourceName` when it could be decoded)."""
-    ern = _dict(_dict(lo.obj).get("spec")).get("extendedResourceName") if lo.obj else None
+    ern = as_dict(as_dict(lo.obj).get("spec")).get("extendedResourceName") if lo.obj else None
     return {IMPLICIT_PREFIX + lo.name} | ({ern} if isinstance(ern, str) else set())
 
 
 def _cel(selector: Any) -> str:
-    expr = _dict(_dict(selector).get("cel")).get("expression")
+    expr = as_dict(as_dict(selector).get("cel")).get("expression")
     return expr if isinstance(expr, str) else ""
 
 
 def _may_match(raw: dict[str, Any] | None, selectors: list[str]) -> bool:
     """Whether a slice that could not be decoded may hold devices for these selectors: its driver is
     named in one of them, or none of them compares `device.driver` with a name (nothing rules it out)."""
-    driver = _dict(_dict(raw).get("spec")).get("driver")
+    driver = as_dict(as_dict(raw).get("spec")).get("driver")
     if not isinstance(driver, str) or not driver:
         return True
     if any(f'"{driver}"' in t or f"'{driver}'" in t for t in selectors):
@@ -66,8 +59,8 @@ def _may_match(raw: dict[str, Any] | None, selectors: list[str]) -> bool:
 
 
 def _slice_pool(obj: dict[str, Any]) -> tuple[str, str]:
-    spec = _dict(obj.get("spec"))
-    return str(spec.get("driver") or ""), str(_dict(spec.get("pool")).get("name") or "")
+    spec = as_dict(obj.get("spec"))
+    return str(spec.get("driver") or ""), str(as_dict(spec.get("pool")).get("name") or "")
 
 
 class LeftOutNotes:
@@ -160,14 +153,14 @@ class LeftOutNotes:
     def _selectors(self, claims: list[dict[str, Any]]) -> list[str]:
         """The CEL expressions that choose devices for `claims`: their classes' and their requests'."""
         wanted = class_names(claims)
-        classes = [c for c in self.data.classes if _dict(c.get("metadata")).get("name") in wanted]
+        classes = [c for c in self.data.classes if as_dict(c.get("metadata")).get("name") in wanted]
         classes += [lo.obj for lo in self.classes.values() if lo.obj is not None and lo.name in wanted]
-        out = [_cel(sel) for c in classes for sel in _list(_dict(c.get("spec")).get("selectors"))]
+        out = [_cel(sel) for c in classes for sel in as_list(as_dict(c.get("spec")).get("selectors"))]
         for claim in claims:
-            for r in _list(_dict(_dict(claim.get("spec")).get("devices")).get("requests")):
-                r = _dict(r)
-                for sub in [_dict(r.get("exactly")), *map(_dict, _list(r.get("firstAvailable")))]:
-                    out.extend(_cel(sel) for sel in _list(sub.get("selectors")))
+            for r in as_list(as_dict(as_dict(claim.get("spec")).get("devices")).get("requests")):
+                r = as_dict(r)
+                for sub in [as_dict(r.get("exactly")), *map(as_dict, as_list(r.get("firstAvailable")))]:
+                    out.extend(_cel(sel) for sel in as_list(sub.get("selectors")))
         return [t for t in out if t]
 
     def _trial_state(self, committed: list[dict[str, Any]]) -> ClusterState | None:

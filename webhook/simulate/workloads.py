@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.model import names
-from webhook.model.plain import deep_copy, json_dumps
+from webhook.model.plain import as_dict, deep_copy, json_dumps
 from webhook.model.workloads import get_path, template_keys, template_prefix
 from webhook.simulate.daemonset import daemon_nodes, pin_to_node
 from webhook.simulate.podclaims import RANDOM_ALPHABET, generated_name, key_of
@@ -37,10 +37,6 @@ CONTROLLER = {  # workload kind -> the kind of the Pods' controller (Deployment:
     "CronJob": ("batch/v1", "Job"),
     "ReplicationController": ("v1", "ReplicationController"),
 }
-
-
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
 
 
 def _count(v: Any, default: int) -> int:
@@ -129,7 +125,7 @@ class Expansion:
                 generate = pods_prefix(self.base)
             seed = f"{self.kind}/{self.namespace}/{self.name}/{self.nodes[i] if self.nodes else i}"
             name = generated_name(generate, seed)
-        tmeta = _dict(self.template.get("metadata"))
+        tmeta = as_dict(self.template.get("metadata"))
         meta: dict[str, Any] = {"name": name, "namespace": self.namespace}
         if generate is not None:
             meta["generateName"] = generate[:MAX_GENERATED_BASE]
@@ -142,7 +138,7 @@ class Expansion:
         meta["ownerReferences"] = [
             {"apiVersion": api, "kind": kind, "name": owner, "controller": True, "blockOwnerDeletion": True}
         ]
-        spec = _dict(self.template.get("spec"))
+        spec = as_dict(self.template.get("spec"))
         spec = pin_to_node(spec, self.nodes[i]) if self.kind == "DaemonSet" else deep_copy(spec)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
@@ -169,8 +165,8 @@ def expand(obj: dict[str, Any], nodes: list[dict[str, Any]], slice_nodes: list[s
     kind = str(obj.get("kind"))
     keys = template_keys(obj.get("apiVersion"), kind) or ("spec", "template")
     namespace, name = key_of(obj)
-    template = _dict(get_path(obj, keys))
-    spec = _dict(obj.get("spec"))
+    template = as_dict(get_path(obj, keys))
+    spec = as_dict(obj.get("spec"))
     exp = Expansion(kind, namespace, name, template_prefix(keys), 0, "", template=template)
     controller = CONTROLLER.get(kind)
     if controller is None:
@@ -185,9 +181,9 @@ def expand(obj: dict[str, Any], nodes: list[dict[str, Any]], slice_nodes: list[s
             exp.base = f"{name}-{template_hash(template)}"
             exp.owner = (*controller, exp.base)
         if kind == "StatefulSet":
-            exp.ordinal_start = _count(_dict(spec.get("ordinals")).get("start"), 0)
+            exp.ordinal_start = _count(as_dict(spec.get("ordinals")).get("start"), 0)
     elif kind == "DaemonSet":
-        found = daemon_nodes(_dict(template.get("spec")), nodes, slice_nodes)
+        found = daemon_nodes(as_dict(template.get("spec")), nodes, slice_nodes)
         exp.interchangeable = False
         exp.nodes, exp.skipped, exp.count = found.eligible, found.skipped, len(found.eligible)
         total = len(found.eligible) + len(found.skipped)
@@ -203,7 +199,7 @@ def expand(obj: dict[str, Any], nodes: list[dict[str, Any]], slice_nodes: list[s
     elif kind == "Job":
         _job(exp, spec, "")
     elif kind == "CronJob":
-        job_spec = _dict(get_path(spec, ("jobTemplate", "spec")))
+        job_spec = as_dict(get_path(spec, ("jobTemplate", "spec")))
         exp.base = cron_job_name(namespace, name)
         exp.owner = (*controller, exp.base)
         if spec.get("suspend") is True:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.model.plain import as_dict
+
 
 @dataclass(frozen=True, slots=True)
 class NodeInfo:
@@ -19,15 +21,11 @@ class NodeInfo:
     known: bool = False  # built from a Node object (labels are authoritative)
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
 def node_from_object(obj: dict[str, Any]) -> NodeInfo:
     """A Node's name, labels and declared features (fields of the wrong type count as absent)."""
-    meta = _dict(obj.get("metadata"))
-    status = _dict(obj.get("status"))
-    labels = {str(k): str(v) for k, v in _dict(meta.get("labels")).items()}
+    meta = as_dict(obj.get("metadata"))
+    status = as_dict(obj.get("status"))
+    labels = {str(k): str(v) for k, v in as_dict(meta.get("labels")).items()}
     labels.setdefault("kubernetes.io/hostname", str(meta.get("name") or ""))
     declared = status.get("declaredFeatures")
     feats = frozenset(f for f in (declared if isinstance(declared, list) else []) if isinstance(f, str))
