@@ -380,9 +380,7 @@ def _allocate(
     if prefer is not None and len(nodes) > 1:
         nodes = sorted(nodes, key=lambda n: -prefer(n.name))  # stable: ties keep the candidate order
     if not nodes:
-        return Outcome(
-            False, None, [], "no node is a candidate for the Pod (nodeName/nodeSelector/affinity)", []
-        )
+        return Outcome.infeasible("no node is a candidate for the Pod (nodeName/nodeSelector/affinity)")
     has_all = any(a.all_mode for pc in prepared for r in pc.requests for a in r.alts)
     cands = _Nodes(state, nodes, meter, canonical)
     undecided = False
@@ -446,7 +444,7 @@ def _allocate(
                     "devices skip node operations, but the node does not declare DRAOptionalNodeOperations"
                 )
                 continue
-            return Outcome(True, n.name, results, "", [], nodes_tried=len(searched), steps=meter.used)
+            return Outcome.allocated(n.name, results, nodes_tried=len(searched), steps=meter.used)
         if undecided:
             break
     nodes = nodes[:bounded]  # the explanation covers the nodes that were bounded
@@ -484,7 +482,7 @@ def _allocate(
         out = _undecided(meter, f"after {len(searched)} node(s)", reason, explanation)
         out.nodes_tried = len(searched)
         return out
-    return Outcome(False, None, [], reason, explanation, nodes_tried=len(searched), steps=meter.used)
+    return Outcome.infeasible(reason, explanation, nodes_tried=len(searched), steps=meter.used)
 
 
 def prime(

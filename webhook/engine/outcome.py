@@ -78,6 +78,33 @@ class Outcome:
     internal: str | None = None  # draguard failed (MemoryError, RecursionError, a bug): not an answer
 
     @classmethod
+    def allocated(
+        cls, node: str | None, claims: list[ClaimResult], *, nodes_tried: int = 0, steps: int = 0
+    ) -> Outcome:
+        """The claims fit: on `node` (None: node-independent devices only), with these results."""
+        return cls(True, node, claims, "", [], nodes_tried=nodes_tried, steps=steps)
+
+    @classmethod
+    def infeasible(
+        cls,
+        reason: str,
+        explanation: list[dict[str, Any]] | None = None,
+        *,
+        nodes_tried: int = 0,
+        steps: int = 0,
+    ) -> Outcome:
+        """The claims fit on no node: `reason` in the operator's words, `explanation` per request."""
+        return cls(
+            False,
+            None,
+            [],
+            reason,
+            [] if explanation is None else explanation,
+            nodes_tried=nodes_tried,
+            steps=steps,
+        )
+
+    @classmethod
     def failed(cls, message: str, kind: ErrorKind, *, nodes_tried: int = 0, steps: int = 0) -> Outcome:
         """An allocation error (upstream aborts scheduling the Pod with it): no answer but no."""
         return cls(
