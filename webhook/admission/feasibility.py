@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhook.admission.config import AdmissionConfig
+from webhook.admission.wire import ClusterSnapshot
 from webhook.engine import Budget
 from webhook.model.budget import Deadline
 from webhook.rules.registry import declare
@@ -59,14 +60,17 @@ class Feasibility:
     seconds: float = 0.0
 
 
-def _world(snapshot: Any, templates: Mapping[tuple[str, str], dict[str, Any]] | None = None) -> World:
+def _world(
+    snapshot: ClusterSnapshot, templates: Mapping[tuple[str, str], dict[str, Any]] | None = None
+) -> World:
     """The snapshot's objects (`Snapshot.objects(kind)`, read-only) as a scheduling run reads them, plus
     `templates` the snapshot does not hold yet. A Pod or claim being created owns no claims yet, so
     there is nothing to find by owner (no index of generated or extended claims)."""
     stored = snapshot.objects("ResourceClaimTemplate")
     return World(
         claims=snapshot.objects("ResourceClaim"),
-        templates=ChainMap(dict(templates), stored) if templates else stored,
+        # a ChainMap writes only to its first map: the snapshot's read-only one is never changed
+        templates=ChainMap(dict(templates), stored) if templates else stored,  # type: ignore[arg-type]
         nodes=snapshot.objects("Node").values(),
         classes=snapshot.objects("DeviceClass").values(),
         generated={},
@@ -83,7 +87,12 @@ def _with_namespace(obj: dict[str, Any], namespace: str | None) -> dict[str, Any
 
 
 def _run(
-    world: World, snapshot: Any, config: AdmissionConfig, deadline: Deadline, item: Loaded, empty: bool
+    world: World,
+    snapshot: ClusterSnapshot,
+    config: AdmissionConfig,
+    deadline: Deadline,
+    item: Loaded,
+    empty: bool,
 ) -> PodSimulation:
     budget: Budget = config.feasibility_budget
     run = PodRun(world, snapshot.state, config.context(), budget, deadline, commit=False, empty_cluster=empty)
@@ -101,7 +110,12 @@ def _field(sim: PodSimulation, kind: str) -> str:
 
 
 def _decide(
-    world: World, snapshot: Any, config: AdmissionConfig, deadline: Deadline, item: Loaded, what: str
+    world: World,
+    snapshot: ClusterSnapshot,
+    config: AdmissionConfig,
+    deadline: Deadline,
+    item: Loaded,
+    what: str,
 ) -> Feasibility:
     start = time.monotonic()
     now = _run(world, snapshot, config, deadline, item, empty=False)
@@ -113,7 +127,11 @@ def _decide(
 
 
 def check_claim(
-    claim: dict[str, Any], namespace: str | None, snapshot: Any, config: AdmissionConfig, deadline: Deadline
+    claim: dict[str, Any],
+    namespace: str | None,
+    snapshot: ClusterSnapshot,
+    config: AdmissionConfig,
+    deadline: Deadline,
 ) -> Feasibility:
     """A ResourceClaim being created (not allocated), alone, on any node."""
     claim = _with_namespace(claim, namespace)
@@ -128,7 +146,7 @@ def check_claim(
 def check_pod(
     pod: dict[str, Any],
     namespace: str | None,
-    snapshot: Any,
+    snapshot: ClusterSnapshot,
     config: AdmissionConfig,
     deadline: Deadline,
     templates: Mapping[tuple[str, str], dict[str, Any]] | None = None,

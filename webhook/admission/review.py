@@ -45,7 +45,13 @@ from webhook.admission.response import (
     json_size,
 )
 from webhook.admission.templates_writer import TemplateWriteError
-from webhook.admission.wire import AdmissionResponse, AdmissionReviewResponse, Decision, Status
+from webhook.admission.wire import (
+    AdmissionResponse,
+    AdmissionReviewResponse,
+    ClusterSnapshot,
+    Decision,
+    Status,
+)
 from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.text import clip, one_line
 from webhook.model.violation import Severity, Violation
@@ -86,14 +92,20 @@ class _Answer:
 
 
 def review(
-    admission_review: Any, snapshot: Any, config: AdmissionConfig, deadline: Deadline | None = None
+    admission_review: Any,
+    snapshot: ClusterSnapshot,
+    config: AdmissionConfig,
+    deadline: Deadline | None = None,
 ) -> AdmissionReviewResponse:
     """The AdmissionReview answering `admission_review` (see the module docstring)."""
     return review_with_info(admission_review, snapshot, config, deadline)[0]
 
 
 def review_with_info(
-    admission_review: Any, snapshot: Any, config: AdmissionConfig, deadline: Deadline | None = None
+    admission_review: Any,
+    snapshot: ClusterSnapshot,
+    config: AdmissionConfig,
+    deadline: Deadline | None = None,
 ) -> tuple[AdmissionReviewResponse, ReviewInfo]:
     """`review()` plus what it decided (`ReviewInfo`)."""
     uid = uid_of(admission_review)  # BadReview: no answer possible
@@ -167,7 +179,7 @@ def _too_late(config: AdmissionConfig) -> _Answer:
 # -- routing -------------------------------------------------------------------------------------
 
 
-def _answer(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline) -> _Answer:
+def _answer(req: Request, snapshot: ClusterSnapshot, config: AdmissionConfig, deadline: Deadline) -> _Answer:
     target = _target(req, config)
     if isinstance(target, _Answer):
         return target
@@ -256,7 +268,7 @@ def _kind_mismatch(req: Request) -> str:
 
 
 def _translate(
-    answer: _Answer, req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline
+    answer: _Answer, req: Request, snapshot: ClusterSnapshot, config: AdmissionConfig, deadline: Deadline
 ) -> None:
     """Add the translation of a Pod's extended resources into claims to `answer` (see the module
     docstring for the templates it writes, and for what a failed write answers)."""
@@ -311,7 +323,9 @@ def _name(req: Request) -> str:
     return name if isinstance(name, str) and name else req.name
 
 
-def _validate(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline) -> _Answer:
+def _validate(
+    req: Request, snapshot: ClusterSnapshot, config: AdmissionConfig, deadline: Deadline
+) -> _Answer:
     try:
         found = validating.check(req, snapshot, config, Deadline(deadline.at - config.reserve_seconds))
     except DeadlinePassed:
@@ -338,7 +352,7 @@ def _validate(req: Request, snapshot: Any, config: AdmissionConfig, deadline: De
 
 
 def _extended_checks(
-    req: Request, pod: dict[str, Any], snapshot: Any, config: AdmissionConfig
+    req: Request, pod: dict[str, Any], snapshot: ClusterSnapshot, config: AdmissionConfig
 ) -> tuple[list[Violation], dict[tuple[str, str], dict[str, Any]]]:
     """Native mode: the DeviceClass mapping of the Pod's extended resources (policy applied). Translate
     mode: the draguard templates the Pod refers to that the state does not hold yet."""
@@ -384,7 +398,7 @@ def _feasibility(
     answer: _Answer,
     req: Request,
     obj: dict[str, Any],
-    snapshot: Any,
+    snapshot: ClusterSnapshot,
     config: AdmissionConfig,
     deadline: Deadline,
     templates: dict[tuple[str, str], dict[str, Any]] | None = None,

@@ -21,6 +21,7 @@ from typing import Any
 
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.request import Request
+from webhook.admission.wire import ClusterSnapshot
 from webhook.defaults import apply_defaults
 from webhook.model.budget import Deadline
 from webhook.model.plain import deep_copy
@@ -56,7 +57,7 @@ def _stored_old(req: Request) -> dict[str, Any] | None:
     return old
 
 
-def namespace_labels(snapshot: Any, namespace: str | None) -> dict[str, str] | None:
+def namespace_labels(snapshot: ClusterSnapshot, namespace: str | None) -> dict[str, str] | None:
     """The labels of the request's Namespace when the state holds it (None: unknown, as offline)."""
     if not namespace:
         return None
@@ -82,7 +83,7 @@ def _violations(
     obj: dict[str, Any],
     old: dict[str, Any] | None,
     req: Request,
-    snapshot: Any,
+    snapshot: ClusterSnapshot,
     config: AdmissionConfig,
     deadline: Deadline | None,
 ) -> tuple[dict[str, Any] | None, list[Violation]]:
@@ -104,7 +105,9 @@ def _key(v: Violation) -> tuple[str, str, str]:
     return (v.rule, v.field, v.message)
 
 
-def check(req: Request, snapshot: Any, config: AdmissionConfig, deadline: Deadline | None = None) -> Findings:
+def check(
+    req: Request, snapshot: ClusterSnapshot, config: AdmissionConfig, deadline: Deadline | None = None
+) -> Findings:
     """Errors (deny) and warnings for `req.object` (CREATE/UPDATE of a handled kind). Raises
     `DeadlinePassed` when `deadline` passes while the rules run (costly CEL: between compilations)."""
     assert req.object is not None

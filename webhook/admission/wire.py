@@ -6,11 +6,16 @@ is checked field by field, not trusted to have a shape); what draguard writes ha
 
 # (no `from __future__ import annotations`: NotRequired must be seen when the TypedDicts are made, for
 # their __required_keys__)
-from typing import Any, Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from webhook.state.view import StateView
 
 __all__ = [
     "AdmissionResponse",
     "AdmissionReviewResponse",
+    "ClusterSnapshot",
     "Decision",
     "ENDPOINTS",
     "Endpoint",
@@ -70,3 +75,12 @@ class AdmissionReviewResponse(TypedDict):
     apiVersion: Literal["admission.k8s.io/v1"]
     kind: Literal["AdmissionReview"]
     response: AdmissionResponse
+
+
+class ClusterSnapshot(Protocol):
+    """What admission reads of the cluster: one published version (`webhook.state.Snapshot`)."""
+
+    @property
+    def state(self) -> "StateView": ...  # what the engine allocates on, and the cross-object index
+
+    def objects(self, kind: str) -> Mapping[tuple[str, str], dict[str, Any]]: ...  # stored, by (ns, name)
