@@ -27,6 +27,7 @@ from webhook.admission.config import AdmissionConfig
 from webhook.admission.wire import ClusterSnapshot
 from webhook.engine import Budget
 from webhook.model.budget import Deadline
+from webhook.model.errors import DraguardError
 from webhook.rules.registry import declare
 from webhook.simulate import extended as ext
 from webhook.simulate import feasibility_violations
@@ -48,7 +49,7 @@ declare(
 SOURCE = "<admission request>"
 
 
-class FeasibilityCrash(Exception):
+class FeasibilityCrash(DraguardError):
     """draguard failed while deciding (a bug or a resource limit): handled by the failure mode."""
 
 

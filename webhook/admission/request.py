@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.model.errors import DraguardError
 from webhook.model.text import one_line
 
 REVIEW_API_VERSION = "admission.k8s.io/v1"
@@ -19,11 +20,11 @@ OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 MAX_UID_CHARS = 256  # a UID is a UUID (36); anything much longer is not from an API server
 
 
-class BadReview(Exception):
+class BadReview(DraguardError):
     """The body is no AdmissionReview that can be answered (the server answers 400 with this message)."""
 
 
-class MalformedRequest(Exception):
+class MalformedRequest(DraguardError):
     """A field of an answerable request is malformed (answered with a denial naming the field)."""
 
 

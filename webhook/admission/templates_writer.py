@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from webhook.model.errors import DraguardError
 from webhook.model.text import one_line
 
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -26,7 +27,7 @@ DEFAULT_FIELD_MANAGER = "draguard"
 MAX_DETAIL = 300
 
 
-class TemplateWriteError(Exception):
+class TemplateWriteError(DraguardError):
     """The template could not be applied: `status` is the API server's HTTP status (None: no answer)."""
 
     def __init__(self, message: str, status: int | None = None) -> None:

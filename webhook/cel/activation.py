@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.cel.values import INT64_MAX, INT64_MIN, CelError, DefaultMap
+from webhook.model.errors import DraguardError
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.semver import Semver, parse_semver
 
@@ -32,7 +33,7 @@ _SCALARS = ("int", "bool", "string")
 _SCALAR_TYPES = {"int": int, "bool": bool, "string": str, "ints": int, "bools": bool, "strings": str}
 
 
-class EvaluationError(Exception):
+class EvaluationError(DraguardError):
     """A device value upstream refuses before evaluating (the whole claim fails, as upstream)."""
 
 

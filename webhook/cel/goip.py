@@ -3,10 +3,11 @@ Kubernetes' `ip()` / `cidr()` put in their runtime errors."""
 
 from __future__ import annotations
 
+from webhook.model.errors import DraguardError
 from webhook.model.names import go_quote
 
 
-class NetipError(ValueError):
+class NetipError(DraguardError, ValueError):
     """A parse failure, with Go's message."""
 
 

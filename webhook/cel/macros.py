@@ -21,11 +21,12 @@ from webhook.cel.ast import (
     StructExpr,
     StructField,
 )
+from webhook.model.errors import DraguardError
 
 LEGACY_ACCUMULATOR = "__result__"
 
 
-class MacroError(Exception):
+class MacroError(DraguardError):
     """The macro matched but its arguments are not well formed; `node` locates the message."""
 
     def __init__(self, node: Expr, message: str) -> None:

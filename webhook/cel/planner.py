@@ -45,6 +45,7 @@ from webhook.cel.values import (
     key_value,
     map_key,
 )
+from webhook.model.errors import DraguardError
 
 # Type identifiers usable as values (`type(x) == int`).
 TYPE_IDENTS = {
@@ -94,7 +95,7 @@ _SPECIAL = {
 _INDEX_FNS = ("_[_]", "_[?_]", "_?._")
 
 
-class PlanError(Exception):
+class PlanError(DraguardError):
     """The AST cannot be planned (an unknown function or a construct the environment lacks)."""
 
 

@@ -31,6 +31,7 @@ from webhook.cel.program import COST_LIMIT, PlanError, Program, plan
 from webhook.cel.reads import Read, analyse
 from webhook.cel.values import CelError, EvaluationStopped, Optional, type_name
 from webhook.model.cache import ByteLRU
+from webhook.model.errors import DraguardError
 
 # Upstream's allocator (cel.EnhanceRuntimeError) appends this to a "no such key" error.
 NO_SUCH_KEY_HINT = (
@@ -42,7 +43,7 @@ DEVICE_CACHE_BYTES = 64 << 20  # ~300 B a device + ~60 B a result: 100,000+ devi
 SELECTOR_CACHE_BYTES = 16 << 20
 
 
-class CelRuntimeError(Exception):
+class CelRuntimeError(DraguardError):
     """A selector could not be evaluated. `phase`: "compile" or "runtime"; `detail`: why."""
 
     def __init__(self, expression: str, detail: str, phase: str = "runtime") -> None:

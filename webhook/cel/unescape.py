@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from webhook.model.errors import DraguardError
 
-class UnescapeError(ValueError):
+
+class UnescapeError(DraguardError, ValueError):
     """A literal the lexer accepted but cel-go cannot decode (message in cel-go's words)."""
 
 

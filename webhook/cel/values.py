@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from webhook.model.errors import DraguardError
+
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 UINT64_MAX = (1 << 64) - 1
 
 
-class CelError(Exception):
+class CelError(DraguardError):
     """A CEL runtime error value (cel-go's types.Err): `message` is cel-go's text."""
 
     cost = 0  # the evaluation's actual cost when it raised (set by the evaluator)
@@ -35,7 +37,7 @@ class CelError(Exception):
         self.message = message
 
 
-class EvaluationStopped(Exception):
+class EvaluationStopped(DraguardError):
     """The evaluation exceeded its cost or size limit; `message` in Kubernetes' wording."""
 
     cost = 0

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.engine.outcome import ErrorKind
+from webhook.model.errors import DraguardError
 from webhook.model.quantity import Quantity
 from webhook.model.records import qty
 from webhook.state.view import ClusterView
@@ -15,7 +16,7 @@ from webhook.state.view import ClusterView
 MAX_RESULTS = 32  # AllocationResultsMaxSize
 
 
-class EngineError(Exception):
+class EngineError(DraguardError):
     """An upstream allocation *error* (not "does not fit"): it aborts scheduling of the Pod."""
 
     def __init__(self, message: str, kind: ErrorKind = "invalid") -> None:

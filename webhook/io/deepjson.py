@@ -24,15 +24,16 @@ from json.scanner import NUMBER_RE
 from typing import Any
 
 from webhook.io.yamlload import SHOWN_STEPS
+from webhook.model.errors import DraguardError
 
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-class Constant(ValueError):
+class Constant(DraguardError, ValueError):
     """NaN, Infinity or -Infinity: JSON has no such value (Python's decoder reads them, Go's does not)."""
 
 
-class TooDeep(ValueError):
+class TooDeep(DraguardError, ValueError):
     """A container nested deeper than the limit: where it opens (offset) and its path (shortened)."""
 
     def __init__(self, pos: int, path: str, limit: int) -> None:

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from webhook.model.errors import DraguardError
+
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 MAX_FILE_BYTES = 256 << 20  # one file or stdin in the CLI
@@ -36,7 +38,7 @@ MAX_REQUEST_BYTES = 3 << 20  # one request body (the API server's own limit)
 _READ_BLOCK = 1 << 20
 
 
-class UnreadableInput(Exception):
+class UnreadableInput(DraguardError):
     """A path that does not exist or cannot be read: a usage error (exit 2)."""
 
 

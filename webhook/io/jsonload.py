@@ -25,6 +25,7 @@ from typing import Any
 
 from webhook.io import deepjson
 from webhook.io.yamlload import MAX_DEPTH, RawDocument, YamlError, YamlIssue, too_deep_message
+from webhook.model.errors import DraguardError
 from webhook.model.plain import nested_deeper
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -48,7 +49,7 @@ class Final(YamlError):
     nesting past the limit (go-yaml stops at the same depth)."""
 
 
-class TooManyObjects(Exception):
+class TooManyObjects(DraguardError):
     """More JSON objects than `max_objects` (the decoding stopped there)."""
 
     def __init__(self, limit: int) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from webhook.model.errors import DraguardError
+
 __all__ = [
     "ALIGN_DIGITS",
     "Big",
@@ -38,7 +40,7 @@ _NDIGITS_EXACT = 10**4000
 _P = sys.hash_info.modulus
 
 
-class TooLarge(ArithmeticError):
+class TooLarge(DraguardError, ArithmeticError):
     """Two values too far apart in magnitude to combine exactly within ALIGN_DIGITS digits."""
 
 

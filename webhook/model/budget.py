@@ -20,12 +20,14 @@ import math
 import time
 from dataclasses import dataclass
 
+from webhook.model.errors import DraguardError
+
 __all__ = ["Budget", "Deadline", "DeadlinePassed", "Meter", "OutOfBudget", "check_seconds", "check_steps"]
 
 TICKS_PER_CHECK = 256  # loop iterations between two reads of the clock (a tick costs ~50 ns)
 
 
-class OutOfBudget(Exception):
+class OutOfBudget(DraguardError):
     """The step budget, the time budget or the deadline ran out: the answer is undecided."""
 
 

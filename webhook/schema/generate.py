@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
+from webhook.model.errors import DraguardError
 from webhook.schema.required import verdict
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -110,7 +111,7 @@ SPECIAL: dict[str, str] = {
 _PRIMITIVES = {"string", "integer", "boolean", "number"}
 
 
-class UnauditedRequired(RuntimeError):
+class UnauditedRequired(DraguardError, RuntimeError):
     """An OpenAPI-required field without a verdict in webhook.schema.required."""
 
 

@@ -11,6 +11,7 @@ from webhook.admission.wire import AdmissionResponse, AdmissionReviewResponse
 from webhook.io.files import InputFileError, decode_text
 from webhook.io.jsonload import TooManyObjects, load_json_documents
 from webhook.io.yamlload import MAX_DEPTH, YamlError
+from webhook.model.errors import DraguardError
 from webhook.model.text import clip, one_line
 
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -19,7 +20,7 @@ MAX_MESSAGE = 1024  # characters of a 400 message (a JSON error quotes no input,
 MAX_UID = 256  # characters of a uid echoed (the core answers 400 to a longer one: it is no UID)
 
 
-class BadBody(ValueError):
+class BadBody(DraguardError, ValueError):
     """A body that is not one JSON object (the server answers 400 with the message)."""
 
 

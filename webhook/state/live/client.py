@@ -25,6 +25,7 @@ from typing import Any
 
 from webhook.io.deepjson import loads
 from webhook.io.yamlload import MAX_DEPTH
+from webhook.model.errors import DraguardError
 
 CONNECT_TIMEOUT = 10.0
 LIST_READ_TIMEOUT = 60.0  # one page
@@ -32,7 +33,7 @@ POOL_SIZE = 16  # connections per worker: 7 watches, their lists, and the transl
 BODY_DEPTH = MAX_DEPTH + 2  # a list page or a watch event holds objects of up to MAX_DEPTH levels, 2 down
 
 
-class ApiError(Exception):
+class ApiError(DraguardError):
     """A non-2xx answer: `status`, the Status' `reason` and message, `retry_after` (seconds) if sent."""
 
     def __init__(self, status: int, reason: str, message: str, retry_after: float | None = None) -> None:
@@ -47,7 +48,7 @@ class Expired(ApiError):
     """410 Gone (reason Expired): the resourceVersion or continue token is older than the server keeps."""
 
 
-class Unreachable(Exception):
+class Unreachable(DraguardError):
     """No answer: connection refused or reset, TLS failure, a timeout, a stream that broke off."""
 
 
@@ -85,7 +86,7 @@ def load_api_client(kubeconfig: str | None = None, in_cluster: dict[str, str] | 
     return client.ApiClient(configuration)
 
 
-class ConfigError(Exception):
+class ConfigError(DraguardError):
     """No usable cluster configuration (a usage error of `serve --state cluster`)."""
 
 
