@@ -58,6 +58,7 @@ def add_parser(sub: argparse._SubParsersAction, input_args: Any, seconds: Any) -
         "default: none",
     )
     input_args(c)
+    c.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

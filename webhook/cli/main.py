@@ -228,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_budget_args(v, validate=True)
     _add_placement_arg(v, validate=True)
+    v.set_defaults(run=_validate)
 
     m = sub.add_parser(
         "simulate",
@@ -254,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_budget_args(m)
     _add_placement_arg(m)
+    m.set_defaults(run=_simulate)
 
     s = sub.add_parser(
         "strip",
@@ -264,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="PATH")
     _add_profile_args(s)
     _add_input_args(s)
+    s.set_defaults(run=_strip)
 
     convert.add_parser(sub, _add_input_args, argtypes.seconds)
     from webhook.cli.serve import add_certs_parser, add_serve_parser
@@ -274,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("rules", help="list every rule id with its severity and field path")
     r.add_argument("-o", "--format", dest="format", choices=("text", "markdown", "json"), default="text")
+    r.set_defaults(run=_rules)
     return parser
 
 
@@ -319,32 +323,14 @@ def _exit(code: int) -> NoReturn:
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    try:
-        if args.command == "validate":
-            return _validate(args)
-        if args.command == "strip":
-            return _strip(args)
-        if args.command == "simulate":
-            return _simulate(args)
-        if args.command == "convert":
-            return convert.run(args)
-        if args.command == "serve":
-            from webhook.cli.serve import run_serve
-
-            return run_serve(args)
-        if args.command == "certs":
-            from webhook.cli.serve import run_certs
-
-            return run_certs(args)
-        if args.command == "rules":
-            from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
-            from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
-            from webhook.rules import catalog  # noqa: F401
-
-            sys.stdout.write(rules_table(args.format))
-            return EXIT_OK
+    run: Callable[[argparse.Namespace], int] | None = getattr(
+        args, "run", None
+    )  # set by each command's parser
+    if run is None:  # no command
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    try:
+        return run(args)
     except UsageError as e:
         sys.stderr.write(one_line(f"draguard: error: {e}") + "\n")
         return EXIT_USAGE
@@ -356,6 +342,15 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
+    from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
+    from webhook.rules import catalog  # noqa: F401
+
+    sys.stdout.write(rules_table(args.format))
+    return EXIT_OK
 
 
 def _deadline(args: argparse.Namespace) -> Any:

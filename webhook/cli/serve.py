@@ -185,6 +185,7 @@ def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable
     )
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     s.add_argument("--access-log", action="store_true", help="log every request to stderr")
+    s.set_defaults(run=run_serve)
 
 
 def add_certs_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -212,6 +213,7 @@ def add_certs_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     c.add_argument("--new-ca", action="store_true", help="replace the CA too (the caBundle changes)")
     c.add_argument("--client", metavar="CN", help="also issue client.crt/client.key with this common name")
+    c.set_defaults(run=run_certs)
 
 
 def run_certs(args: argparse.Namespace) -> int:
