@@ -51,7 +51,7 @@ PLURALS = {
     "ResourceClaimTemplate": "resourceclaimtemplates",
     "DeviceTaintRule": "devicetaintrules",
 }
-# What the live state lists and watches (DESIGN-9, issue 9 §1): exactly what the ClusterRole may read.
+# What the live state lists and watches (docs/webhook.md, live state): exactly what the ClusterRole may read.
 STATE_READS = {("resource.k8s.io", r) for r in PLURALS.values()} | {("", "nodes"), ("", "namespaces")}
 VALIDATING, MUTATING = "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"
 

@@ -26,7 +26,7 @@ from promql_names import PromQLError, reads
 # honorLabels so the metrics' own `endpoint` label (validate/mutate) is the one kept.
 TARGET_LABELS = frozenset({"job", "instance", "namespace", "pod", "service", "container", "endpoint"})
 
-# DESIGN-9's metrics of the live state and the extended-resource translation (types, label names), until
+# docs/webhook.md's metrics of the live state and the extended-resource translation (types, label names), until
 # the watch and extres branches register them: then the registered ones must match these.
 DESIGN9 = {
     "draguard_watch_events": ("counter", frozenset({"kind", "type"})),
@@ -172,11 +172,11 @@ def test_the_name_check_catches_a_wrong_metric_or_label() -> None:
 
 
 def test_design9_metrics_are_registered_as_the_contract_says() -> None:
-    """The watch and extended-resource metrics are registered with DESIGN-9's types and labels (the
+    """The watch and extended-resource metrics are registered with docs/webhook.md's types and labels (the
     alerts and the dashboard use those names)."""
     registered = _registered()
     for name, (kind, labels) in DESIGN9.items():
-        assert name in registered, f"{name} (DESIGN-9) is not registered"
+        assert name in registered, f"{name} (docs/webhook.md) is not registered"
         assert registered[name][0] == kind, name
         if labels is not None:
             assert registered[name][1] == labels, name

@@ -7,7 +7,7 @@ selectors, capacity requests, tolerations, firstAvailable, matchAttribute/distin
 - its firstAvailable choices are the lexicographically first feasible ones on its node, and its devices
   are the first solution in upstream search order (pools by name, devices in list order, combinations);
 - every infeasible answer is confirmed by exhaustive search over all device assignments on all nodes.
-The oracle is a model of allocation.md written for these tests; it shares no code with the engine.
+The oracle is a model of the upstream allocator's semantics (kubernetes/dynamic-resource-allocation `structured/`) written for these tests; it shares no code with the engine.
 """
 
 from __future__ import annotations
@@ -485,7 +485,7 @@ def test_allocations_are_valid_and_infeasibility_is_exhaustive(s: Scenario) -> N
 
 
 def test_regression_counter_released_by_rejected_candidate() -> None:
-    """allocation.md §14.1: a tainted candidate must give back the counters it reserved."""
+    """A tainted candidate must give back the counters it reserved."""
     a = Dev(DRIVER, "pool-node-0", "dev-0", "node-0", "red", 1, 1, "NoSchedule", 6)
     b = Dev(DRIVER, "pool-node-0", "dev-1", "node-0", "red", 1, 1, None, 6)
     sub = Sub("r0", 1, ("any", None), False, None)
@@ -497,7 +497,7 @@ def test_regression_counter_released_by_rejected_candidate() -> None:
 
 
 def test_regression_distinct_attribute_compares_every_device() -> None:
-    """allocation.md §14.2: [red, blue, red] must not pass distinctAttribute."""
+    """[red, blue, red] must not pass distinctAttribute."""
     devs = tuple(
         Dev(DRIVER, "pool-node-0", f"dev-{i}", "node-0", c, 1, 1, None, None)
         for i, c in enumerate(("red", "blue", "red"))

@@ -1,4 +1,4 @@
-"""device.request-policy: consumable capacity requestPolicy rules (I-20/I-21), cases modelled on upstream's
+"""device.request-policy: consumable capacity requestPolicy rules, cases modelled on upstream's
 TestValidateDeviceCapacity, including the DRAFractionalCapacityRange gate."""
 
 from __future__ import annotations

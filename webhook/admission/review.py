@@ -66,7 +66,7 @@ __all__ = ["BadReview", "ReviewInfo", "review", "review_with_info"]
 
 @dataclass(frozen=True)
 class ReviewInfo:
-    """What one review decided, for metrics and logs (DESIGN-7 §2)."""
+    """What one review decided, for metrics and logs (docs/webhook.md)."""
 
     kind: str
     operation: str

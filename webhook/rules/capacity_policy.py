@@ -1,4 +1,4 @@
-"""Consumable-capacity `requestPolicy` checks (I-20/I-21): exact quantity arithmetic, as upstream does it.
+"""Consumable-capacity `requestPolicy` checks: exact quantity arithmetic, as upstream does it.
 
 Without the DRAFractionalCapacityRange gate upstream uses integer arithmetic on `Quantity.Value()`
 (rounded up), so fractional bounds are *not* rejected there; with the gate and any fractional

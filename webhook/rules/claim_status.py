@@ -1,4 +1,4 @@
-"""ResourceClaim `status` rules (api.md §4 status, I-37..I-39): allocation results and config, node selector,
+"""ResourceClaim `status` rules (docs/rules.md: claim-status.*): allocation results and config, node selector,
 reservedFor, per-device status and network data."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-device counter consumption rules: `consumesCounters` shape (I-11) and compatibility groups (I-14).
+"""Per-device counter consumption rules: `consumesCounters` shape and compatibility groups.
 
 compatibilityGroups (KEP-5963, DRADeviceCompatibilityGroups) is validated declaratively upstream:
 `+k8s:maxItems=2`, `+k8s:unique=set`, `+k8s:eachVal=+k8s:format=k8s-short-name` (a DNS label).

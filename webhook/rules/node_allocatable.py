@@ -1,4 +1,4 @@
-"""`devices[].nodeAllocatableResources` (I-22, DRANodeAllocatableResources, alpha): node resources a
+"""`devices[].nodeAllocatableResources` (DRANodeAllocatableResources, alpha): node resources a
 device's allocation adds to or takes from the node (`cpu`, `memory`, `hugepages-*`; not `ephemeral-storage`).
 """
 

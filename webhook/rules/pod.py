@@ -1,4 +1,4 @@
-"""Pod fields that reference ResourceClaims (api.md §7, I-42): spec.resourceClaims, container claims, claim statuses."""
+"""Pod fields that reference ResourceClaims (docs/rules.md: pod.*): spec.resourceClaims, container claims, claim statuses."""
 
 from __future__ import annotations
 

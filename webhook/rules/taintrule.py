@@ -1,4 +1,4 @@
-"""DeviceTaintRule rules (api.md §6, I-44), plus the device-taint and metav1.Condition checks other kinds reuse."""
+"""DeviceTaintRule rules (docs/rules.md: taint-rule.*), plus the device-taint and metav1.Condition checks other kinds reuse."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""UPDATE-only rules (api.md §9, I-36..I-38): immutable fields and the write-once claim allocation.
+"""UPDATE-only rules (docs/rules.md: update.*): immutable fields and the write-once claim allocation.
 
 They run only when `ctx.old` (the stored object) is known. Gate ratcheting is done by the skew layer."""
 

@@ -15,7 +15,7 @@ log = logging.getLogger("draguard.state")
 
 
 class MetricsObserver(Observer):
-    """The live state's reports as the DESIGN-9 metrics (per worker; prometheus multiprocess)."""
+    """The live state's reports as the metrics docs/webhook.md lists (per worker; prometheus multiprocess)."""
 
     def event(self, kind: str, event_type: str) -> None:
         label = metrics.watch_kind_label(kind)

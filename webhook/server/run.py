@@ -3,7 +3,7 @@
 Workers: one process per usable core (`--workers`), each an asyncio front holding every connection
 (TLS handshake, request head and body, kept-alive waits: webhook/server/front.py) and `--threads`
 request threads that only ever see complete requests (webhook/server/worker.py). The app is imported once in the arbiter and
-forked (preload), each worker then loads its own state (DESIGN-7: one StateStore per process, written by
+forked (preload), each worker then loads its own state (docs/webhook.md: one StateStore per process, written by
 its loader thread) and only starts accepting connections once that state is published. TLS contexts come
 from `ReloadingTLS` for every new connection (rotation without restart). SIGTERM: readiness false, still
 answering for `--drain-seconds`, then no new connections; requests in flight get the rest of

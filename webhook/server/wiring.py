@@ -1,4 +1,4 @@
-"""Where the server meets the state store and the admission core (DESIGN-7 §1, §2): built here, once."""
+"""Where the server meets the state store and the admission core (docs/webhook.md): built here, once."""
 
 from __future__ import annotations
 
