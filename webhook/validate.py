@@ -43,6 +43,7 @@ from webhook.io.documents import (
 from webhook.io.unrendered import Template
 from webhook.io.unrendered import hint as template_hint
 from webhook.model.budget import Deadline, DeadlinePassed
+from webhook.model.keys import DRA_KINDS
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.model.workloads import WORKLOADS, get_path, uses_dra
@@ -59,7 +60,6 @@ from webhook.state.inventory import Inventory, extract_record
 from webhook.templates import check_workload, workload_record
 
 RESOURCE_V1 = "resource.k8s.io/v1"
-DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOADS)
 # Kinds whose registry strategy resets `status` on CREATE (PrepareForCreate): the API server stores the
 # object without the status a manifest carries; status is written through the /status subresource.

@@ -53,11 +53,11 @@ from webhook.admission.wire import (
     Status,
 )
 from webhook.model.budget import Deadline, DeadlinePassed
+from webhook.model.keys import DRA_KINDS
 from webhook.model.text import clip, one_line
 from webhook.model.violation import Severity, Violation
 
 DRA_GROUP = "resource.k8s.io"
-DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 FEASIBILITY_RULE = "admission.feasibility"
 UNKNOWN_CLAIM = "pod.unknown-claim"
 

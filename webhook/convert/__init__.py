@@ -17,11 +17,11 @@ from typing import Any
 
 from webhook.convert import v1beta1
 from webhook.convert.served import GROUP, PREFIX
+from webhook.model.keys import DRA_KINDS
 from webhook.model.plain import deep_copy
 from webhook.model.violation import Finding
 
 V1 = f"{GROUP}/v1"
-DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 # (version, kind) pairs draguard converts: every DRA kind of every non-v1 version kube-apiserver 1.35-1.37 has
 CONVERTIBLE = frozenset(
     {("v1beta1", k) for k in DRA_KINDS if k != "DeviceTaintRule"}

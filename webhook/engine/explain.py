@@ -19,6 +19,7 @@ from operator import ne
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from webhook.engine.causes import (
+    Tally,
     closeness_of,
     constraint_causes,
     fits,
@@ -105,9 +106,6 @@ def funnel(
     rows.append(["left", left])
     memo.put(key, [tuple(r) for r in rows], key_bytes(key[:3]) + 60 * len(names) + 200 * len(rows))
     return rows
-
-
-Tally = tuple[int, int, Counter[str], Counter[str], Counter[str]]  # in class, selected, why, effects, sets
 
 
 def _funnel_counts(

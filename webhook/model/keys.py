@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["NAMESPACED", "ObjectKey", "object_key"]
+__all__ = ["DRA_KINDS", "NAMESPACED", "ObjectKey", "object_key"]
 
+# the resource.k8s.io kinds draguard validates
+DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod"})  # of the kinds a state holds
 
 
