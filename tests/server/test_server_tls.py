@@ -4,6 +4,7 @@ that keeps one context for all connections (the case the SNI callback is for).""
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import socket
 import ssl
@@ -109,10 +110,8 @@ class OneContextServer:
 
     def close(self) -> None:
         # closing alone does not wake a thread blocked in accept() (Linux): shutting the socket down does
-        try:
+        with contextlib.suppress(OSError):  # already shut down
             self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self.sock.close()
         self.thread.join(10)
 

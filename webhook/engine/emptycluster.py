@@ -19,13 +19,14 @@ from typing import Any
 from immutables import Map
 
 from webhook.model.budget import Meter
+from webhook.model.cache import ByteLRU
 from webhook.model.records import DeviceRec, SliceRec
 from webhook.profile import Profile
 from webhook.state.allocated import AllocatedState
 from webhook.state.inventory import Inventory
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool
-from webhook.state.shared import MatchCache, SharedCaches
+from webhook.state.shared import MatchCache, SharedCaches, SharedEvaluator
 from webhook.state.view import Cache, ClusterView, NodePools, TaintRules
 
 _UNALLOCATED = "unallocated-pool"
@@ -110,11 +111,11 @@ class AdjustedView:
         return self._view.shared
 
     @property
-    def evaluator(self) -> Any:
+    def evaluator(self) -> SharedEvaluator:
         return self._view.evaluator
 
     @property
-    def compiled(self) -> Any:
+    def compiled(self) -> ByteLRU[str, bool]:
         return self._view.compiled
 
     @property

@@ -28,14 +28,14 @@ from immutables import Map
 
 from webhook.model.bignum import TooLarge
 from webhook.model.budget import Meter
-from webhook.model.cache import ClearingCache
+from webhook.model.cache import ByteLRU, ClearingCache
 from webhook.model.records import DeviceRec, SliceRec
 from webhook.profile import Profile
 from webhook.state.allocated import AllocatedState
 from webhook.state.inventory import Inventory
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool, gather
-from webhook.state.shared import MatchCache, SharedCaches
+from webhook.state.shared import MatchCache, SharedCaches, SharedEvaluator
 
 MEMO_BYTES = 64 << 20  # derived per-version results (explanations)
 TAINT_BYTES = 16 << 20  # device taints per DeviceTaintRules version
@@ -99,9 +99,9 @@ class ClusterView(Protocol):
     @property
     def view(self) -> ClusterView: ...
     @property
-    def evaluator(self) -> Any: ...
+    def evaluator(self) -> SharedEvaluator: ...
     @property
-    def compiled(self) -> Any: ...
+    def compiled(self) -> ByteLRU[str, bool]: ...
     @property
     def match_cache(self) -> MatchCache: ...
     @property
@@ -186,12 +186,12 @@ class StateView:
 
     # --- shared caches ----------------------------------------------------------------------------
     @property
-    def evaluator(self) -> Any:
+    def evaluator(self) -> SharedEvaluator:
         """The CEL selector evaluator shared by every version and thread of this state."""
         return self.shared.evaluator
 
     @property
-    def compiled(self) -> Any:
+    def compiled(self) -> ByteLRU[str, bool]:
         return self.shared.compiled
 
     @property
