@@ -1,21 +1,16 @@
-"""Runs the real `draguard` command line in a subprocess, from the repository root."""
+"""Runs the real `draguard` command line in a process of its own, from the repository root (forked from
+a warm interpreter where that is faithful: tests/forkrun.py)."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from tests import forkrun
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def draguard(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """`draguard ARGS...`; `stdin` is written to its standard input (for `-`)."""
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return forkrun.run(args, cwd=ROOT, input=stdin, timeout=300)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkrun
+
 FIRST = "tests/hostile/test_corpus.py"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,6 +30,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if sys.dont_write_bytecode and not hasattr(session.config, "workerinput"):  # the controller, once
         for part in ("webhook", "tests", "bench"):
             compileall.compile_dir(ROOT / part, quiet=1)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    forkrun.close_all()
 
 
 def pytest_collection_modifyitems(
@@ -50,7 +56,7 @@ def _children() -> set[int]:
                 pids.update(int(p) for p in f.read().split())
     except OSError:
         return set()
-    return {p for p in pids if _running(p)}
+    return {p for p in pids if _running(p)} - forkrun.server_pids()  # those live for the session
 
 
 def _running(pid: int) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from tests import forkrun
 from webhook.profile import known_gate_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,12 +184,7 @@ def test_the_committed_lists_hold_each_releases_own_gates() -> None:
 
 
 def _validate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", "validate", *args, str(CLUSTER)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    return forkrun.run(["validate", *args, str(CLUSTER)], cwd=ROOT)
 
 
 # A v1.35 cluster's kube-apiserver gate string: client-go, kubelet, scheduler and apiserver gates, two of

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests import forkrun
+
 ROOT = Path(__file__).resolve().parents[1]
 
 COUNTERS = """\
@@ -155,6 +157,8 @@ def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.
     """A real `draguard` process in `cwd` (pre-commit runs hooks in the repository's root)."""
     full_env = {k: v for k, v in os.environ.items() if k != "PRE_COMMIT_FROM_REF"}
     full_env |= {"PYTHONPATH": str(ROOT), **(env or {})}
+    if list(args[:3]) == [sys.executable, "-m", forkrun.MODULE]:  # forked from a warm interpreter
+        return forkrun.run(args[3:], cwd=cwd, env=full_env, timeout=120)
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=full_env, timeout=120)
 
 

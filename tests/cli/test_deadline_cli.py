@@ -6,14 +6,13 @@ The library takes the same deadline for a request body (`check_body`, `simulate(
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests import forkrun
 from tests.cliproc import draguard
 from tests.hostile.inputs_budget import SLOW_TRUE
 from tests.hostile.k8s import claim, many_devices, pod, request, small_cluster, write
@@ -197,13 +196,7 @@ def test_the_deadline_stops_the_parser_between_empty_documents(tmp_path: Path) -
     """700,000 `---` lines yield no document: the parser itself asks the deadline between them."""
     f = tmp_path / "empty.yaml"
     f.write_text("---\n" * 700_000)
-    p = subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", "simulate", "--deadline-seconds", "0.3", str(f)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    p = forkrun.run(["simulate", "--deadline-seconds", "0.3", str(f)], cwd=ROOT, timeout=60)
     assert p.returncode == 3, p.stdout + p.stderr
     assert "input.not-checked" in p.stdout and "Traceback" not in p.stderr
 

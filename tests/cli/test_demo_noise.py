@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests import forkrun
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMOS = ROOT / "tests" / "fixtures" / "demos"
 SPEC = yaml.safe_load((DEMOS / "PROBLEMS.yaml").read_text())
@@ -19,13 +21,7 @@ LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+): (?P<sev>error|warning|info) 
 
 
 def validate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", "validate", *args],
-        cwd=DEMOS,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return forkrun.run(["validate", *args], cwd=DEMOS, timeout=300)
 
 
 def _problem(file: str, rule: str, rest: str) -> str | None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 from xml.etree import ElementTree as ET
 
+from tests import forkrun
 from webhook.cli.formats import PROJECT_URL, RULES_DOC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,14 +31,7 @@ BROKEN_JSON = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return forkrun.run(args, cwd=cwd, env=env, timeout=300)
 
 
 def inputs(tmp_path: Path) -> Path:

@@ -8,13 +8,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote_to_bytes, urlsplit
 from xml.etree import ElementTree as ET
 
 import pytest
 
+from tests import forkrun
 from tests.hostile.inputs_io import forged_output
 from webhook.cli.formats import artifact_uri
 from webhook.model.text import one_line, xml_text
@@ -24,13 +24,9 @@ BAD_CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {nam
 
 
 def run(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        capture_output=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,  # a hang guard, not a speed check
-    )
+    return forkrun.run(
+        args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300, text=False
+    )  # timeout: a hang guard, not a speed check
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+
+from tests import forkrun
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,13 +46,7 @@ spec:
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        input=stdin,
-    )
+    return forkrun.run(args, cwd=ROOT, input=stdin)
 
 
 @pytest.fixture

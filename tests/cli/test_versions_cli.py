@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from tests import forkrun
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data" / "versions"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args], cwd=ROOT, capture_output=True, text=True
-    )
+    return forkrun.run(args, cwd=ROOT)
 
 
 def findings(*args: str) -> tuple[int, list[tuple[str, str, str]]]:

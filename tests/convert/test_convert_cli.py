@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests import forkrun
 from tests.cliproc import draguard
 
 HERE = Path(__file__).resolve().parent / "manifests"
@@ -75,19 +76,10 @@ def test_stdout_leaves_files_alone(tmp_path: Path) -> None:
 
 
 def test_stdin_is_converted_to_stdout() -> None:
-    import subprocess
-    import sys
 
     from tests.cliproc import ROOT
 
-    p = subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", "convert", "--to", "v1", "-"],
-        input=COMMENTED.read_text(),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    p = forkrun.run(["convert", "--to", "v1", "-"], input=COMMENTED.read_text(), cwd=ROOT, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout == EXPECTED.read_text()
 

@@ -20,8 +20,6 @@ import http.client
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import forkrun
 from tests.deploy.deploy_render import KUBECTL, NO_KUBECTL, copy_deploy, kustomize
 from tests.server.server_proc import Server, metric_samples
 from tests.standin.process import StandIn, wait_for
@@ -174,14 +173,7 @@ def pod(name: str, template_name: str | None = None, ns: str = "ml", **limits: s
 
 
 def _draguard(*args: str) -> str:
-    p = subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
+    p = forkrun.run(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert p.returncode == 0, p.stderr
     return p.stdout
 

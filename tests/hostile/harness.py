@@ -26,6 +26,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
+
+from tests import forkrun
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20
@@ -82,11 +85,14 @@ def _drop_dac_capabilities() -> None:
         libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
 
 
-def _limits(mem_bound: int, drop_dac: bool) -> None:
+def _rlimits(mem_bound: int) -> list[tuple[int, int]]:
     guard = max(2 * mem_bound, mem_bound + GiB)
-    resource.setrlimit(resource.RLIMIT_AS, (guard, guard))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_CAP, OUTPUT_CAP))
+    return [(resource.RLIMIT_AS, guard), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, OUTPUT_CAP)]
+
+
+def _limits(mem_bound: int, drop_dac: bool) -> None:
+    for res, lim in _rlimits(mem_bound):
+        resource.setrlimit(res, (lim, lim))
     if drop_dac:
         _drop_dac_capabilities()
 
@@ -157,6 +163,10 @@ def run_argv(
     with tempfile.TemporaryDirectory(prefix="hostile-out-") as tmp:
         out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            if argv[:3] == [sys.executable, "-m", forkrun.MODULE] and not drop_dac:
+                forked = _forked(argv[3:], label, out, err, cwd or root, env, stdin, timeout, mem_bound)
+                if forked is not None:
+                    return forked
             stdin_f = open(stdin, "rb") if stdin else subprocess.DEVNULL  # noqa: SIM115
             try:
                 start = time.monotonic()
@@ -193,6 +203,71 @@ def run_argv(
             except (ProcessLookupError, PermissionError):
                 pass
         stdout, stderr = _read(out_path), _read(err_path)
+    return _outcome(label, wstatus, usage.ru_maxrss, timed_out, wall, stdout, stderr, timeout, mem_bound)
+
+
+def _forked(
+    args: list[str],
+    label: list[str],
+    out: BinaryIO,
+    err: BinaryIO,
+    cwd: str | Path,
+    env: dict[str, str],
+    stdin: str | None,
+    timeout: float,
+    mem_bound: int,
+) -> Outcome | None:
+    """The same run forked from a warm interpreter (tests/forkrun.py), None where only exec is faithful."""
+    stdin_fd = os.open(stdin or os.devnull, os.O_RDONLY)
+    try:
+        start = time.monotonic()
+        child = forkrun.start(
+            args,
+            stdin=stdin_fd,
+            stdout=out.fileno(),
+            stderr=err.fileno(),
+            cwd=cwd,
+            env=env,
+            new_session=True,
+            rlimits=_rlimits(mem_bound),
+        )
+    finally:
+        os.close(stdin_fd)
+    if child is None:
+        return None
+    ended = child.wait(timeout)
+    timed_out = ended is None
+    if ended is None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        ended = child.wait()
+        assert ended is not None
+    wall = time.monotonic() - start
+    try:  # workers that outlived their parent
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    out.flush()
+    err.flush()
+    stdout, stderr = _read(out.name), _read(err.name)
+    return _outcome(
+        label, ended.wstatus, ended.maxrss_kib, timed_out, wall, stdout, stderr, timeout, mem_bound
+    )
+
+
+def _outcome(
+    label: list[str],
+    wstatus: int,
+    maxrss_kib: int,
+    timed_out: bool,
+    wall: float,
+    stdout: str,
+    stderr: str,
+    timeout: float,
+    mem_bound: int,
+) -> Outcome:
     sig = os.WTERMSIG(wstatus) if os.WIFSIGNALED(wstatus) else None
     code = os.WEXITSTATUS(wstatus) if os.WIFEXITED(wstatus) else None
     outcome = Outcome(
@@ -200,7 +275,7 @@ def run_argv(
         exit=None if timed_out else code,
         signal=None if timed_out else sig,
         wall=wall,
-        rss=usage.ru_maxrss * 1024,
+        rss=maxrss_kib * 1024,
         stdout=stdout,
         stderr=stderr,
         timed_out=timed_out,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkrun
 from tests.hostile.inputs_io import INPUTS, fifo, write_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +25,16 @@ def draguard(
     *args: str, stdin: bytes | None = None, prefix: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if not prefix:  # forked from a warm interpreter (tests/forkrun.py); output decoded as strictly
+        p = forkrun.run(
+            args,
+            input=stdin.decode("latin-1") if stdin is not None else "",
+            cwd=ROOT,
+            env=env,
+            timeout=HANG_GUARD,
+        )
+        assert "Traceback" not in p.stderr + p.stdout, p.stderr[-3000:]
+        return p
     p = subprocess.run(
         [*prefix, sys.executable, "-m", "webhook.cli.main", *args],
         input=stdin.decode("latin-1") if stdin is not None else "",

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests import forkrun
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 WAIT = 120.0  # seconds a test waits for something that should happen (the machine may be busy)
@@ -24,13 +26,7 @@ WAIT = 120.0  # seconds a test waits for something that should happen (the machi
 
 def draguard(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "webhook.cli.main", *args],
-        cwd=cwd or ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    return forkrun.run(args, cwd=cwd or ROOT, env=env)
 
 
 def make_certs(directory: Path, *extra: str) -> str:
