@@ -16,8 +16,8 @@ interpreter or `PYTHON*` variable the server was not started with (hash seed, en
 too long for `exec` (the kernel would refuse it), and dropping capabilities (only an `exec` applies a
 reduced bounding set). `DRAGUARD_TEST_EXEC=1` makes every run an `exec`, for a full-fidelity pass.
 
-Modules preloaded are the ones every command imports anyway, plus ones that declare no rule ids (the
-set of known rule ids must stay what the command itself would load); the server checks that itself."""
+The server preloads the modules the commands import; none starts a thread (the server checks: a fork
+would copy a held lock)."""
 
 from __future__ import annotations
 
@@ -38,14 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULE = "webhook.cli.main"
 ARG_LIMIT = 100_000  # bytes of argv + env; above it a plain exec (with its own limits) runs the command
 MAX_SERVERS = 4  # per test process; beyond it (or for one-off keys) commands run as a plain exec
-PRELOAD = (  # imported by every command or declaring no rule ids (checked below)
+PRELOAD = (  # what the commands import (imports have no effect a command could see: rule ids and rule
+    # functions are loaded by their registries whoever asks first)
     "webhook.cli.main",
-    "webhook.cel.compiler",
-    "webhook.engine",
-    "webhook.state",
-    "webhook.io.documents",
-    "webhook.io.fastyaml",
-    "webhook.findinglines",
+    "webhook.validaterun",
+    "webhook.simulate",
+    "webhook.rules.catalog",
+    "webhook.convert.pipeline",
+    "webhook.io.policyfile",
 )
 _HEADER = struct.Struct("!I")
 
@@ -423,7 +423,12 @@ def _child(req: dict[str, object], fds: list[int], ready: int) -> None:
 
 def _serve(fd: int) -> None:
     sock = socket.socket(fileno=fd)
-    del sys.path[0]  # this file's directory: not on a command's path
+    # this file's directory is not on a command's path; the package is this checkout's (as `python -m`
+    # from the repository root finds it), or the one PYTHONPATH names
+    if "PYTHONPATH" in os.environ:
+        del sys.path[0]
+    else:
+        sys.path[0] = str(ROOT)
     import importlib
 
     importlib.import_module(PRELOAD[0])
@@ -432,13 +437,8 @@ def _serve(fd: int) -> None:
     del sys.modules[MODULE]
     package, _, leaf = MODULE.rpartition(".")
     delattr(sys.modules[package], leaf)
-    from webhook.rules.registry import RULES
-
-    known = set(RULES)
     for name in PRELOAD[1:]:
         importlib.import_module(name)
-    if set(RULES) != known:  # a preloaded module declared rule ids a command might not load
-        raise SystemExit(f"fork server: preloading declared {sorted(set(RULES) - known)}")
     if threading.active_count() != 1:
         raise SystemExit("fork server: a preloaded module started a thread; forking would copy a lock")
     sys.stdout.flush()

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from webhook.io.policyfile import load_policy
+from webhook.model.catalogue import RULES
 from webhook.model.errors import UsageError
 from webhook.policy import FeasibilityPolicy
 from webhook.rules import catalog  # noqa: F401
-from webhook.rules.registry import RULES
 
 
 def _load(tmp_path: Path, text: str) -> FeasibilityPolicy:

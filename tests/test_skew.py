@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.context import Context
+from webhook.model.catalogue import RULES
 from webhook.profile import load_profile
-from webhook.rules.registry import RULES
-from webhook.skew import FEATURES, kind_disabled, plan_drops, strip_disabled_fields, strip_object
+from webhook.rules.served_kinds import kind_disabled
+from webhook.skew import FEATURES, plan_drops, strip_disabled_fields, strip_object
 
 SLICE = """
 apiVersion: resource.k8s.io/v1

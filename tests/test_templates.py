@@ -255,12 +255,12 @@ def test_pod_unknown_claim_covers_templates(tmp_path: Path) -> None:
 
 
 def test_a_failing_rule_is_reported_on_the_workload(monkeypatch: pytest.MonkeyPatch) -> None:
-    from webhook.rules.registry import OBJECT_RULES
+    from webhook.rules.registry import OBJECT_RULES, object_rules
 
     def boom(obj: Any, ctx: Any) -> Any:
         raise ValueError("boom")
 
-    rules = [(r, boom if r.id == "pod.container-claims" else fn) for r, fn in OBJECT_RULES["Pod"]]
+    rules = [(r, boom if r.id == "pod.container-claims" else fn) for r, fn in object_rules("Pod")]
     monkeypatch.setitem(OBJECT_RULES, "Pod", rules)
     spec = {"resourceClaims": [{"name": "a"}], "containers": [{"name": "c", "image": "x"}]}
     got = findings(workload("Deployment", spec))

@@ -124,7 +124,7 @@ def test_a_crashing_rule_becomes_a_violation(monkeypatch: pytest.MonkeyPatch) ->
 
     rule = registry.Rule("test.boom", "boom", "", registry.Severity.ERROR, ("DeviceClass",), "object", "api")
     monkeypatch.setitem(
-        registry.OBJECT_RULES, "DeviceClass", [*registry.OBJECT_RULES["DeviceClass"], (rule, boom)]
+        registry.OBJECT_RULES, "DeviceClass", [*registry.object_rules("DeviceClass"), (rule, boom)]
     )
     obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"}, "spec": {}}
     result, _ = check_document(Document("f.yaml", 3, obj), Context(), None, frozenset())

@@ -23,26 +23,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from webhook.model.catalogue import RULES
 from webhook.model.text import clip
-from webhook.model.violation import Severity, Violation
+from webhook.model.violation import Violation
 from webhook.policy import Policy
 from webhook.report import ObjectResult, Report, Suppression
-from webhook.rules.registry import RULES, declare
 
 IGNORE = "draguard.io/ignore"
 IGNORE_ALL = "draguard.io/ignore-all"
 UNKNOWN_RULE = "input.ignore-annotation"
 UNKNOWN_FIELD = f"metadata.annotations[{IGNORE}]"
 JUSTIFICATION_CHARS = 200  # of each annotation's value, in SARIF's justification
-
-declare(
-    UNKNOWN_RULE,
-    summary=f"the `{IGNORE}` annotation names a rule id draguard does not have (a typo silences nothing); "
-    "offline only: the webhook ignores these annotations",
-    field=UNKNOWN_FIELD,
-    severity=Severity.WARNING,
-    tag="input",
-)
 
 
 def suppression_of(meta: Mapping[str, Any]) -> Suppression | None:
@@ -87,7 +78,7 @@ def suppress(report: Report) -> None:
 
 
 def unknown_rules(o: ObjectResult) -> list[str]:
-    """The rule ids of `o`'s `draguard.io/ignore` that no loaded module declares."""
+    """The rule ids of `o`'s `draguard.io/ignore` that the catalogue does not have."""
     if o.suppression is None:
         return []
     return sorted(r for r in o.suppression.rules if r not in RULES)
@@ -95,8 +86,7 @@ def unknown_rules(o: ObjectResult) -> list[str]:
 
 def warn_unknown(report: Report, policy: Policy | None = None) -> list[ObjectResult]:
     """Add a warning for the unknown rule ids of each object's `draguard.io/ignore` (once), and return
-    the objects that got one. Call it once every module that declares rules is loaded (the CLI loads
-    `webhook.simulate`'s when `unknown_rules` finds any): an id of a rule not loaded is not a typo."""
+    the objects that got one."""
     changed = []
     for o in report.objects:
         unknown = unknown_rules(o)

@@ -39,7 +39,7 @@ from webhook.model.errors import UsageError
 from webhook.model.violation import Violation
 from webhook.policy import Policy
 from webhook.report import ObjectResult, Report
-from webhook.rules.registry import INVENTORY_RULES
+from webhook.rules.registry import inventory_rules
 from webhook.validate import FileResult, RunOptions, assemble, check_files, check_text
 
 # A manifest that matters to the cross-object rules names one of these: a resource.k8s.io apiVersion, a
@@ -207,7 +207,7 @@ def _same(v: Violation) -> tuple[str, str, str, str]:
 
 def _only(rules: set[str], policy: Policy | None) -> Policy:
     """`policy` with only the inventory rules `rules` on (the baseline needs no other)."""
-    off = frozenset(r.id for r, _ in INVENTORY_RULES if r.id not in rules)
+    off = frozenset(r.id for r, _ in inventory_rules() if r.id not in rules)
     if policy is None:
         return Policy(disabled=off)
     return dataclasses.replace(policy, disabled=policy.disabled | off)

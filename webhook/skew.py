@@ -17,17 +17,7 @@ from typing import Any
 from webhook.context import Context
 from webhook.model.path import Path
 from webhook.model.plain import deep_copy
-from webhook.model.violation import Finding, Severity
-from webhook.rules.registry import declare, object_rule
-
-declare(
-    "skew.dropped-field",
-    summary="field dropped by the API server because its feature gate is off (or the field does not exist "
-    "in the target Kubernetes version); dropped on create, kept on update when the old object uses it",
-    field="<path of the dropped field>",
-    severity=Severity.WARNING,
-    tag="skew",
-)
+from webhook.model.violation import Finding
 
 
 class Key(str):
@@ -482,7 +472,7 @@ def _blocking_gates(feature: Feature, ctx: Context) -> tuple[bool, list[str]]:
     return False, [g for g in feature.gates if profile.known(g) and not profile.enabled(g)]
 
 
-def _gate_text(gate: str, ctx: Context) -> str:
+def gate_text(gate: str, ctx: Context) -> str:
     g = ctx.profile.gates.get(gate)
     if g is None:
         return gate
@@ -498,7 +488,7 @@ def _message(feature: Feature, unknown: bool, off: list[str], ctx: Context) -> s
             f"{feature.gates[0]}); the API server ignores unknown fields, or rejects them with "
             "fieldValidation=Strict (kubectl's default)"
         )
-    gates = "; ".join(_gate_text(g, ctx) for g in off)
+    gates = "; ".join(gate_text(g, ctx) for g in off)
     when = (
         "on update because the stored object does not use this feature"
         if ctx.old is not None
@@ -572,22 +562,3 @@ def strip_disabled_fields(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, 
 def strip_object(obj: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """`strip_disabled_fields` without the findings."""
     return strip_disabled_fields(obj, ctx)[0]
-
-
-@object_rule(
-    "skew.kind-disabled",
-    kinds=("DeviceTaintRule",),
-    summary="DeviceTaintRule while feature gate DRADeviceTaintRules is off: the API server does not serve "
-    "the kind and rejects the object",
-    field="kind",
-    severity=Severity.ERROR,
-    tag="skew",
-)
-def kind_disabled(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
-    gate = "DRADeviceTaintRules"
-    if ctx.profile.known(gate) and not ctx.enabled(gate):
-        yield Finding(
-            Path("kind"),
-            f"Forbidden: the DeviceTaintRule API is not served: feature gate {_gate_text(gate, ctx)}; "
-            "the API server rejects this object (enable the gate on kube-apiserver and kube-scheduler)",
-        )

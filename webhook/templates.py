@@ -16,13 +16,14 @@ from typing import Any
 from webhook.context import Context
 from webhook.defaults import apply_defaults
 from webhook.model.budget import DeadlinePassed
+from webhook.model.catalogue import RULES
 from webhook.model.jsontext import json_head
 from webhook.model.records import PodRec
 from webhook.model.violation import Finding, Violation
 from webhook.model.workloads import get_path, pod_view, prefixed, template_prefix, with_template
 from webhook.policy import Policy
 from webhook.rules import fielderr as fe
-from webhook.rules.registry import OBJECT_RULES, RULES, declare
+from webhook.rules.registry import object_rules
 from webhook.schema.structural import check_nulls, strip_nulls
 from webhook.skew import strip_disabled_fields
 from webhook.state.inventory import extract_record
@@ -45,28 +46,6 @@ COUNTS = "workload.counts"
 INT32_MAX = 2**31 - 1
 MAX_INDEXED_PARALLELISM = 100_000  # batch validation's maxParallelismForIndexedJob
 
-declare(
-    EPHEMERAL,
-    summary="a Pod template (of a Deployment, Job, ...) may not have ephemeralContainers",
-    field="spec.template.spec.ephemeralContainers",
-    kinds=(
-        "Deployment",
-        "ReplicaSet",
-        "StatefulSet",
-        "DaemonSet",
-        "Job",
-        "CronJob",
-        "ReplicationController",
-        "PodTemplate",
-    ),
-)
-declare(
-    COUNTS,
-    summary="replicas, parallelism, completions and StatefulSet ordinals.start are non-negative; a Job's "
-    "completionMode is NonIndexed or Indexed, and Indexed needs completions and at most 100000 parallelism",
-    field="spec.replicas | spec.parallelism | spec.completions | spec.completionMode | spec.ordinals.start",
-    kinds=("Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob", "ReplicationController"),
-)
 
 REPLICATED = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 
@@ -175,7 +154,7 @@ def count_violations(obj: dict[str, Any]) -> list[Violation]:
 
 
 def _rules(ids: tuple[str, ...], policy: Policy | None) -> list[Any]:
-    wanted = [r for r in OBJECT_RULES.get("Pod", ()) if r[0].id in ids]
+    wanted = [r for r in object_rules("Pod") if r[0].id in ids]
     return [r for r in wanted if policy is None or policy.enabled(r[0].id)]
 
 

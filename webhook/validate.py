@@ -43,6 +43,7 @@ from webhook.io.documents import (
 from webhook.io.unrendered import Template
 from webhook.io.unrendered import hint as template_hint
 from webhook.model.budget import Deadline, DeadlinePassed
+from webhook.model.catalogue import RULES
 from webhook.model.keys import DRA_KINDS
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
@@ -50,9 +51,8 @@ from webhook.model.workloads import WORKLOADS, get_path, uses_dra
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
-from webhook.rules import catalog  # noqa: F401  (imports every rule module)
 from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts, without_samples
-from webhook.rules.registry import INVENTORY_RULES, OBJECT_RULES, RULES, declare
+from webhook.rules.registry import inventory_rules, object_rules
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
 from webhook.schema.structural import decode, served
 from webhook.skew import strip_disabled_fields
@@ -65,92 +65,6 @@ CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOAD
 # object without the status a manifest carries; status is written through the /status subresource.
 STATUS_RESET_ON_CREATE = ("ResourceClaim", "DeviceTaintRule", "Pod")
 DRA_API_PREFIX = "resource.k8s.io/"  # of an apiVersion (webhook.admission.review.DRA_GROUP is the group)
-
-declare(
-    "input.parse",
-    summary="file or document cannot be parsed (YAML/JSON syntax, not an object)",
-    field="",
-    tag="input",
-)
-declare(
-    "input.template",
-    summary="an unrendered Helm or envsubst template: documents with `{{ }}` or `${VAR}` that do not parse "
-    "as objects (one finding for the file, saying to render it first: `helm template ... | draguard validate "
-    "-`), or that parse but are invalid as written (one finding standing for their errors); a valid object "
-    "holding such text in its strings (a ConfigMap's data) is valid",
-    field="",
-    tag="input",
-)
-declare(
-    "input.duplicate-key",
-    summary="a mapping repeats a key (kubectl's strict decoding rejects it)",
-    field="<path of the key>",
-    tag="input",
-)
-declare(
-    "input.too-large",
-    summary="a file, stdin or request body larger than the input limit (not read)",
-    field="",
-    tag="input",
-)
-declare(
-    "input.skipped-file",
-    summary="a FIFO, socket, device file or broken symlink inside a directory: skipped, never opened",
-    field="",
-    severity=Severity.WARNING,
-    tag="input",
-)
-declare(
-    "input.invalid-unicode",
-    summary="a JSON string holds a lone UTF-16 surrogate escape, which kubectl and the API server read as U+FFFD",
-    field="<path of the string>",
-    severity=Severity.WARNING,
-    tag="input",
-)
-declare(
-    "input.not-checked",
-    summary="the deadline of the run or request (`--deadline-seconds`) passed before this object (or the rest "
-    "of this file) was validated: nothing is known about it; cross-object rules were not run",
-    field="",
-    severity=Severity.WARNING,
-    tag="input",
-)
-declare(
-    "input.kind",
-    summary="a document has apiVersion or kind but not both (a document with neither is not a Kubernetes "
-    "object: skipped and counted)",
-    field="kind",
-    tag="input",
-)
-declare(
-    "input.helm-chart",
-    summary="a Helm chart found in a directory: its templates/ are not manifests until rendered and were "
-    "not read; one finding per chart, naming the `helm template CHART | draguard validate -` to run",
-    field="",
-    severity=Severity.INFO,
-    tag="input",
-)
-declare(
-    "status.dropped-on-create",
-    summary="a ResourceClaim, DeviceTaintRule or Pod carries a `status` on CREATE: the API server resets it "
-    "(it is written through the /status subresource), so it is neither stored nor validated",
-    field="status",
-    severity=Severity.INFO,
-    tag="input",
-)
-declare(
-    "input.api-version",
-    summary="a resource.k8s.io version or kind the target API server does not serve: beta/alpha versions "
-    "unless enabled with --runtime-config (then converted to v1 and validated), unknown versions",
-    field="apiVersion",
-    tag="input",
-)
-declare(
-    "internal.rule-crash",
-    summary="a rule failed on this object (a draguard bug: please report it)",
-    field="",
-    tag="input",
-)
 
 
 def _violation(rule_id: str, field_: str, message: str, severity: Severity | None = None) -> Violation:
@@ -196,7 +110,7 @@ def prepare(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any] | None, l
 def run_object_rules(obj: dict[str, Any], ctx: Context, policy: Policy | None = None) -> list[Violation]:
     """Every registered object rule for the object's kind (disabled rules are not run)."""
     out: list[Violation] = []
-    for rule, fn in OBJECT_RULES.get(obj.get("kind", ""), ()):
+    for rule, fn in object_rules(obj.get("kind", "")):
         if policy is not None and not policy.enabled(rule.id):
             continue
         try:
@@ -864,7 +778,7 @@ def run_inventory_rules(
 ) -> None:
     """Cross-object rules; their findings are appended to the objects they name."""
     inventory = Inventory(records)
-    for rule, fn in INVENTORY_RULES:
+    for rule, fn in inventory_rules():
         if policy is not None and not policy.enabled(rule.id):
             continue
         try:

@@ -224,7 +224,7 @@ def _devices(data: Inputs) -> int:
 
 
 def _too_many(subjects: int, devices: int) -> Violation:
-    from webhook.rules.registry import RULES
+    from webhook.model.catalogue import RULES
     from webhook.simulate.findings import OPEN_WORLD
 
     message = (
@@ -239,7 +239,7 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
     """Simulate the loaded input and add the `feasibility.*` findings to the objects they concern (and,
     in the open world, the one info finding that counts what was not decided)."""
     from webhook.engine import Budget
-    from webhook.rules.registry import RULES
+    from webhook.model.catalogue import RULES
     from webhook.simulate import SimulateOptions, feasibility_findings, simulate
     from webhook.simulate.findings import OPEN_WORLD
     from webhook.simulate.scope import OpenWorld, skipped_message

@@ -12,7 +12,7 @@ from admission_fixtures import admission_review, causes, claim, exactly, served,
 
 from webhook.admission import AdmissionConfig, review
 from webhook.admission.oversize import MAX_ENTRIES, RULE, oversized
-from webhook.rules.registry import RULES
+from webhook.model.catalogue import RULES
 
 SNAP = snapshot()
 

@@ -11,7 +11,7 @@ import yaml
 from webhook.context import Context
 from webhook.profile import load_profile
 from webhook.rules import capacity_policy, device, device_counters, node_allocatable, slice  # noqa: F401
-from webhook.rules.registry import OBJECT_RULES
+from webhook.rules.registry import object_rules
 
 ALPHA_GATES = (
     "DRAListTypeAttributes",
@@ -84,7 +84,7 @@ def run(
         out = [(v.rule, v.field, v.message) for v in check_object(copy.deepcopy(obj), context)]
     else:
         out = []
-        for rule, fn in OBJECT_RULES["ResourceSlice"]:
+        for rule, fn in object_rules("ResourceSlice"):
             out.extend((rule.id, str(f.field), f.message) for f in fn(obj, context))
     return [t for t in out if t[0].startswith(MINE)]
 

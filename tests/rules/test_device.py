@@ -6,7 +6,7 @@ from __future__ import annotations
 from slice_fixtures import device_slice, load, only, run
 
 from webhook.context import Context
-from webhook.rules.registry import RULES
+from webhook.model.catalogue import RULES
 
 
 def test_rule_ids_are_registered() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from slice_fixtures import ctx, device_slice, load, only, run
 
+from webhook.model.catalogue import RULES
 from webhook.model.violation import Finding
-from webhook.rules.registry import RULES
 from webhook.rules.slice import skip_node_operations_findings, skip_node_operations_star_findings
 
 GPU = {"name": "gpu-0", "attributes": {"model": {"string": "A100"}}}

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webhook.rules.registry import RULES
+from webhook.model.catalogue import RULES
 from webhook.schema import structural
 from webhook.schema.structural import check, strip_nulls
 

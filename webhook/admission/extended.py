@@ -28,12 +28,12 @@ from typing import Any
 
 from webhook.admission.patch import pointer
 from webhook.engine.requests import MAX_RESULTS
+from webhook.model.catalogue import RULES
 from webhook.model.names import dns_label
 from webhook.model.plain import as_dict, as_list
 from webhook.model.quantity import parse_quantity
 from webhook.model.text import clip
-from webhook.model.violation import Severity, Violation
-from webhook.rules.registry import declare
+from webhook.model.violation import Violation
 from webhook.simulate import extended as ext
 
 MODES = ("native", "translate", "off")
@@ -43,35 +43,9 @@ MANAGED_BY = ("app.kubernetes.io/managed-by", "draguard")
 MAX_NAME = 253  # a ResourceClaimTemplate name is a DNS subdomain
 LISTED = 5  # items named in one message
 
-CLASS_RULE = declare(
-    "pod.extended-resource-class",
-    summary="the webhook only (--extended-resources native): a Pod requests deviceclass.resource.kubernetes.io/"
-    "<class> and that DeviceClass does not exist: the Pod stays Pending until it is created",
-    field="spec.containers[i].resources.requests[<resource>]",
-    severity=Severity.WARNING,
-    kinds=("Pod",),
-    tag="xobj",
-)
-CLASH_RULE = declare(
-    "pod.extended-resource-clash",
-    summary="the webhook only (--extended-resources native): a Pod requests an extended resource that several "
-    "DeviceClasses declare as extendedResourceName; only one serves it (newest creationTimestamp, then the "
-    "smaller name)",
-    field="spec.containers[i].resources.requests[<resource>]",
-    severity=Severity.WARNING,
-    kinds=("Pod",),
-    tag="xobj",
-)
-COUNT_RULE = declare(
-    "pod.extended-resource-count",
-    summary="the webhook only (--extended-resources native): the scheduler's one claim for a Pod's extended "
-    f"resources (every container's requests together) needs more than {MAX_RESULTS} devices, the most a claim "
-    "holds: no node serves the Pod through DRA (only a node whose device plugin advertises the resource could)",
-    field="spec.containers[i].resources.requests[<resource>]",
-    severity=Severity.WARNING,
-    kinds=("Pod",),
-    tag="alloc",
-)
+CLASS_RULE = RULES["pod.extended-resource-class"]
+CLASH_RULE = RULES["pod.extended-resource-clash"]
+COUNT_RULE = RULES["pod.extended-resource-count"]
 
 
 def default_mode(profile: Any) -> str:

@@ -28,23 +28,12 @@ from webhook.admission.wire import ClusterSnapshot
 from webhook.engine import Budget
 from webhook.model.budget import Deadline
 from webhook.model.errors import DraguardError
-from webhook.rules.registry import declare
 from webhook.simulate import extended as ext
 from webhook.simulate import feasibility_violations
 from webhook.simulate.load import Loaded
 from webhook.simulate.podclaims import key_of, resolve_pod_claims
 from webhook.simulate.run import PodRun, PodSimulation, World
 from webhook.simulate.verdict import decide
-
-declare(
-    "admission.feasibility",
-    summary="the webhook only: a ResourceClaim or Pod being created can never be allocated on the cluster "
-    "state (unsatisfiable): denied in mode enforce, else a warning (as are busy and undecided). Modes per "
-    "kind and namespace come from the policy file's `feasibility:` section (enforce, warn, off), not `rules:`",
-    field="spec.devices.requests[i]",
-    kinds=("ResourceClaim", "Pod"),
-    tag="alloc",
-)
 
 SOURCE = "<admission request>"
 

@@ -15,19 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.model.violation import Severity, Violation
-from webhook.rules.registry import declare
 
 RULE = "input.too-many-items"
 MAX_ENTRIES = 1024
 SKIPPED_KEYS = frozenset({"parameters", "data", "nodeSelector"})
-
-declare(
-    RULE,
-    summary=f"a list or map in the spec or status of a DRA object has more than {MAX_ENTRIES} entries: no "
-    "resource.k8s.io field allows that many (the API server rejects the object); it is not checked further",
-    field="<path of the list or map>",
-    tag="input",
-)
 
 
 def oversized(obj: object, kind: str) -> Violation | None:

@@ -1,8 +1,5 @@
-"""The CLI's part of `draguard.io/ignore` (webhook.ignores): warning about rule ids no module declares.
-
-Whether an id is unknown can only be told once every module that declares rules is loaded, and the
-`feasibility.*` ones belong to `webhook.simulate`, above `webhook.validate`: they are loaded here, and only
-when an annotation names an id not loaded yet (plain `validate` does not pay for them otherwise)."""
+"""The CLI's part of `draguard.io/ignore` (webhook.ignores): warning about rule ids the catalogue
+(webhook/model/catalogue.py) does not have, each at the annotation's line in its file."""
 
 from __future__ import annotations
 
@@ -25,9 +22,6 @@ def warn_unknown_ignores(
     draguard does not have, each at the annotation's line."""
     if not any(unknown_rules(o) for o in report.objects):
         return
-    from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
-    from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
-
     changed = warn_unknown(report, policy)
     if changed:
         assign_lines(Report(objects=changed), texts, max_bytes=max_bytes)

@@ -345,10 +345,6 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
-    from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
-    from webhook.rules import catalog  # noqa: F401
-
     sys.stdout.write(rules_table(args.format))
     return EXIT_OK
 
@@ -372,14 +368,12 @@ def _deadline_seconds(args: argparse.Namespace) -> float | None:
 
 def _validate(args: argparse.Namespace) -> int:
     from webhook.io.policyfile import load_policy
-    from webhook.rules.registry import RULES
+    from webhook.model.catalogue import RULES
     from webhook.validate import RunOptions
     from webhook.validaterun import Feasibility, Mode, validate_paths
 
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates, args.feature_gates)  # usage errors before any work
-    if args.policy:
-        from webhook import simulate  # noqa: F401  (policy files may name the feasibility.* rules)
     policy = load_policy(args.policy, RULES) if args.policy else None
     skip: frozenset[str] = args.skip
     deadline = _deadline(args)
@@ -455,17 +449,16 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _strip(args: argparse.Namespace) -> int:
-    from webhook import validate  # noqa: F401  (declares the input.* rule ids)
     from webhook.context import Context
     from webhook.convert.pipeline import strip_versioned
     from webhook.findinglines import FileLines
     from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
     from webhook.io.yamlload import expansion_error, expansion_limit
     from webhook.io.yamlout import dump_documents
+    from webhook.model.catalogue import RULES
     from webhook.model.jsontext import json_size
-    from webhook.rules.registry import RULES
     from webhook.skew import strip_disabled_fields
-    from webhook.validate import chart_message  # and the input.* rule ids
+    from webhook.validate import chart_message
 
     def say(line: str) -> None:
         sys.stderr.write(one_line(line) + "\n")

@@ -16,11 +16,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
-from webhook.admission import feasibility  # noqa: F401  (declares admission.feasibility)
 from webhook.cli.formats import rule_anchor, rules_table
 from webhook.cli.main import build_parser
-from webhook.rules import catalog  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_PAGE = ROOT / "docs" / "rules.md"

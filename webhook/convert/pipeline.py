@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from webhook.convert import convertible, from_v1, source_message, source_path, to_v1, v1beta1, version_of
 from webhook.convert.served import serving
+from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_copy
-from webhook.model.violation import Finding, Severity, Violation
-from webhook.rules.registry import OBJECT_RULES, RULES, declare
+from webhook.model.violation import Finding, Violation
+from webhook.rules.registry import object_rules
 
 if TYPE_CHECKING:
     from webhook.context import Context
@@ -26,14 +27,6 @@ UNKNOWN_FIELD = "schema.unknown-field"  # declared by webhook.schema.structural
 WRONG_TYPE = "schema.type"
 ALLOCATION_MODE = "claim.allocation-mode"
 
-declare(
-    DEPRECATED,
-    summary="a served but deprecated resource.k8s.io version (v1beta1 from 1.35, v1beta2 and the v1alpha3 "
-    "DeviceTaintRule from 1.36): the API server's deprecation warning; `draguard convert --to v1` migrates it",
-    field="apiVersion",
-    severity=Severity.WARNING,
-    tag="input",
-)
 
 _MIGRATE = "migrate with `draguard convert --to v1 FILE`"
 
@@ -123,7 +116,7 @@ def _undefaulted(beta: dict[str, Any], converted: dict[str, Any], ctx: Context) 
             exactly["count"] = 0
         wanted.append(f"{prefix}.devices.requests[{i}].exactly.")
     out = []
-    for rule, fn in OBJECT_RULES.get(str(kind), ()):
+    for rule, fn in object_rules(str(kind)):
         if rule.id == ALLOCATION_MODE:
             for f in fn(raw, ctx):
                 if str(f.field).startswith(tuple(wanted)):

@@ -18,7 +18,6 @@ from webhook.model.violation import Finding
 from webhook.rules import fielderr
 from webhook.rules.registry import object_rule
 from webhook.rules.slice_devices import (
-    KIND,
     MAX_VALID_VALUES,
     QUALIFIED_KEY_PATH_LEN,
     checked_devices,
@@ -295,13 +294,7 @@ def _valid_range(
             )
 
 
-@object_rule(
-    "device.request-policy",
-    kinds=KIND,
-    summary="capacity requestPolicy: only with allowMultipleAllocations; validValues xor validRange, "
-    "default required and valid, sorted/unique/≤10 values, range and step arithmetic",
-    field="spec.devices[i].capacity[<name>].requestPolicy",
-)
+@object_rule("device.request-policy")
 def check_request_policy(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = old_devices_by_name(ctx) if ctx.old else None
     fractional = ctx.enabled("DRAFractionalCapacityRange")

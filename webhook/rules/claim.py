@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from webhook.cel.compiler import MAX_COST, CompileError, compile_selector
@@ -182,18 +182,10 @@ def opaque_findings(entry: dict[str, Any], path: Path, stored: bool) -> Iterator
         yield Finding(pp, 'Invalid value: "<value omitted>": must be a valid JSON object')
 
 
-def _rule(rule_id: str, summary: str, field: str, **kw: Any) -> Callable[[Any], Any]:
-    return object_rule(rule_id, kinds=KINDS, summary=summary, field=field, **kw)
-
-
 # ---- rules -----------------------------------------------------------------------------------------
 
 
-@_rule(
-    "claim.requests",
-    "At most 32 requests with unique DNS-label names; each sets exactly one of exactly/firstAvailable",
-    "spec.devices.requests[i]",
-)
+@object_rule("claim.requests")
 def check_requests(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -227,11 +219,7 @@ def check_requests(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             seen.add(name)
 
 
-@_rule(
-    "claim.first-available",
-    "firstAvailable has at most 8 subrequests with unique DNS-label names",
-    "spec.devices.requests[i].firstAvailable[j]",
-)
+@object_rule("claim.first-available")
 def check_first_available(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -260,11 +248,7 @@ def check_first_available(obj: dict[str, Any], ctx: Context) -> Iterator[Finding
             seen.add(name)
 
 
-@_rule(
-    "claim.device-class-name",
-    "deviceClassName is required in exactly and in every subrequest and must be a DNS subdomain",
-    "spec.devices.requests[i].exactly.deviceClassName",
-)
+@object_rule("claim.device-class-name")
 def check_device_class_name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -277,11 +261,7 @@ def check_device_class_name(obj: dict[str, Any], ctx: Context) -> Iterator[Findi
             yield from invalid(rp.child("deviceClassName"), name, names.dns_subdomain(name))
 
 
-@_rule(
-    "claim.allocation-mode",
-    "allocationMode is ExactCount (count > 0) or All (count unset)",
-    "spec.devices.requests[i].exactly.count",
-)
+@object_rule("claim.allocation-mode")
 def check_allocation_mode(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -305,11 +285,7 @@ def check_allocation_mode(obj: dict[str, Any], ctx: Context) -> Iterator[Finding
             )
 
 
-@_rule(
-    "claim.selectors",
-    "At most 32 selectors per request; each has cel.expression that compiles to bool within the cost limit",
-    "spec.devices.requests[i].exactly.selectors[k].cel.expression",
-)
+@object_rule("claim.selectors")
 def check_selectors(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -318,11 +294,7 @@ def check_selectors(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         yield from selector_findings(as_list(req.get("selectors")), rp.child("selectors"), ctx)
 
 
-@_rule(
-    "claim.tolerations",
-    "Toleration key is a label key, value a label value (empty for Exists), operator and effect known",
-    "spec.devices.requests[i].exactly.tolerations[k]",
-)
+@object_rule("claim.tolerations")
 def check_tolerations(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -358,13 +330,7 @@ def toleration_findings(tol: dict[str, Any], tp: Path) -> Iterator[Finding]:
         )
 
 
-@_rule(
-    "claim.tolerations-max",
-    "At most 16 tolerations per request (documented limit; the API server does not enforce it)",
-    "spec.devices.requests[i].exactly.tolerations",
-    severity="warning",
-    tag="lint",
-)
+@object_rule("claim.tolerations-max")
 def check_tolerations_max(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -375,13 +341,7 @@ def check_tolerations_max(obj: dict[str, Any], ctx: Context) -> Iterator[Finding
             yield Finding(over.field, over.message + " (documented limit; the API server accepts more)")
 
 
-@_rule(
-    "claim.capacity-requests",
-    "capacity.requests keys are QualifiedNames and values non-negative quantities (else no device can match)",
-    "spec.devices.requests[i].exactly.capacity.requests[<name>]",
-    severity="warning",
-    tag="lint",
-)
+@object_rule("claim.capacity-requests")
 def check_capacity_requests(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     from webhook.model.quantity import parse_quantity
 
@@ -426,11 +386,7 @@ def _referencing_entries(
         yield entry, ep
 
 
-@_rule(
-    "claim.constraints",
-    "At most 32 constraints; request refs exist and are unique; exactly one of matchAttribute/distinctAttribute",
-    "spec.devices.constraints[i]",
-)
+@object_rule("claim.constraints")
 def check_constraints(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for c, cp in _referencing_entries(obj, ctx, "constraints", MAX_CONSTRAINTS):
         if isinstance(c, Finding):
@@ -449,11 +405,7 @@ def check_constraints(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             yield Finding(cp.child("matchAttribute"), "Required value")
 
 
-@_rule(
-    "claim.config",
-    "At most 32 config entries; request refs exist and are unique; opaque with a driver and JSON-object parameters",
-    "spec.devices.config[i]",
-)
+@object_rule("claim.config")
 def check_config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for c, cp in _referencing_entries(obj, ctx, "config", MAX_CONFIG):
         if isinstance(c, Finding):
@@ -462,12 +414,7 @@ def check_config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             yield from opaque_findings(c or {}, cp, stored=False)
 
 
-@_rule(
-    "claim.admin-access",
-    'adminAccess: true needs the namespace label resource.kubernetes.io/admin-access: "true" (webhook only, '
-    "when the state holds the Namespace)",
-    "spec.devices.requests[i].adminAccess",
-)
+@object_rule("claim.admin-access")
 def check_admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     """As upstream's AuthorizedForAdmin (claims and templates alike): the first exact request with
     `adminAccess: true`, reported at `spec.devices.requests[i].adminAccess` (upstream's path, without
@@ -503,11 +450,7 @@ def _referenced(attr: str, ref: str, used: dict[str, set[str]]) -> bool:
     return any(attr in used.get(k, set()) for k in ("", ref, parent))
 
 
-@_rule(
-    "claim.derived-attributes",
-    "derivedAttributes: ≤32, unique fully qualified names used by a constraint, expressions ≤10240 bytes",
-    "spec.devices.requests[i].exactly.derivedAttributes[k].name",
-)
+@object_rule("claim.derived-attributes")
 def check_derived_attributes(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     active = _active(obj, ctx)
     if active is None:
@@ -543,12 +486,7 @@ def check_derived_attributes(obj: dict[str, Any], ctx: Context) -> Iterator[Find
 _TEMPLATE_META_ALLOWED = {"labels", "annotations"}
 
 
-@object_rule(
-    "claim.template-metadata",
-    kinds=("ResourceClaimTemplate",),
-    summary="Template spec.metadata may only set labels and annotations, with valid keys and values",
-    field="spec.metadata",
-)
+@object_rule("claim.template-metadata")
 def check_template_metadata(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if ctx.operation == "UPDATE" and ctx.old is not None:
         return

@@ -205,13 +205,7 @@ def allocated_keys(obj: dict[str, Any] | None) -> set[tuple[Any, Any, Any, Any]]
 # --- rules ------------------------------------------------------------------------------------------
 
 
-@object_rule(
-    "claim-status.results",
-    kinds=("ResourceClaim",),
-    summary="new allocation results: ≤32; request refs exist; driver, pool, device, tolerations, binding "
-    "conditions, shareID and skipNodeOperations well formed",
-    field="status.allocation.devices.results[i]",
-)
+@object_rule("claim-status.results")
 def results(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     alloc = new_allocation(obj, ctx)
     if alloc is None:
@@ -254,13 +248,7 @@ def results(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             yield from skip_node_operations_findings(skip, str(p.child("skipNodeOperations")))
 
 
-@object_rule(
-    "claim-status.admin-access",
-    kinds=("ResourceClaim",),
-    summary="a new allocation result with adminAccess: true needs the namespace label "
-    "resource.kubernetes.io/admin-access=true",
-    field="status.allocation.devices.results[i].adminAccess",
-)
+@object_rule("claim-status.admin-access")
 def admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     alloc = new_allocation(obj, ctx)
     if alloc is None or ctx.namespace_labels is None:
@@ -278,13 +266,7 @@ def admin_access(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             return  # upstream (AuthorizedForAdminStatus) reports the first result only
 
 
-@object_rule(
-    "claim-status.config",
-    kinds=("ResourceClaim",),
-    summary="new allocation config: ≤64 entries, source FromClass/FromClaim, request refs exist, opaque "
-    "driver and JSON-object parameters ≤10 KiB",
-    field="status.allocation.devices.config[i]",
-)
+@object_rule("claim-status.config")
 def config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     alloc = new_allocation(obj, ctx)
     if alloc is None:
@@ -318,12 +300,7 @@ def config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             )
 
 
-@object_rule(
-    "claim-status.node-selector",
-    kinds=("ResourceClaim",),
-    summary="allocation nodeSelector: at least one term, valid match expressions and metadata.name match fields",
-    field="status.allocation.nodeSelector",
-)
+@object_rule("claim-status.node-selector")
 def node_selector(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     alloc = new_allocation(obj, ctx)
     if alloc is None or not isinstance(alloc.get("nodeSelector"), dict):
@@ -331,12 +308,7 @@ def node_selector(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     yield from node_selector_findings(alloc["nodeSelector"], str(_ALLOCATION.child("nodeSelector")))
 
 
-@object_rule(
-    "claim-status.reserved-for",
-    kinds=("ResourceClaim",),
-    summary="reservedFor: ≤256 entries with resource, name and a unique uid, and only while allocated",
-    field="status.reservedFor",
-)
+@object_rule("claim-status.reserved-for")
 def reserved_for(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     items = as_dict(obj.get("status")).get("reservedFor")
     if not isinstance(items, list) or not items:
@@ -360,13 +332,7 @@ def reserved_for(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         yield Finding(path, fe.forbidden("may not be specified when `allocated` is not set"))
 
 
-@object_rule(
-    "claim-status.devices",
-    kinds=("ResourceClaim",),
-    summary="status.devices: unique per driver/pool/device/shareID, each an allocated device, ≤8 valid "
-    "conditions, data a JSON object ≤10 KiB",
-    field="status.devices[i]",
-)
+@object_rule("claim-status.devices")
 def devices(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     items = as_dict(obj.get("status")).get("devices")
     if not isinstance(items, list):
@@ -407,12 +373,7 @@ def devices(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         seen.add(key)
 
 
-@object_rule(
-    "claim-status.network-data",
-    kinds=("ResourceClaim",),
-    summary="networkData: interfaceName ≤256 bytes, hardwareAddress ≤128 bytes, ≤16 unique canonical CIDR ips",
-    field="status.devices[i].networkData",
-)
+@object_rule("claim-status.network-data")
 def network_data(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, entry in enumerate(as_list(as_dict(obj.get("status")).get("devices"))):
         data = as_dict(entry).get("networkData")

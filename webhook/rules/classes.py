@@ -79,14 +79,7 @@ def _clash(members: list[tuple[Key, ClassRec]], where: str = "the input") -> Ite
         )
 
 
-@inventory_rule(
-    "class.extended-resource-name-clash",
-    kinds=("DeviceClass",),
-    summary="several DeviceClasses declare the same extendedResourceName; only one serves it (newest "
-    "creationTimestamp, then the smaller name)",
-    field="spec.extendedResourceName",
-    severity=Severity.WARNING,
-)
+@inventory_rule("class.extended-resource-name-clash")
 def extended_resource_name_clash(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     groups = [inventory.classes_with_ern(ern) for ern in inventory.erns_in_use()]
     groups.sort(key=lambda members: members[0][0])  # type: ignore[arg-type,return-value]
@@ -123,15 +116,7 @@ def _unknown_classes(inventory: Inventory, key: Key, rec: ClaimRec) -> Iterator[
             )
 
 
-@inventory_rule(
-    "claim.unknown-device-class",
-    kinds=("ResourceClaim", "ResourceClaimTemplate"),
-    summary="a claim or template requests a DeviceClass that is not in the input (checked only when the "
-    "input contains DeviceClasses; offline an info, summed up in one line, unless the input is the whole "
-    "cluster (--cluster) or a class of the input has a close name)",
-    field="spec.devices.requests[i].exactly.deviceClassName | ...firstAvailable[j].deviceClassName",
-    severity=Severity.WARNING,
-)
+@inventory_rule("claim.unknown-device-class")
 def unknown_device_class(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     if not inventory.has_kind("DeviceClass"):
         return
@@ -222,15 +207,7 @@ def _unknown_claims(
         )
 
 
-@inventory_rule(
-    "pod.unknown-claim",
-    kinds=("Pod",),
-    summary="a Pod references a ResourceClaim or ResourceClaimTemplate that is not in the input in its "
-    "namespace (checked only when the input contains objects of that kind; offline an info unless the input "
-    "is the whole cluster (--cluster), the name is close to one of the input, or it is in another namespace)",
-    field="spec.resourceClaims[i].resourceClaimName | spec.resourceClaims[i].resourceClaimTemplateName",
-    severity=Severity.WARNING,
-)
+@inventory_rule("pod.unknown-claim")
 def unknown_claim(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     names: dict[str, list[str]] = {}
     for kind in _KINDS.values():

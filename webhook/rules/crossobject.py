@@ -15,7 +15,7 @@ from webhook.model.keys import object_key
 from webhook.model.records import ClaimRec, ClassRec, PodRec, SliceRec, parse_record
 from webhook.model.violation import Violation
 from webhook.rules import classes, pools
-from webhook.rules.registry import INVENTORY_RULES, InventoryFinding
+from webhook.rules.registry import InventoryFinding, inventory_rules
 from webhook.state.inventory import Inventory, Key
 
 
@@ -55,7 +55,7 @@ def violations_for(
     if not found:
         return []
     out: list[Violation] = []
-    for rule, _ in INVENTORY_RULES:
+    for rule, _ in inventory_rules():
         for f in found.get(rule.id, ()):
             out.append(Violation(rule.id, rule.severity, str(f.field), f.message))
     return out

@@ -21,7 +21,6 @@ from webhook.rules import fielderr
 from webhook.rules.node_selector import node_selector_findings
 from webhook.rules.registry import object_rule
 from webhook.rules.slice_devices import (
-    KIND,
     MAX_ATTRIBUTE_VALUE_LENGTH,
     MAX_ATTRIBUTE_VALUES,
     MAX_ATTRIBUTES_AND_CAPACITIES,
@@ -143,12 +142,7 @@ def _attribute_value_count(attrs: dict[str, Any]) -> int:
     return total
 
 
-@object_rule(
-    "device.name",
-    kinds=KIND,
-    summary="device name must be a DNS label",
-    field="spec.devices[i].name",
-)
+@object_rule("device.name")
 def check_device_name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         name = d.get("name") if d else None
@@ -158,12 +152,7 @@ def check_device_name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             yield Finding(f"spec.devices[{i}].name", m)
 
 
-@object_rule(
-    "device.size",
-    kinds=KIND,
-    summary="at most 32 attributes and capacities together, at most 48 attribute values (a list counts its length)",
-    field="spec.devices[i]",
-)
+@object_rule("device.size")
 def check_device_size(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     # List-type attributes exist only with DRAListTypeAttributes or on updates of objects that had them
     # (stripping removes them otherwise), so the per-attribute value count is usually unnecessary.
@@ -192,12 +181,7 @@ def check_device_size(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@object_rule(
-    "device.attributes",
-    kinds=KIND,
-    summary="attribute names must be QualifiedNames: C identifier ≤32, optional `<domain>/` (driver-name rules, ≤63)",
-    field="spec.devices[i].attributes",
-)
+@object_rule("device.attributes")
 def check_attribute_keys(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     ok = QUALIFIED_OK
     for i, d in enumerate(checked_devices(obj)):
@@ -217,14 +201,7 @@ SLASHES_MSG = (
 )
 
 
-@object_rule(
-    "device.qualified-name-slashes",
-    kinds=KIND,
-    summary="attribute or capacity name with more than one `/` (accepted by the API server today; a later release may reject it)",
-    field="spec.devices[i].attributes | spec.devices[i].capacity",
-    severity="warning",
-    tag="lint",
-)
+@object_rule("device.qualified-name-slashes")
 def check_qualified_name_slashes(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         if not d:
@@ -239,13 +216,7 @@ def check_qualified_name_slashes(obj: dict[str, Any], ctx: Context) -> Iterator[
                         )
 
 
-@object_rule(
-    "device.attribute-value",
-    kinds=KIND,
-    summary="each attribute sets exactly one of int/bool/string/version/ints/bools/strings/versions; "
-    "lists non-empty; strings ≤64 bytes; versions semver 2.0.0 ≤64 bytes",
-    field="spec.devices[i].attributes[<name>]",
-)
+@object_rule("device.attribute-value")
 def check_attribute_values(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     good_versions = _GOOD_VERSIONS
     for i, d in enumerate(checked_devices(obj)):
@@ -270,12 +241,7 @@ def check_attribute_values(obj: dict[str, Any], ctx: Context) -> Iterator[Findin
             yield from attribute_value_findings(a or {}, path)
 
 
-@object_rule(
-    "device.capacity",
-    kinds=KIND,
-    summary="capacity names must be QualifiedNames (same rules as attribute names); unchanged capacity is not re-checked on update",
-    field="spec.devices[i].capacity",
-)
+@object_rule("device.capacity")
 def check_capacity_keys(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = old_devices_by_name(ctx) if ctx.old else None
     for i, d in enumerate(checked_devices(obj)):
@@ -304,12 +270,7 @@ _PER_DEVICE_FORBIDDEN = (
 )
 
 
-@object_rule(
-    "device.node-selection",
-    kinds=KIND,
-    summary="device nodeName/nodeSelector/allNodes only with spec.perDeviceNodeSelection: true, and then exactly one per device",
-    field="spec.devices[i]",
-)
+@object_rule("device.node-selection")
 def check_device_node_selection(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     per_device = spec_of(obj).get("perDeviceNodeSelection") is True
     for i, d in enumerate(checked_devices(obj)):
@@ -347,12 +308,7 @@ def check_device_node_selection(obj: dict[str, Any], ctx: Context) -> Iterator[F
             yield Finding(base, fielderr.invalid("{" + ", ".join(set_fields) + "}", _PER_DEVICE_REQUIRED))
 
 
-@object_rule(
-    "device.taints",
-    kinds=KIND,
-    summary="at most 16 taints per device; key a label name, value a label value, effect None/NoSchedule/NoExecute",
-    field="spec.devices[i].taints",
-)
+@object_rule("device.taints")
 def check_device_taints(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = old_devices_by_name(ctx) if ctx.old else None
     for i, d in enumerate(checked_devices(obj)):
@@ -394,13 +350,7 @@ def _condition_list(values: Any, path: str) -> Iterator[Finding]:
                 yield Finding(f"{path}[{k}]", m)
 
 
-@object_rule(
-    "device.binding-conditions",
-    kinds=KIND,
-    summary="bindingConditions and bindingFailureConditions: ≤4 label names each, no duplicates, no overlap, "
-    "each list requires the other",
-    field="spec.devices[i].bindingConditions",
-)
+@object_rule("device.binding-conditions")
 def check_binding_conditions(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         if not d:

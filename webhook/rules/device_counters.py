@@ -15,7 +15,6 @@ from webhook.model.violation import Finding
 from webhook.rules import fielderr
 from webhook.rules.registry import object_rule
 from webhook.rules.slice_devices import (
-    KIND,
     LABEL_OK,
     MAX_COMPATIBILITY_GROUPS,
     MAX_CONSUMPTIONS_PER_DEVICE,
@@ -26,13 +25,7 @@ from webhook.rules.slice_devices import (
 )
 
 
-@object_rule(
-    "device.consumes-counters",
-    kinds=KIND,
-    summary="consumesCounters: at most 2 entries, unique counterSet (DNS label), counters non-empty, "
-    "at most 32, DNS-label names",
-    field="spec.devices[i].consumesCounters",
-)
+@object_rule("device.consumes-counters")
 def check_consumes_counters(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     ok = LABEL_OK
     for i, d in enumerate(checked_devices(obj)):
@@ -86,13 +79,7 @@ def _consumption_findings(i: int, consumptions: list[Any]) -> Iterator[Finding]:
             seen.add(key)
 
 
-@object_rule(
-    "device.compat-groups",
-    kinds=KIND,
-    summary="consumesCounters[].compatibilityGroups: at most 2 names per entry, unique, each a DNS label "
-    "(null and [] mean unset)",
-    field="spec.devices[i].consumesCounters[j].compatibilityGroups",
-)
+@object_rule("device.compat-groups")
 def check_compatibility_groups(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         consumptions = d.get("consumesCounters") if d else None

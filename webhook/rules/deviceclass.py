@@ -20,12 +20,7 @@ def _specs(obj: dict[str, Any], ctx: Context) -> tuple[dict[str, Any], dict[str,
     return obj.get("spec") or {}, (old.get("spec") or {}) if old else None
 
 
-@object_rule(
-    "class.selectors",
-    kinds=("DeviceClass",),
-    summary="At most 32 selectors, each with cel.expression that compiles to bool within the cost limit",
-    field="spec.selectors[k].cel.expression",
-)
+@object_rule("class.selectors")
 def check_class_selectors(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec, old = _specs(obj, ctx)
     selectors = spec.get("selectors") or []
@@ -34,12 +29,7 @@ def check_class_selectors(obj: dict[str, Any], ctx: Context) -> Iterator[Finding
     yield from selector_findings(selectors, Path("spec").child("selectors"), ctx)
 
 
-@object_rule(
-    "class.config",
-    kinds=("DeviceClass",),
-    summary="At most 32 config entries, each opaque with a driver name and JSON-object parameters",
-    field="spec.config[i].opaque",
-)
+@object_rule("class.config")
 def check_class_config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec, old = _specs(obj, ctx)
     config = spec.get("config") or []
@@ -53,12 +43,7 @@ def check_class_config(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         yield from opaque_findings(c or {}, cp.index(i), stored=stored)
 
 
-@object_rule(
-    "class.extended-resource-name",
-    kinds=("DeviceClass",),
-    summary="extendedResourceName is an extended resource name (the implicit deviceclass prefix is reserved)",
-    field="spec.extendedResourceName",
-)
+@object_rule("class.extended-resource-name")
 def check_extended_resource_name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec, old = _specs(obj, ctx)
     name = spec.get("extendedResourceName")

@@ -8,7 +8,7 @@ from typing import Any
 from webhook.context import Context
 from webhook.model import names
 from webhook.model.path import Path
-from webhook.model.violation import Finding, Severity
+from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe
 from webhook.rules.registry import object_rule
 
@@ -33,12 +33,7 @@ def _mask_trailing_dash(prefix: str) -> str:
     return prefix
 
 
-@object_rule(
-    "meta.name",
-    kinds=ALL_KINDS,
-    summary="metadata.name (or a generateName prefix) must be a DNS subdomain; one of them is required",
-    field="metadata.name",
-)
+@object_rule("meta.name")
 def name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     meta = _meta(obj)
     value = meta.get("name") or ""
@@ -55,13 +50,7 @@ def name(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             yield Finding(_META.child("name"), msg)
 
 
-@object_rule(
-    "meta.namespace",
-    kinds=ALL_KINDS,
-    summary="metadata.namespace must be a DNS label; namespaced kinds need one (checked as an error when the "
-    "namespace cannot come from elsewhere)",
-    field="metadata.namespace",
-)
+@object_rule("meta.namespace")
 def namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     value = _meta(obj).get("namespace") or ""
     kind = obj.get("kind")
@@ -74,15 +63,7 @@ def namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         yield Finding(_META.child("namespace"), fe.required())
 
 
-@object_rule(
-    "meta.namespace-missing",
-    kinds=NAMESPACED,
-    summary="offline: a namespaced manifest without metadata.namespace gets kubectl's current-context "
-    "namespace (an info: text output sums them up in one line; see meta.namespace-implied)",
-    field="metadata.namespace",
-    severity=Severity.INFO,
-    tag="lint",
-)
+@object_rule("meta.namespace-missing")
 def namespace_missing(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if not ctx.lint or _meta(obj).get("namespace"):
         return
@@ -93,14 +74,7 @@ def namespace_missing(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     )
 
 
-@object_rule(
-    "meta.cluster-scoped-namespace",
-    kinds=CLUSTER_SCOPED,
-    summary="a namespace on a cluster-scoped kind is ignored by the API server",
-    field="metadata.namespace",
-    severity=Severity.WARNING,
-    tag="lint",
-)
+@object_rule("meta.cluster-scoped-namespace")
 def cluster_scoped_namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     value = _meta(obj).get("namespace")
     if value:
@@ -113,12 +87,7 @@ def cluster_scoped_namespace(obj: dict[str, Any], ctx: Context) -> Iterator[Find
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
 
 
-@object_rule(
-    "meta.labels",
-    kinds=ALL_KINDS,
-    summary="metadata.labels keys must be qualified names and values label values",
-    field="metadata.labels",
-)
+@object_rule("meta.labels")
 def label_pairs(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     items = _meta(obj).get("labels")
     if not isinstance(items, dict):
@@ -132,12 +101,7 @@ def label_pairs(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                 yield Finding(path, msg)
 
 
-@object_rule(
-    "meta.annotations",
-    kinds=ALL_KINDS,
-    summary="metadata.annotations keys must be qualified names (checked lower-cased); all together ≤256 KiB",
-    field="metadata.annotations",
-)
+@object_rule("meta.annotations")
 def annotation_keys(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     items = _meta(obj).get("annotations")
     if not isinstance(items, dict):
@@ -156,12 +120,7 @@ def annotation_keys(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
 _IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp")
 
 
-@object_rule(
-    "meta.immutable",
-    kinds=ALL_KINDS,
-    summary="on update: metadata.name, namespace, uid and creationTimestamp cannot change",
-    field="metadata.name|namespace|uid|creationTimestamp",
-)
+@object_rule("meta.immutable")
 def immutable(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     if ctx.old is None:
         return

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from webhook.context import Context
-from webhook.model.violation import Severity
 from webhook.rules.claim import ADMIN_LABEL
 from webhook.rules.facts import ClaimFacts, NamespaceFacts, RunFacts
 from webhook.rules.registry import InventoryFinding, inventory_rule
@@ -21,16 +20,7 @@ def _facts(ctx: Context) -> RunFacts | None:
     return facts if isinstance(facts, RunFacts) else None
 
 
-@inventory_rule(
-    "claim.admin-access-namespace",
-    kinds=("ResourceClaim", "ResourceClaimTemplate"),
-    summary="offline: adminAccess: true in a namespace the input defines without the label "
-    'resource.kubernetes.io/admin-access: "true" (the API server rejects the claim; the webhook checks '
-    "the live namespace: claim.admin-access)",
-    field="spec.devices.requests[i].adminAccess",
-    severity=Severity.ERROR,
-    tag="api",
-)
+@inventory_rule("claim.admin-access-namespace")
 def admin_access_namespace(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     facts = _facts(ctx)
     if facts is None or not facts.namespaces or not ctx.enabled("DRAAdminAccess"):
@@ -56,15 +46,7 @@ def admin_access_namespace(inventory: Inventory, ctx: Context) -> Iterator[Inven
         )
 
 
-@inventory_rule(
-    "meta.namespace-implied",
-    kinds=NAMESPACED,
-    summary="offline: a file creates one Namespace, but this namespaced object of the same file has no "
-    "metadata.namespace: kubectl puts it in the current context's namespace, not in that one",
-    field="metadata.namespace",
-    severity=Severity.WARNING,
-    tag="lint",
-)
+@inventory_rule("meta.namespace-implied")
 def namespace_implied(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     facts = _facts(ctx)
     if facts is None or not facts.namespaces:

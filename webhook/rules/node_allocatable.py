@@ -12,7 +12,7 @@ from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
 from webhook.rules.registry import object_rule
-from webhook.rules.slice_devices import KIND, checked_devices
+from webhook.rules.slice_devices import checked_devices
 
 _NODE_ALLOCATABLE = ("cpu", "memory")  # upstream rejects ephemeral-storage here
 _UNION = "`capacityKey`, `deviceMultiplier`"
@@ -89,13 +89,7 @@ def _overhead(overhead: dict[str, Any], path: str) -> Iterator[Finding]:
             yield Finding(f"{path}.{name}", fielderr.invalid(str(q), "must be non-negative"))
 
 
-@object_rule(
-    "device.node-allocatable-resources",
-    kinds=KIND,
-    summary="nodeAllocatableResources: node-allocatable resource names only; mapping and/or overhead; "
-    "capacityKey ⇔ capacityMultiplier, capacityKey names a device capacity, multipliers > 0, overheads ≥ 0",
-    field="spec.devices[i].nodeAllocatableResources[<resource>]",
-)
+@object_rule("device.node-allocatable-resources")
 def check_node_allocatable_resources(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for i, d in enumerate(checked_devices(obj)):
         resources = d.get("nodeAllocatableResources") if d else None

@@ -27,13 +27,7 @@ def pod_claim_names(pod: dict[str, Any]) -> set[str]:
     return out
 
 
-@object_rule(
-    "pod.resource-claims",
-    kinds=("Pod",),
-    summary="spec.resourceClaims: unique DNS-label names, exactly one of resourceClaimName / "
-    "resourceClaimTemplateName (a DNS subdomain)",
-    field="spec.resourceClaims[i]",
-)
+@object_rule("pod.resource-claims")
 def resource_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     path = Path("spec").child("resourceClaims")
     seen: set[str] = set()
@@ -127,13 +121,7 @@ def _claim_refs(claims: list[Any], path: Path, known: set[str]) -> Iterator[Find
             yield Finding(p, fe.not_found(name, detail))
 
 
-@object_rule(
-    "pod.container-claims",
-    kinds=("Pod",),
-    summary="containers[].resources.claims name a spec.resourceClaims entry, request is a DNS label, "
-    "(name, request) unique; no claims in pod-level resources",
-    field="spec.containers[i].resources.claims[j]",
-)
+@object_rule("pod.container-claims")
 def container_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = as_dict(obj.get("spec"))
     known = pod_claim_names(obj)
@@ -155,13 +143,7 @@ def container_claims(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         yield from _claim_refs(as_list(pod_resources.get("claims")), path, known)
 
 
-@object_rule(
-    "pod.claim-statuses",
-    kinds=("Pod",),
-    summary="status.resourceClaimStatuses: each name matches a spec.resourceClaims entry, unique; "
-    "resourceClaimName a valid claim name",
-    field="status.resourceClaimStatuses[i].name",
-)
+@object_rule("pod.claim-statuses")
 def claim_statuses(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     known = pod_claim_names(obj)
     path = Path("status").child("resourceClaimStatuses")
@@ -182,13 +164,7 @@ def claim_statuses(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                 yield Finding(p, msg)
 
 
-@object_rule(
-    "pod.extended-resource-status",
-    kinds=("Pod",),
-    summary="status.extendedResourceClaimStatus: a valid claim name; each request mapping names a container "
-    "and a DNS-label request, (container, resource) unique",
-    field="status.extendedResourceClaimStatus",
-)
+@object_rule("pod.extended-resource-status")
 def extended_resource_status(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     status = as_dict(obj.get("status")).get("extendedResourceClaimStatus")
     if not isinstance(status, dict):

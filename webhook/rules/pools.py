@@ -24,7 +24,6 @@ from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity
 from webhook.model.records import PoolID, SliceRec
 from webhook.model.text import clip, listing
-from webhook.model.violation import Severity
 from webhook.rules.registry import InventoryFinding, inventory_rule
 from webhook.state.inventory import Inventory, Key
 
@@ -382,61 +381,18 @@ def _registered(rule_id: str) -> Callable[[Inventory, Any], Iterator[InventoryFi
     return run
 
 
-counter_set_ref = inventory_rule(
-    "pool.counter-set-ref",
-    kinds=KINDS,
-    summary="consumesCounters names a counter set or counter that no slice of the same pool (driver + pool, "
-    "highest generation) publishes: the scheduler treats the pool as invalid",
-    field="spec.devices[i].consumesCounters[j].counterSet | spec.devices[i].consumesCounters[j].counters[name]",
-    severity=Severity.ERROR,
-)(_registered("pool.counter-set-ref"))
+counter_set_ref = inventory_rule("pool.counter-set-ref")(_registered("pool.counter-set-ref"))
 
-unchecked = inventory_rule(
-    "pool.unchecked",
-    kinds=KINDS,
-    summary="a counter-set reference could not be checked because the input holds only part of the pool",
-    field="spec.devices[i].consumesCounters[j].counterSet",
-    severity=Severity.INFO,
-)(_registered("pool.unchecked"))
+unchecked = inventory_rule("pool.unchecked")(_registered("pool.unchecked"))
 
-counter_exceeds_set = inventory_rule(
-    "pool.counter-exceeds-set",
-    kinds=KINDS,
-    summary="a single device consumes more of a counter than its counter set holds: it can never be allocated",
-    field="spec.devices[i].consumesCounters[j].counters[name]",
-    severity=Severity.WARNING,
-)(_registered("pool.counter-exceeds-set"))
+counter_exceeds_set = inventory_rule("pool.counter-exceeds-set")(_registered("pool.counter-exceeds-set"))
 
-completeness = inventory_rule(
-    "pool.completeness",
-    kinds=KINDS,
-    summary="the slices of a pool's highest generation in the input do not number resourceSliceCount "
-    "(fewer: the rest must exist in the cluster; more: the pool can never be complete)",
-    field="spec.pool.resourceSliceCount",
-    severity=Severity.WARNING,
-)(_registered("pool.completeness"))
+completeness = inventory_rule("pool.completeness")(_registered("pool.completeness"))
 
-generation = inventory_rule(
-    "pool.generation",
-    kinds=KINDS,
-    summary="slice of an older pool generation (ignored by the scheduler), or slices of one generation "
-    "that disagree on resourceSliceCount",
-    field="spec.pool.generation | spec.pool.resourceSliceCount",
-    severity=Severity.WARNING,
-)(_registered("pool.generation"))
+generation = inventory_rule("pool.generation")(_registered("pool.generation"))
 
-duplicate_device = inventory_rule(
-    "pool.duplicate-device",
-    kinds=KINDS,
-    summary="the same device name in two slices of one pool generation: the scheduler marks the pool invalid",
-    field="spec.devices[i].name",
-    severity=Severity.ERROR,
-)(_registered("pool.duplicate-device"))
+duplicate_device = inventory_rule("pool.duplicate-device")(_registered("pool.duplicate-device"))
 
-duplicate_counter_set = inventory_rule(
-    "pool.duplicate-counter-set",
-    kinds=KINDS,
-    summary="the same counter-set name in two slices of one pool generation: the scheduler marks the pool invalid",
-    field="spec.sharedCounters[j].name",
-    severity=Severity.ERROR,
-)(_registered("pool.duplicate-counter-set"))
+duplicate_counter_set = inventory_rule("pool.duplicate-counter-set")(
+    _registered("pool.duplicate-counter-set")
+)

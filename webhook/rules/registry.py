@@ -1,16 +1,19 @@
-"""The rule registry: every rule has a stable id, a default severity and a documented field path.
+"""The rule functions: each attaches to an id of the catalogue (webhook/model/catalogue.py, which gives
+its default severity, kinds and documented field path).
 
 Object rules see one object (`fn(obj, ctx) -> Iterator[Finding]`); inventory rules see the compact
 records of every object in the input (`fn(inventory, ctx) -> Iterator[InventoryFinding]`).
-docs/rules.md's rule table is generated from this registry (`draguard rules --format markdown`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+import importlib
+import sys
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from webhook.model.catalogue import RULES, Rule
 from webhook.model.path import Path
 from webhook.model.violation import Finding, Severity
 
@@ -34,53 +37,48 @@ class InventoryFinding:
 InventoryRuleFn = Callable[["Inventory", "Context"], Iterable[InventoryFinding]]
 
 
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    summary: str
-    field: str
-    severity: Severity
-    kinds: tuple[str, ...]
-    scope: str  # "object" | "inventory"
-    tag: str  # "api" (API server rejects), "alloc" (allocator mishandles), "xobj", "lint", "schema", "skew", "input"
-
-
-RULES: dict[str, Rule] = {}
+# filled by the rule modules' decorators; read them through object_rules()/inventory_rules(), which load
+# every rule module first
 OBJECT_RULES: dict[str, list[tuple[Rule, ObjectRuleFn]]] = {}
 INVENTORY_RULES: list[tuple[Rule, InventoryRuleFn]] = []
+_ATTACHED: set[str] = set()
 
 
-def declare(
-    rule_id: str,
-    *,
-    summary: str,
-    field: str,
-    severity: Severity | str = Severity.ERROR,
-    kinds: Iterable[str] = (),
-    scope: str = "object",
-    tag: str = "api",
-) -> Rule:
-    """Register a rule id without a function (rules emitted by the loader or the schema layer)."""
-    if rule_id in RULES:
-        raise ValueError(f"rule id {rule_id!r} registered twice")
-    r = Rule(rule_id, summary, field, Severity(severity), tuple(kinds), scope, tag)
-    RULES[rule_id] = r
+def _load() -> None:
+    if "webhook.rules.catalog" not in sys.modules:
+        importlib.import_module("webhook.rules.catalog")  # imports every rule module of this package
+
+
+def object_rules(kind: str) -> Sequence[tuple[Rule, ObjectRuleFn]]:
+    """The object rules of `kind` with their functions, in the order they run."""
+    _load()
+    return OBJECT_RULES.get(kind, ())
+
+
+def inventory_rules() -> Sequence[tuple[Rule, InventoryRuleFn]]:
+    """The inventory (cross-object) rules with their functions, in the order they run."""
+    _load()
+    return INVENTORY_RULES
+
+
+def _attach(rule_id: str, scope: str) -> Rule:
+    r = RULES.get(rule_id)
+    if r is None:
+        raise ValueError(f"rule id {rule_id!r} is not in webhook/model/catalogue.py")
+    if r.scope != scope:
+        raise ValueError(f"rule {rule_id!r} is declared as an {r.scope} rule")
+    if rule_id in _ATTACHED:
+        raise ValueError(f"rule {rule_id!r} has two functions")
+    _ATTACHED.add(rule_id)
     return r
 
 
-def object_rule(
-    rule_id: str,
-    *,
-    kinds: Iterable[str],
-    summary: str,
-    field: str,
-    severity: Severity | str = Severity.ERROR,
-    tag: str = "api",
-) -> Callable[[ObjectRuleFn], ObjectRuleFn]:
-    """Decorator: `fn(obj, ctx)` yields `Finding(field, message)` for one object of the given kinds."""
+def object_rule(rule_id: str) -> Callable[[ObjectRuleFn], ObjectRuleFn]:
+    """Decorator: `fn(obj, ctx)` yields `Finding(field, message)` for one object of the kinds the
+    catalogue gives the rule."""
 
     def register(fn: ObjectRuleFn) -> ObjectRuleFn:
-        r = declare(rule_id, summary=summary, field=field, severity=severity, kinds=kinds, tag=tag)
+        r = _attach(rule_id, "object")
         for kind in r.kinds:
             OBJECT_RULES.setdefault(kind, []).append((r, fn))
         fn.rule = r  # type: ignore[attr-defined]
@@ -89,21 +87,11 @@ def object_rule(
     return register
 
 
-def inventory_rule(
-    rule_id: str,
-    *,
-    summary: str,
-    field: str,
-    severity: Severity | str = Severity.ERROR,
-    kinds: Iterable[str] = (),
-    tag: str = "xobj",
-) -> Callable[[InventoryRuleFn], InventoryRuleFn]:
+def inventory_rule(rule_id: str) -> Callable[[InventoryRuleFn], InventoryRuleFn]:
     """Decorator: `fn(inventory, ctx)` yields `InventoryFinding(index, field, message)`."""
 
     def register(fn: InventoryRuleFn) -> InventoryRuleFn:
-        r = declare(
-            rule_id, summary=summary, field=field, severity=severity, kinds=kinds, scope="inventory", tag=tag
-        )
+        r = _attach(rule_id, "inventory")
         INVENTORY_RULES.append((r, fn))
         fn.rule = r  # type: ignore[attr-defined]
         return fn

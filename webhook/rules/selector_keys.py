@@ -16,7 +16,7 @@ from webhook.cel.compiler import Compiled, compile_selector
 from webhook.cel.uses import Qualified, analyse
 from webhook.context import Context
 from webhook.model.names import go_quote
-from webhook.model.violation import Finding, Severity
+from webhook.model.violation import Finding
 from webhook.rules.facts import ATTRIBUTE_TYPES, ClaimFacts, ClassFacts, SelectorFacts, facts_of
 from webhook.rules.registry import object_rule
 
@@ -67,17 +67,7 @@ def _selectors_of_object(obj: dict[str, Any]) -> list[SelectorFacts]:
     return []
 
 
-@object_rule(
-    "selector.qualified-name-key",
-    kinds=("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"),
-    summary='a CEL selector looks a fully-qualified name up as a domain (`device.attributes["dra.net/rdma"]`): '
-    "the keys of device.attributes and device.capacity are domains, which have no `/`, so the lookup is "
-    'an empty map on every device; with the fix (`device.attributes["dra.net"].rdma`), devices in the '
-    "input or not",
-    field="spec.selectors[k].cel.expression | spec.devices.requests[i].exactly.selectors[k].cel.expression",
-    severity=Severity.WARNING,
-    tag="lint",
-)
+@object_rule("selector.qualified-name-key")
 def qualified_name_key(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     for sel in _selectors_of_object(obj):
         ctx.check_deadline()  # a compilation (usually a cache hit: the object's own rules compiled it)

@@ -178,16 +178,7 @@ def _suggest(use: Use, schema: Schema) -> tuple[str, bool]:
     return "", False
 
 
-@inventory_rule(
-    "selector.unknown-attribute",
-    kinds=("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"),
-    summary="offline: a CEL selector reads an attribute or capacity that no device of the input (or of "
-    "--cluster) publishes in that domain: a runtime error on every device unless guarded; with a "
-    "did-you-mean (without --cluster and without a close name: an info)",
-    field="spec.selectors[k].cel.expression | spec.devices.requests[i].exactly.selectors[k].cel.expression",
-    severity=Severity.WARNING,
-    tag="lint",
-)
+@inventory_rule("selector.unknown-attribute")
 def unknown_attribute(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     lint = _lint(inventory, ctx)
     if lint is None:
@@ -279,15 +270,7 @@ def _fix(types: set[str], kind: str, value: object) -> str:
     return ""
 
 
-@inventory_rule(
-    "selector.attribute-type",
-    kinds=("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"),
-    summary="offline: a CEL selector uses an attribute as another type than the devices publish: `.bool` "
-    "(or `.string`, ...) on its value, or a comparison with a literal of another type (never true)",
-    field="spec.selectors[k].cel.expression | spec.devices.requests[i].exactly.selectors[k].cel.expression",
-    severity=Severity.WARNING,
-    tag="lint",
-)
+@inventory_rule("selector.attribute-type")
 def attribute_type(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     lint = _lint(inventory, ctx)
     if lint is None:
@@ -392,16 +375,7 @@ def _value_hints(lint: _Lint, expressions: tuple[str, ...]) -> list[tuple[str, b
     return hints
 
 
-@inventory_rule(
-    "selector.matches-nothing",
-    kinds=("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"),
-    summary="offline: a DeviceClass's selectors, or a request's class and selectors together, match none of "
-    "the devices of the input (or of --cluster) for the drivers they are about; with the values the devices "
-    "have (without --cluster: an info unless a value is close to one the devices have or evaluation fails)",
-    field="spec.selectors[k].cel.expression | spec.devices.requests[i].exactly.selectors[k].cel.expression",
-    severity=Severity.WARNING,
-    tag="lint",
-)
+@inventory_rule("selector.matches-nothing")
 def matches_nothing(inventory: Inventory, ctx: Context) -> Iterator[InventoryFinding]:
     lint = _lint(inventory, ctx)
     if lint is None or not lint.facts.complete or len(lint.schema.samples) > MAX_SAMPLES:

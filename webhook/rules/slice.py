@@ -16,7 +16,6 @@ from webhook.rules import fielderr
 from webhook.rules.node_selector import node_selector_findings
 from webhook.rules.registry import object_rule
 from webhook.rules.slice_devices import (
-    KIND,
     MAX_COUNTER_SETS,
     MAX_COUNTERS_PER_SET,
     MAX_DEVICES,
@@ -77,12 +76,7 @@ def skip_node_operations_star_findings(values: Sequence[Any] | None, path: str) 
     ]
 
 
-@object_rule(
-    "slice.driver",
-    kinds=KIND,
-    summary="spec.driver must be a driver name: non-empty, at most 63 bytes, lower-cased DNS subdomain",
-    field="spec.driver",
-)
+@object_rule("slice.driver")
 def check_driver(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     driver = spec_of(obj).get("driver")
     if isinstance(driver, str):
@@ -90,14 +84,7 @@ def check_driver(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             yield Finding("spec.driver", names.render(driver, m))
 
 
-@object_rule(
-    "slice.driver.uppercase",
-    kinds=KIND,
-    summary="spec.driver has upper-case characters: accepted (checked lower-cased) but the API server warns",
-    field="spec.driver",
-    severity="warning",
-    tag="lint",
-)
+@object_rule("slice.driver.uppercase")
 def check_driver_uppercase(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     driver = spec_of(obj).get("driver")
     if isinstance(driver, str) and names.driver_name_has_upper(driver):
@@ -108,12 +95,7 @@ def check_driver_uppercase(obj: dict[str, Any], ctx: Context) -> Iterator[Findin
         )
 
 
-@object_rule(
-    "slice.pool",
-    kinds=KIND,
-    summary="spec.pool: name ≤253 bytes of `/`-separated DNS subdomains, generation ≥ 0, resourceSliceCount > 0",
-    field="spec.pool",
-)
+@object_rule("slice.pool")
 def check_pool(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     pool = spec_of(obj).get("pool")
     if not isinstance(pool, dict):
@@ -137,13 +119,7 @@ _NODE_SELECTION = (
 )
 
 
-@object_rule(
-    "slice.node-selection",
-    kinds=KIND,
-    summary="exactly one of nodeName (non-empty node name), nodeSelector (exactly one term), allNodes: true, "
-    "perDeviceNodeSelection: true",
-    field="spec",
-)
+@object_rule("slice.node-selection")
 def check_node_selection(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = spec_of(obj)
     set_fields: list[str] = []
@@ -186,24 +162,14 @@ def check_node_selection(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]
         )
 
 
-@object_rule(
-    "slice.devices-and-counters",
-    kinds=KIND,
-    summary="devices and sharedCounters are mutually exclusive in one slice",
-    field="spec",
-)
+@object_rule("slice.devices-and-counters")
 def check_devices_and_counters(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = spec_of(obj)
     if spec.get("devices") is not None and spec.get("sharedCounters") is not None:
         yield Finding("spec", fielderr.invalid("", "only one of `sharedCounters` or `devices` is allowed"))
 
 
-@object_rule(
-    "slice.devices.max",
-    kinds=KIND,
-    summary="at most 128 devices, or 64 when any device has taints, consumesCounters or list-type attributes",
-    field="spec.devices",
-)
+@object_rule("slice.devices.max")
 def check_devices_max(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     devices = spec_of(obj).get("devices") or ()
     n = len(devices)
@@ -214,12 +180,7 @@ def check_devices_max(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         yield Finding("spec.devices", fielderr.too_many(n, limit))
 
 
-@object_rule(
-    "slice.devices.unique",
-    kinds=KIND,
-    summary="device names are unique within the slice",
-    field="spec.devices[i]",
-)
+@object_rule("slice.devices.unique")
 def check_devices_unique(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     devices = spec_of(obj).get("devices") or ()
     n = len(devices)
@@ -234,12 +195,7 @@ def check_devices_unique(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]
             seen.add(name)
 
 
-@object_rule(
-    "slice.shared-counters",
-    kinds=KIND,
-    summary="sharedCounters: at most 8 sets, unique DNS-label names, counters non-empty, at most 32, DNS-label names",
-    field="spec.sharedCounters",
-)
+@object_rule("slice.shared-counters")
 def check_shared_counters(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     sets = spec_of(obj).get("sharedCounters")
     if not sets:
@@ -274,13 +230,7 @@ def check_shared_counters(obj: dict[str, Any], ctx: Context) -> Iterator[Finding
             seen.add(name)
 
 
-@object_rule(
-    "slice.partition-type-attribute",
-    kinds=KIND,
-    summary="partitionTypeAttribute: a fully qualified attribute name, only on slices with counter-consuming "
-    "devices, each of which must carry it as a string (bare name allowed in the driver's domain)",
-    field="spec.partitionTypeAttribute",
-)
+@object_rule("slice.partition-type-attribute")
 def check_partition_type_attribute(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = spec_of(obj)
     name = spec.get("partitionTypeAttribute")
@@ -326,27 +276,14 @@ def check_partition_type_attribute(obj: dict[str, Any], ctx: Context) -> Iterato
             )
 
 
-@object_rule(
-    "slice.skip-node-operations",
-    kinds=KIND,
-    summary="skipNodeOperations: values NodePrepareResources/NodeUnprepareResources/*, no duplicates, "
-    "NodePrepareResources only with NodeUnprepareResources or *",
-    field="spec.skipNodeOperations",
-)
+@object_rule("slice.skip-node-operations")
 def check_skip_node_operations(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     yield from skip_node_operations_findings(
         spec_of(obj).get("skipNodeOperations"), "spec.skipNodeOperations"
     )
 
 
-@object_rule(
-    "slice.skip-node-operations.star-alone",
-    kinds=KIND,
-    summary='skipNodeOperations lists "*" together with other values (redundant; not enforced upstream)',
-    field="spec.skipNodeOperations",
-    severity="warning",
-    tag="lint",
-)
+@object_rule("slice.skip-node-operations.star-alone")
 def check_skip_node_operations_star(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     yield from skip_node_operations_star_findings(
         spec_of(obj).get("skipNodeOperations"), "spec.skipNodeOperations"

@@ -8,7 +8,7 @@ from typing import Any
 
 from webhook.context import Context
 from webhook.model.path import Path
-from webhook.model.violation import Finding, Severity
+from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe
 from webhook.rules.registry import object_rule
 
@@ -95,12 +95,7 @@ def _old_spec(ctx: Context) -> dict[str, Any] | None:
     return _spec(ctx.old) if ctx.old is not None else None
 
 
-@object_rule(
-    "taint-rule.selector",
-    kinds=("DeviceTaintRule",),
-    summary="deviceSelector driver, pool and device must be a driver name, a pool name and a DNS label",
-    field="spec.deviceSelector.driver|pool|device",
-)
+@object_rule("taint-rule.selector")
 def selector(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     sel = _spec(obj).get("deviceSelector")
     if not isinstance(sel, dict):
@@ -118,12 +113,7 @@ def selector(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
                 yield Finding(path.child(name), msg)
 
 
-@object_rule(
-    "taint-rule.taint",
-    kinds=("DeviceTaintRule",),
-    summary="taint key is a label name, value a label value, effect one of None, NoSchedule, NoExecute",
-    field="spec.taint.key|value|effect",
-)
+@object_rule("taint-rule.taint")
 def taint(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     value = _spec(obj).get("taint")
     if not isinstance(value, dict):
@@ -133,12 +123,7 @@ def taint(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     yield from taint_findings(value, Path("spec").child("taint"), old if isinstance(old, dict) else None)
 
 
-@object_rule(
-    "taint-rule.conditions",
-    kinds=("DeviceTaintRule",),
-    summary="status.conditions has at most 8 entries, each a valid metav1.Condition with a unique type",
-    field="status.conditions",
-)
+@object_rule("taint-rule.conditions")
 def conditions(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     status = obj.get("status")
     conds = status.get("conditions") if isinstance(status, dict) else None
@@ -150,14 +135,7 @@ def conditions(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         yield Finding(path, fe.too_many(len(conds), MAX_TAINT_RULE_CONDITIONS))
 
 
-@object_rule(
-    "taint-rule.everything",
-    kinds=("DeviceTaintRule",),
-    summary="an empty deviceSelector with effect NoExecute taints every device and evicts every user",
-    field="spec.deviceSelector",
-    severity=Severity.WARNING,
-    tag="lint",
-)
+@object_rule("taint-rule.everything")
 def everything(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     spec = _spec(obj)
     sel = spec.get("deviceSelector")

@@ -86,13 +86,7 @@ def _pod_claims_changes(new: dict[str, Any], old: dict[str, Any]) -> list[str]:
     return changed
 
 
-@object_rule(
-    "update.immutable",
-    kinds=("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Pod"),
-    summary="on update: slice driver, pool.name and nodeName, claim and template spec, and pod claim fields "
-    "cannot change",
-    field="spec.driver|spec.pool.name|spec.nodeName|spec",
-)
+@object_rule("update.immutable")
 def immutable(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = ctx.old
     if old is None:
@@ -122,13 +116,7 @@ def immutable(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
             )
 
 
-@object_rule(
-    "update.allocation",
-    kinds=("ResourceClaim",),
-    summary="on update: a set status.allocation may only be cleared, never changed; no new reservedFor "
-    "entries once the claim is being deleted",
-    field="status.allocation|status.reservedFor",
-)
+@object_rule("update.allocation")
 def allocation(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
     old = ctx.old
     if old is None:

@@ -23,12 +23,12 @@ from typing import Any
 
 from webhook.context import FieldValidation
 from webhook.data import schema_dir
+from webhook.model.catalogue import SCHEMA_KINDS as KINDS
 from webhook.model.jsontext import json_head
 from webhook.model.plain import deep_copy
 from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
-from webhook.rules.registry import RULES, declare
 from webhook.schema.required import absent_message, zero_filled
 
 SCHEMA_DIR = schema_dir()
@@ -44,69 +44,8 @@ QUANTITY = "schema.quantity"
 INT_RANGE = "schema.integer-range"
 
 DEFAULT_VERSION = "1.37"
-KINDS = (
-    "DeviceClass",
-    "DeviceClassList",
-    "DeviceTaintRule",
-    "DeviceTaintRuleList",
-    "Pod",
-    "PodList",
-    "ResourceClaim",
-    "ResourceClaimList",
-    "ResourceClaimTemplate",
-    "ResourceClaimTemplateList",
-    "ResourceSlice",
-    "ResourceSliceList",
-)
 FATAL_RULES = frozenset((UNKNOWN, TYPE, NULL, QUANTITY, INT_RANGE))
 
-for _id, _summary, _field in (
-    (
-        UNKNOWN,
-        "A field that does not exist in the target Kubernetes version's API (strict decoding, as kubectl "
-        "writes manifests), with a did-you-mean hint, or where v1 moved a v1beta1 field (a request's "
-        "deviceClassName, selectors, count, ... are under `exactly`)",
-        "<path of the unknown field>",
-    ),
-    (
-        TYPE,
-        "A value of the wrong JSON type (string/integer/boolean/object/array; Quantity = string or number)",
-        "<path of the value>",
-    ),
-    (
-        REQUIRED,
-        "A field the API server rejects when it is missing or null (audited against upstream validation: "
-        "webhook/schema/required.py; fields it accepts absent, such as pool.generation, are not reported)",
-        "<path of the missing field>",
-    ),
-    (NULL, "A list item or map value is null", "<path of the item>"),
-    (
-        QUANTITY,
-        "A Quantity the API server cannot parse (resource.ParseQuantity: `abc`, `1e9223372036854775808`, "
-        "`1Qi`): it rejects the whole object when decoding it",
-        "<path of the quantity>",
-    ),
-    (
-        INT_RANGE,
-        "An integer outside its Go type (int64, or int32 for some Pod fields): the API server cannot "
-        "decode the object",
-        "<path of the integer>",
-    ),
-):
-    if _id not in RULES:
-        declare(_id, summary=_summary, field=_field, severity=Severity.ERROR, kinds=KINDS, tag="schema")
-if DROPPED not in RULES:
-    declare(
-        DROPPED,
-        summary="Stored state (`--cluster`, `serve --state`, simulate's cluster objects): a field the target "
-        "version does not know. Drivers write with client-go, whose requests use the API server's default "
-        "field validation (Warn): the field is dropped with a warning and the object stored without it, so "
-        "it is kept without the field",
-        field="<path of the unknown field>",
-        severity=Severity.WARNING,
-        kinds=KINDS,
-        tag="schema",
-    )
 
 # A lazy field path: None (root) | (parent, "name") property | (parent, int) index | (parent, "key", None) map key.
 LazyPath = Any

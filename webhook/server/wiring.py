@@ -29,9 +29,8 @@ def load_serve_policy(options: ServeOptions) -> Policy | None:
     """The policy file (UsageError when it is unreadable or names unknown rules)."""
     if not options.policy:
         return None
-    from webhook import simulate  # noqa: F401  (declares the feasibility.* rule ids)
     from webhook.io.policyfile import load_policy
-    from webhook.rules.registry import RULES
+    from webhook.model.catalogue import RULES
 
     return load_policy(options.policy, RULES)
 

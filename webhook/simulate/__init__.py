@@ -19,12 +19,9 @@ from webhook.engine import Budget
 from webhook.findinglines import assign_lines
 from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
-from webhook.model.violation import Severity
-from webhook.model.workloads import WORKLOAD_KINDS
 from webhook.policy import Policy
 from webhook.profile import DEFAULT_VERSION, load_profile
 from webhook.report import Report
-from webhook.rules.registry import declare
 from webhook.simulate.findings import feasibility_findings, feasibility_violations
 from webhook.simulate.leftout import LeftOut
 from webhook.simulate.load import Inputs, Loaded, load
@@ -44,45 +41,6 @@ from webhook.simulate.served import LeftOutNotes
 from webhook.simulate.subjects import Origin
 from webhook.simulate.workloads import WorkloadReport, expand, run_workload, slice_nodes
 from webhook.state import ClusterState
-
-declare(
-    "feasibility.infeasible",
-    summary="`validate` (when the input holds devices for it; `--feasibility`: every one): the claim (or "
-    "the Pod's claims) cannot be allocated on the cluster described by the input; the message is the "
-    "allocator's explanation; a warning without --cluster or --feasibility (the open world: the input's "
-    "devices only stand for the cluster's)",
-    field="spec.devices.requests[i]",
-    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
-    tag="alloc",
-)
-declare(
-    "feasibility.busy",
-    summary="`validate --feasibility`: a ResourceClaim no Pod in the input uses cannot be allocated now, "
-    "but can once devices are freed or untainted (or waits for its DeviceClass): as admission answers busy; "
-    "a warning, since a claim is allocated only when a Pod that uses it is scheduled",
-    field="spec.devices.requests[i]",
-    severity=Severity.WARNING,
-    kinds=("ResourceClaim",),
-    tag="alloc",
-)
-declare(
-    "feasibility.undecided",
-    summary="`validate --feasibility`: the allocator's step/time budget ran out before it could decide "
-    "(plain `validate` counts these in one feasibility.open-world info finding)",
-    field="spec.devices.requests[i]",
-    severity=Severity.WARNING,
-    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
-    tag="alloc",
-)
-
-declare(
-    "internal.engine-crash",
-    summary="the allocation engine failed on this Pod or claim (a draguard bug, or a resource limit such "
-    "as MemoryError): no answer for it; the other Pods are still simulated",
-    field="",
-    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
-    tag="alloc",
-)
 
 EXIT_FEASIBLE, EXIT_INFEASIBLE, EXIT_UNDECIDED = 0, 1, 3
 RUN_SECONDS = 60.0  # default deadline of a whole simulation: loading, validation and every Pod

@@ -8,22 +8,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from webhook.model.catalogue import RULES
 from webhook.model.text import listing
-from webhook.model.violation import Severity, Violation
-from webhook.model.workloads import WORKLOAD_KINDS
-from webhook.rules.registry import RULES, declare
+from webhook.model.violation import Violation
 from webhook.simulate.subjects import Subject
 
 OPEN_WORLD = "feasibility.open-world"
-declare(
-    OPEN_WORLD,
-    summary="`validate` without --cluster or --feasibility: the claims and Pods whose DeviceClass or devices "
-    "(or claims) are not in the input are not checked for feasibility; one finding counts them",
-    field="",
-    severity=Severity.INFO,
-    kinds=("ResourceClaim", "Pod", *WORKLOAD_KINDS),
-    tag="alloc",
-)
 
 _CLAIM_ERROR = re.compile(r"claim (\S+?): ")
 

@@ -10,28 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_equal
 from webhook.model.violation import Severity, Violation
 from webhook.policy import Policy
 from webhook.report import ObjectResult, Report
-from webhook.rules.registry import RULES, declare
 
 DUPLICATE = "input.duplicate-object"
 REJECTING_TAGS = ("api", "schema", "input", "skew")
 CLUSTER_SCOPED = ("ResourceSlice", "DeviceClass", "DeviceTaintRule", "Node", "Namespace")
 LISTED = 3  # other definitions a duplicate finding names
-
-declare(
-    DUPLICATE,
-    summary="the input defines the same kind, namespace and name more than once with different content "
-    "(one cluster holds one such object): the finding names the differing fields and the other definitions' "
-    "file:line; the first valid definition is used, the later ones are left out. Identical copies (after "
-    "defaulting) are one object: no finding. `validate` reports copies in different files as a warning "
-    "(kustomize bases and overlays), an error within one file; `simulate` and `validate --feasibility` "
-    "always as an error",
-    field="metadata.name",
-    tag="input",
-)
 
 
 def rejection(result: ObjectResult | None) -> list[Violation]:

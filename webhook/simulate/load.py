@@ -26,13 +26,13 @@ from webhook.io.documents import (
     read_text,
 )
 from webhook.model.budget import Deadline
+from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_copy, json_dumps
 from webhook.model.violation import Violation
 from webhook.model.workloads import WORKLOAD_KINDS, uses_dra
 from webhook.policy import Policy
 from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
-from webhook.rules.registry import RULES
 from webhook.simulate.leftout import (
     CLUSTER_SCOPED,
     DUPLICATE,
