@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from webhook.cli.main import PROGRESS_AFTER, Progress
+from webhook.cli.validate import PROGRESS_AFTER, Progress
 
 
 class Clock:

@@ -13,7 +13,7 @@ from tests.hostile.harness import GiB, Outcome
 
 # Which helper's area a case exercises (the FINDINGS file names it for each failure).
 CEL_FRONT, CEL_EVAL, INPUT_IO, ENGINE = "cel-front", "cel-eval", "input-io", "engine-bounds"
-CLI = "cli"  # argument handling in webhook/cli/main.py
+CLI = "cli"  # argument handling in webhook/cli/ (main.py and a module per command)
 
 VALIDATE_BOUND = 10.0  # seconds: the default admission timeout; every ≤ 3 MiB input is checked within it
 DEFAULT_BUDGET = 2.0  # --budget-seconds given to every simulate/--feasibility run that names none
