@@ -49,7 +49,7 @@ from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.model.workloads import WORKLOADS, get_path, uses_dra
 from webhook.policy import Policy
-from webhook.profile import load_profile
+from webhook.profile import DEFAULT_VERSION, load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts, without_samples
 from webhook.rules.registry import inventory_rules, object_rules
@@ -460,17 +460,24 @@ def _apply(policy: Policy | None, violations: list[Violation]) -> list[Violation
 # -- whole runs ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    version: str = "1.37"
+@dataclass(frozen=True, kw_only=True)
+class InputOptions:
+    """What every offline run is given: the target API server, the policy, and how its input is read
+    (`validate`'s RunOptions and `simulate`'s SimulateOptions add their own)."""
+
+    version: str = DEFAULT_VERSION
     gates: tuple[tuple[str, bool], ...] = ()
-    policy: Policy | None = None
-    skip: frozenset[str] = frozenset()
-    max_bytes: int = MAX_FILE_BYTES  # one file or stdin
-    deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
+    policy: Policy | None = None
+    max_bytes: int = MAX_FILE_BYTES  # one file or stdin
     cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
     exclude: tuple[str, ...] = ()  # `--exclude` globs: paths left out (webhook.io.files.excluded)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions(InputOptions):
+    skip: frozenset[str] = frozenset()
+    deadline: Deadline | None = None  # of the whole run: what is left when it passes is not checked
     as_stored: bool = False  # the input is a cluster's stored state (`validate --feasibility`), not manifests
 
     def context(self) -> Context:

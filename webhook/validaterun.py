@@ -244,15 +244,17 @@ def _check_feasibility(data: Inputs, options: RunOptions, feasibility: Feasibili
     from webhook.simulate.findings import OPEN_WORLD
     from webhook.simulate.scope import OpenWorld, skipped_message
 
-    sim_options = SimulateOptions(
-        options.version,
-        options.gates,
-        options.policy,
-        budget=Budget(*feasibility.budget) if feasibility.budget else None,
-        deadline_seconds=_phase_seconds(feasibility),
-        max_bytes=options.max_bytes,
-        runtime_config=options.runtime_config,
-        placement=feasibility.placement,
+    sim_options = (
+        SimulateOptions(  # the input is read already (`loaded`): its cluster paths are not read again
+            version=options.version,
+            gates=options.gates,
+            policy=options.policy,
+            budget=Budget(*feasibility.budget) if feasibility.budget else None,
+            deadline_seconds=_phase_seconds(feasibility),
+            max_bytes=options.max_bytes,
+            runtime_config=options.runtime_config,
+            placement=feasibility.placement,
+        )
     )
     scope = None if closed else OpenWorld()
     sim = simulate(

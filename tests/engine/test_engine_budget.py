@@ -192,4 +192,5 @@ def test_values_too_far_apart_to_combine_make_the_answer_undecided(tmp_path: Pat
     out = allocate(state, claims)
     assert out.feasible is None and out.internal is None
     assert out.reason.startswith("undecided: quantities of magnitudes 10^")
+    assert out.undecided_by is not None and out.reason == f"undecided: {out.undecided_by}"
     assert "digits apart: draguard cannot add or subtract them exactly" in out.reason

@@ -241,6 +241,7 @@ def test_a_cel_runtime_error_names_the_qualified_key_on_one_line() -> None:
         "(selector #0: `device.attributes['gpu.amd.com'].productName.startsWith('AMD') && "
         "device.attributes['dra.net'].rdma`)"
     ), out.error
+    assert out.error_claim == "ml/rdma"  # said as data, for the finding's place (not read from the text)
 
 
 RDMA = "device.attributes['dra.net'].rdma"
@@ -255,6 +256,7 @@ def test_a_cel_runtime_error_on_a_node_pruned_by_device_counts_aborts_as_upstrea
     assert out.error.startswith(
         f"claim ml/nine: CEL runtime error on device {AMD}/node-a/gpu-0: no such key `dra.net/rdma`"
     ), out.error
+    assert out.error_claim == "ml/nine"
 
 
 def test_devices_in_use_are_not_evaluated_so_their_selector_errors_do_not_surface() -> None:

@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates, args.feature_gates)
     options = SimulateOptions(
-        args.k8s_version,
-        tuple(sorted(gates.items())),
+        version=args.k8s_version,
+        gates=tuple(sorted(gates.items())),
         runtime_config=runtime_config(args),
         budget=allocation_budget(args),
         jobs=args.jobs,

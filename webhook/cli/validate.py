@@ -109,12 +109,12 @@ def run(args: argparse.Namespace) -> int:
     skip: frozenset[str] = args.skip
     deadline = run_deadline(args)
     options = RunOptions(
-        args.k8s_version,
-        tuple(sorted(gates.items())),
-        policy,
-        skip,
-        args.max_input_bytes,
-        deadline,
+        version=args.k8s_version,
+        gates=tuple(sorted(gates.items())),
+        policy=policy,
+        skip=skip,
+        max_bytes=args.max_input_bytes,
+        deadline=deadline,
         runtime_config=runtime_config(args),
         cluster=tuple(args.cluster),
         exclude=tuple(args.exclude),

@@ -370,7 +370,7 @@ def _allocate(
     try:
         prepared = prepare(state, claims, f, meter.tick)
     except EngineError as e:
-        return Outcome.failed(str(e), e.kind)
+        return Outcome.failed(str(e), e.kind, claim=e.claim)
     except OutOfBudget:
         return _undecided(meter, "while the claims were prepared", "", [])
     try:
@@ -391,7 +391,7 @@ def _allocate(
             for i, n in enumerate(nodes):
                 NodeSearch(state, prepared, n, cands.pools(i), f, meter).prepare()
         except EngineError as e:
-            return Outcome.failed(str(e), e.kind, steps=meter.used)
+            return Outcome.failed(str(e), e.kind, claim=e.claim, steps=meter.used)
         except OutOfBudget:
             return _undecided(meter, "while devices were matched against the selectors", "", [])
     for chunk in _chunks(len(nodes)):
@@ -399,7 +399,7 @@ def _allocate(
         try:
             _bound(state, prepared, cands, idx, f, meter)
         except EngineError as e:
-            return Outcome.failed(str(e), e.kind, nodes_tried=len(searched), steps=meter.used)
+            return Outcome.failed(str(e), e.kind, claim=e.claim, nodes_tried=len(searched), steps=meter.used)
         except OutOfBudget:
             if not searched:
                 return _undecided(meter, "while devices were matched against the selectors", "", [])
@@ -417,7 +417,9 @@ def _allocate(
                     undecided = True
                     break
                 except EngineError as e:
-                    return Outcome.failed(str(e), e.kind, nodes_tried=len(searched) + 1, steps=meter.used)
+                    return Outcome.failed(
+                        str(e), e.kind, claim=e.claim, nodes_tried=len(searched) + 1, steps=meter.used
+                    )
                 continue
             plan = cands.plan(i)
             search = NodeSearch(state, prepared, plan.node, plan.pools, f, meter)
@@ -428,7 +430,9 @@ def _allocate(
                 undecided = True
                 break
             except EngineError as e:
-                return Outcome.failed(str(e), e.kind, nodes_tried=len(searched), steps=meter.used)
+                return Outcome.failed(
+                    str(e), e.kind, claim=e.claim, nodes_tried=len(searched), steps=meter.used
+                )
             plan.depth = search.deepest
             if not found:
                 plan.failure = "no combination of devices satisfies all requests and constraints"

@@ -75,7 +75,9 @@ class Outcome:
     steps: int = 0
     error: str | None = None  # an upstream allocation error (aborts scheduling of the Pod)
     error_kind: ErrorKind | None = None  # what that error is about (None: no error)
+    error_claim: str | None = None  # the one claim ("ns/name") that error is about, if it is one claim's
     internal: str | None = None  # draguard failed (MemoryError, RecursionError, a bug): not an answer
+    undecided_by: str | None = None  # what ran out before an answer, and where (the reason says it too)
 
     @classmethod
     def allocated(
@@ -105,10 +107,27 @@ class Outcome:
         )
 
     @classmethod
-    def failed(cls, message: str, kind: ErrorKind, *, nodes_tried: int = 0, steps: int = 0) -> Outcome:
+    def failed(
+        cls,
+        message: str,
+        kind: ErrorKind,
+        *,
+        claim: str | None = None,
+        nodes_tried: int = 0,
+        steps: int = 0,
+    ) -> Outcome:
         """An allocation error (upstream aborts scheduling the Pod with it): no answer but no."""
         return cls(
-            False, None, [], message, [], nodes_tried=nodes_tried, steps=steps, error=message, error_kind=kind
+            False,
+            None,
+            [],
+            message,
+            [],
+            nodes_tried=nodes_tried,
+            steps=steps,
+            error=message,
+            error_kind=kind,
+            error_claim=claim,
         )
 
     @classmethod
@@ -116,7 +135,7 @@ class Outcome:
         cls, why: str, explanation: list[dict[str, Any]] | None = None, *, steps: int = 0
     ) -> Outcome:
         """No answer within the budget or deadline (`why`: what ran out, and where)."""
-        return cls(None, None, [], f"undecided: {why}", explanation or [], steps=steps)
+        return cls(None, None, [], f"undecided: {why}", explanation or [], steps=steps, undecided_by=why)
 
     @classmethod
     def crashed(cls, detail: str, *, steps: int = 0) -> Outcome:

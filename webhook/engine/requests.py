@@ -19,9 +19,10 @@ MAX_RESULTS = 32  # AllocationResultsMaxSize
 class EngineError(DraguardError):
     """An upstream allocation *error* (not "does not fit"): it aborts scheduling of the Pod."""
 
-    def __init__(self, message: str, kind: ErrorKind = "invalid") -> None:
+    def __init__(self, message: str, kind: ErrorKind = "invalid", claim: str | None = None) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
+        self.claim = claim  # "ns/name" of the one claim the error is about, when the message starts with it
 
     def within(self, where: str) -> EngineError:
         """The same error, its message prefixed with where it happened."""
@@ -226,7 +227,8 @@ def prepare(
         low = sum(min(a.count for a in r.alts) for r in pc.requests)  # "All" counts 0 here, per node later
         if low > MAX_RESULTS:
             raise EngineError(
-                f"claim {pc.label}: number of requested devices {low} exceeds the claim limit of {MAX_RESULTS}"
+                f"claim {pc.label}: number of requested devices {low} exceeds the claim limit of {MAX_RESULTS}",
+                claim=pc.label,
             )
         out.append(pc)
     return out

@@ -120,7 +120,8 @@ class NodeSearch:
                 minimum += min(lows)
             if minimum > MAX_RESULTS:
                 raise EngineError(
-                    f"claim {pc.label}: number of requested devices {minimum} exceeds the claim limit of {MAX_RESULTS}"
+                    f"claim {pc.label}: number of requested devices {minimum} exceeds the claim limit of {MAX_RESULTS}",
+                    claim=pc.label,
                 )
 
     def _collect_all(self, pc: PreparedClaim, alt: Alt) -> list[Candidate]:

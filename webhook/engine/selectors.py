@@ -54,7 +54,8 @@ class Candidate:
             return
         who = f"class {alt.class_name}" if e.in_class else f"claim {pc.label}"
         raise EngineError(
-            runtime_error(who, e.index, "/".join(self.dev.id), e.message, e.expression, e.phase)
+            runtime_error(who, e.index, "/".join(self.dev.id), e.message, e.expression, e.phase),
+            claim=None if e.in_class else pc.label,
         )
 
 

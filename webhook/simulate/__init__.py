@@ -13,14 +13,10 @@ from typing import Any
 
 from webhook.clusterinput import ClusterInput
 from webhook.context import Context
-from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
-from webhook.convert.served import RuntimeConfig
 from webhook.engine import Budget
 from webhook.findinglines import assign_lines
-from webhook.io.files import MAX_FILE_BYTES
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
-from webhook.policy import Policy
-from webhook.profile import DEFAULT_VERSION, load_profile
+from webhook.profile import load_profile
 from webhook.report import Report
 from webhook.simulate.findings import feasibility_findings, feasibility_violations
 from webhook.simulate.leftout import LeftOut
@@ -28,6 +24,7 @@ from webhook.simulate.load import Inputs, Loaded, load
 from webhook.simulate.placement import DEFAULT_PLACEMENT, Placement, Spread
 from webhook.simulate.podclaims import claims_named, key_of
 from webhook.simulate.run import (
+    DEADLINE_PASSED,
     PodRun,
     PodSimulation,
     Subject,
@@ -41,25 +38,19 @@ from webhook.simulate.served import LeftOutNotes
 from webhook.simulate.subjects import Origin
 from webhook.simulate.workloads import WorkloadReport, expand, run_workload, slice_nodes
 from webhook.state import ClusterState
+from webhook.validate import InputOptions
 
 EXIT_FEASIBLE, EXIT_INFEASIBLE, EXIT_UNDECIDED = 0, 1, 3
 RUN_SECONDS = 60.0  # default deadline of a whole simulation: loading, validation and every Pod
 
 
-@dataclass(frozen=True)
-class SimulateOptions:
-    version: str = DEFAULT_VERSION
-    gates: tuple[tuple[str, bool], ...] = ()
-    policy: Policy | None = None
+@dataclass(frozen=True, kw_only=True)
+class SimulateOptions(InputOptions):
     budget: Budget | None = None
     jobs: int | None = 1  # worker processes for loading (None or 0: all usable cores)
     stdin_text: str | None = None  # `-` was already read
     deadline_seconds: float = RUN_SECONDS  # the whole run (load, validation, allocations): see simulate()
-    max_bytes: int = MAX_FILE_BYTES  # one input file or stdin
-    runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
-    cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (webhook.clusterinput)
     placement: Placement = DEFAULT_PLACEMENT  # `--placement`: where a Pod goes among the nodes it fits on
-    exclude: tuple[str, ...] = ()  # `--exclude` globs: paths left out (webhook.io.files.excluded)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deadline_seconds", check_seconds(self.deadline_seconds, "deadline seconds"))
@@ -253,22 +244,20 @@ def _workload_origin(item: Loaded, report: WorkloadReport) -> Origin:
 
 
 def _too_late(data: Inputs, when: str) -> SimulationReport:
-    reason = f"undecided: the deadline of the run passed {when}"
+    why = f"{DEADLINE_PASSED} {when}"
     sims: list[PodSimulation] = []
     workloads: list[WorkloadReport] = []
     nodes = slice_nodes(data.state)
     for item in data.work:
         if item.kind == "Pod":
-            sims.append(
-                PodSimulation(label_of(item), None, reason=reason, subjects=[origin_of(item).subject()])
-            )
+            sims.append(PodSimulation.cut_short(label_of(item), why, subjects=[origin_of(item).subject()]))
             continue
         report = WorkloadReport(item.source, item.line, expand(item.obj, data.nodes, nodes))
         report.start = len(sims)
         if report.expansion.count:
             first = report.expansion.pod(0)
             subjects = [_workload_origin(item, report).subject()]
-            sim = PodSimulation(pod_label(first), None, reason=reason, subjects=subjects, workload=report)
+            sim = PodSimulation.cut_short(pod_label(first), why, subjects=subjects, workload=report)
             report.sims.append(sim)
             report.same_as_last = report.expansion.count - 1
             report.rest_reason = f"{report.same_as_last} more Pod(s): undecided as well"
@@ -277,7 +266,7 @@ def _too_late(data: Inputs, when: str) -> SimulationReport:
     for item in data.pending:
         claim = claim_subject(item)
         sims.append(
-            PodSimulation(None, None, reason=reason, subjects=[claim], claim=claim.claim, verdict="undecided")
+            PodSimulation.cut_short(None, why, subjects=[claim], claim=claim.claim, verdict="undecided")
         )
     return SimulationReport(sims, data.report, workloads, data.left_out)
 

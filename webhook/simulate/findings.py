@@ -5,17 +5,18 @@ give one finding per place in its template, naming how many failed."""
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.model.catalogue import RULES
 from webhook.model.text import listing
 from webhook.model.violation import Violation
 from webhook.simulate.subjects import Subject
 
-OPEN_WORLD = "feasibility.open-world"
+if TYPE_CHECKING:  # the run module imports this one's callers
+    from webhook.simulate import SimulationReport
+    from webhook.simulate.run import PodSimulation
 
-_CLAIM_ERROR = re.compile(r"claim (\S+?): ")
+OPEN_WORLD = "feasibility.open-world"
 
 
 def _falls_short(entry: dict[str, Any]) -> bool:
@@ -27,7 +28,7 @@ def _falls_short(entry: dict[str, Any]) -> bool:
     return isinstance(last, (list, tuple)) and len(last) == 2 and isinstance(last[1], int) and last[1] < needs
 
 
-def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
+def feasibility_violations(sim: PodSimulation) -> list[tuple[Subject, Violation]]:
     """Infeasible answers of one PodSimulation as errors, undecided ones as warnings, on the claim
     request (or Pod entry) that the explanation names. Linear in the subjects and the explanation: each
     finding carries its own problem or the Pod's (bounded) reason."""
@@ -37,12 +38,12 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
         rule = RULES["internal.engine-crash"]
         targets = [s for s in sim.subjects if not s.claim] or sim.subjects
         return [(s, Violation(rule.id, rule.severity, s.path, sim.reason)) for s in targets]
-    if getattr(sim, "verdict", None) == "busy":  # a claim no Pod uses that fits once devices are freed
+    if sim.verdict == "busy":  # a claim no Pod uses that fits once devices are freed
         rule = RULES["feasibility.busy"]
     else:
         rule = RULES["feasibility.infeasible" if sim.feasible is False else "feasibility.undecided"]
     message = sim.reason or sim.error or "the claims cannot be allocated"
-    if sim.feasible is None and not message.startswith("undecided") and not getattr(sim, "verdict", None):
+    if sim.feasible is None and sim.undecided_by is None and sim.verdict is None:
         message = f"undecided (allocator budget exhausted): {message}"
     entries = [e for e in sim.explanation if isinstance(e.get("claim"), str) and e.get("claim")]
     short = [e for e in entries if e.get("cause")] or [e for e in entries if _falls_short(e)]
@@ -51,10 +52,8 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
     for s in sim.subjects:
         if s.claim:
             by_claim.setdefault(s.claim, []).append(s)
-    if not named and sim.error:  # an allocation error (a CEL runtime error) names its claim first
-        m = _CLAIM_ERROR.match(sim.error)
-        if m is not None:
-            named = [(m.group(1), "")]
+    if not named and sim.error_claim:  # an allocation error about one claim (a CEL runtime error)
+        named = [(sim.error_claim, "")]
     out: list[tuple[Subject, Violation]] = []
     seen: set[tuple[int, str]] = set()
     for claim, request in named:
@@ -75,7 +74,7 @@ def feasibility_violations(sim: Any) -> list[tuple[Subject, Violation]]:
     return out
 
 
-def feasibility_findings(report: Any) -> list[tuple[Subject, Violation]]:
+def feasibility_findings(report: SimulationReport) -> list[tuple[Subject, Violation]]:
     """Every finding of a SimulationReport: those of bare Pods and claims as they are; those of a
     workload's Pods — on the workload, or on a claim its Pods share — merged per (object, rule, field),
     with how many of its Pods they concern."""

@@ -44,6 +44,8 @@ from webhook.simulate.verdict import Verdict, decide
 from webhook.state import ClusterState
 from webhook.state.view import HasView
 
+DEADLINE_PASSED = "the deadline of the run passed"  # why a Pod or claim is undecided, before "when"
+
 if TYPE_CHECKING:
     from webhook.simulate.served import LeftOutNotes
     from webhook.simulate.workloads import WorkloadReport
@@ -68,6 +70,13 @@ class PodSimulation:
     reused: list[str] = field(default_factory=list)  # its claims allocated already ("ns/name"), shared
     claim: str | None = None  # "ns/name" of a claim no Pod uses, asked on its own
     verdict: Verdict | None = None  # that claim's verdict (busy: feasible is False, but it waits)
+    undecided_by: str | None = None  # what ran out before an answer (a budget, the deadline), and where
+    error_claim: str | None = None  # the one claim ("ns/name") the allocation error is about, if any
+
+    @classmethod
+    def cut_short(cls, pod: str | None, why: str, **fields: Any) -> PodSimulation:
+        """No answer: `why` (the deadline of the run passed, the search budget ran out) before one."""
+        return cls(pod, None, reason=f"undecided: {why}", undecided_by=why, **fields)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -234,14 +243,15 @@ class PodRun:
         label = pod_label(pod)
         subjects = [origin.subject()]
         if self.deadline.expired():
-            reason = "undecided: the deadline of the run passed before this Pod was tried"
-            sim = PodSimulation(label, None, reason=reason, subjects=subjects)
+            sim = PodSimulation.cut_short(
+                label, f"{DEADLINE_PASSED} before this Pod was tried", subjects=subjects
+            )
         else:
             try:
                 sim = self.schedule(pod, origin)
             except OutOfBudget:
-                reason = "undecided: the deadline of the run passed while this Pod was prepared"
-                sim = PodSimulation(label, None, reason=reason, subjects=subjects)
+                why = f"{DEADLINE_PASSED} while this Pod was prepared"
+                sim = PodSimulation.cut_short(label, why, subjects=subjects)
             except Exception as e:  # noqa: BLE001 - one object's failure must not lose the others' answers
                 detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
                 sim = _internal(label, detail, subjects)
@@ -252,13 +262,14 @@ class PodRun:
         """Claims allocated together for one anonymous Pod (admission: the claim being created)."""
         subjects = [claim_subject(i) for i in items]
         if self.deadline.expired():
-            reason = "undecided: the deadline of the run passed before this Pod was tried"
-            return PodSimulation(None, None, reason=reason, subjects=subjects)
+            return PodSimulation.cut_short(
+                None, f"{DEADLINE_PASSED} before this Pod was tried", subjects=subjects
+            )
         try:
             sim = self.anonymous([i.obj for i in items])
         except OutOfBudget:
-            reason = "undecided: the deadline of the run passed while this Pod was prepared"
-            return PodSimulation(None, None, reason=reason, subjects=subjects)
+            why = f"{DEADLINE_PASSED} while this Pod was prepared"
+            return PodSimulation.cut_short(None, why, subjects=subjects)
         except Exception as e:  # noqa: BLE001 - as for a Pod
             detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             return _internal(None, detail, subjects)
@@ -286,14 +297,14 @@ class PodRun:
         subjects = [claim_subject(item)]
         label = claim_key(item.obj)
         if self.deadline.expired():
-            reason = "undecided: the deadline of the run passed before this claim was tried"
-            sim = PodSimulation(None, None, reason=reason, verdict="undecided")
+            why = f"{DEADLINE_PASSED} before this claim was tried"
+            sim = PodSimulation.cut_short(None, why, verdict="undecided")
         else:
             try:
                 sim = self._claim_alone(item.obj)
             except OutOfBudget:
-                reason = "undecided: the deadline of the run passed while this claim was prepared"
-                sim = PodSimulation(None, None, reason=reason, verdict="undecided")
+                why = f"{DEADLINE_PASSED} while this claim was prepared"
+                sim = PodSimulation.cut_short(None, why, verdict="undecided")
             except Exception as e:  # noqa: BLE001 - one claim's failure must not lose the others' answers
                 detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
                 sim = _internal(None, detail, subjects, f"claim {label}")
@@ -636,4 +647,6 @@ def _from_outcome(label: str | None, outcome: Outcome) -> PodSimulation:
         list(outcome.explanation),
         outcome.error,
         outcome.error_kind == "waits",
+        undecided_by=outcome.undecided_by,
+        error_claim=outcome.error_claim,
     )

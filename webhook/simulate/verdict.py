@@ -26,9 +26,8 @@ class Decision:
 
 
 def reason(sim: PodSimulation) -> str:
-    """A run's reason on one line, without the `undecided: ` its text may start with."""
-    text = sim.reason or sim.error or "the claims cannot be allocated"
-    return one_line(text.removeprefix("undecided: "))
+    """Why a run has no (or not this) answer, on one line: what ran out, else its reason."""
+    return one_line(sim.undecided_by or sim.reason or sim.error or "the claims cannot be allocated")
 
 
 def decide(
