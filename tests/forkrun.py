@@ -44,7 +44,7 @@ PRELOAD = (  # what the commands import (imports have no effect a command could 
     "webhook.validaterun",
     "webhook.simulate",
     "webhook.rules.catalog",
-    "webhook.convert.pipeline",
+    "webhook.validate.versioned",
     "webhook.io.policyfile",
 )
 _HEADER = struct.Struct("!I")

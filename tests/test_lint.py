@@ -56,3 +56,85 @@ def test_an_engine_module_that_reads_the_rules_breaks_the_contracts(tmp_path: Pa
     assert p.returncode == 1, p.stdout + p.stderr
     assert "webhook.engine.shortcut -> webhook.rules.registry" in p.stdout
     assert "BROKEN" in p.stdout
+
+
+def _import_graph(level: int) -> dict[str, set[str]]:
+    """webhook's imports (type-checking ones too), between units named by their first `level` parts below
+    `webhook` (1: top-level packages and modules; 2: their modules)."""
+    import ast
+
+    def unit(name: str) -> str:
+        return ".".join(name.split(".")[1 : 1 + level])
+
+    edges: dict[str, set[str]] = {}
+    for path in (ROOT / "webhook").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("webhook."):
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith("webhook.")]
+            else:
+                continue
+            here = unit(module)
+            for target in targets:
+                there = unit(target)
+                is_module = (ROOT / Path(*target.split("."))).with_suffix(".py").is_file()
+                if there != here and (level == 1 or is_module) and not module.startswith(f"{target}."):
+                    edges.setdefault(here, set()).add(there)
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one unit (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                elif w in stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_no_package_imports_itself_through_another() -> None:
+    """webhook's top-level packages and modules form no import cycle (type-checking imports included)."""
+    assert _cycles(_import_graph(1)) == []
+
+
+def test_the_engine_and_the_simulation_have_no_module_cycle() -> None:
+    edges = _import_graph(2)
+    assert [
+        c for c in _cycles(edges) if c[0].split(".")[0] in ("engine", "simulate", "state", "admission")
+    ] == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -47,7 +47,7 @@ LAYERS = [
         "webhook.repocontext",
         "webhook.state",
         "webhook.engine",
-        "webhook.convert.pipeline",
+        "webhook.validate.versioned",
     },
     {"webhook.cli", "webhook.admission", "webhook.server", "webhook.simulate"},
 ]

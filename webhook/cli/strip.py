@@ -28,7 +28,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from webhook.context import Context
-    from webhook.convert.pipeline import strip_versioned
     from webhook.findinglines import FileLines
     from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
     from webhook.io.yamlload import expansion_error, expansion_limit
@@ -37,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from webhook.model.jsontext import json_size
     from webhook.skew import strip_disabled_fields
     from webhook.validate import chart_message
+    from webhook.validate.versioned import strip_versioned
 
     def say(line: str) -> None:
         sys.stderr.write(one_line(line) + "\n")

@@ -19,7 +19,7 @@ its own (EXPLAIN_GRACE of the budget, within the deadline) and is cut short when
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
@@ -27,6 +27,7 @@ from webhook.engine.eligibility import alt_key, blocker, key_bytes
 from webhook.engine.emptycluster import AdjustedView
 from webhook.engine.explain import explain
 from webhook.engine.outcome import Budget, Deadline, Outcome
+from webhook.engine.plan import NodePlan
 from webhook.engine.requests import Alt, EngineError, Features, PreparedClaim, prepare
 from webhook.engine.result import claim_results
 from webhook.engine.search import NodeSearch
@@ -38,24 +39,6 @@ from webhook.state.pools import Pool
 from webhook.state.view import ClusterView, HasView
 
 EXPLAIN_GRACE = 0.25  # share of the budget (steps and seconds) the explanation may spend afterwards
-
-
-@dataclass(eq=False, slots=True)
-class NodePlan:
-    node: NodeInfo
-    state: ClusterView
-    meter: Meter
-    promise: float = 0.0
-    feasible_bound: bool = True
-    failure: str = ""
-    depth: int = 0  # searched: the most devices the search placed at once (how far it got)
-    _pools: Sequence[Pool] | None = None
-
-    @property
-    def pools(self) -> Sequence[Pool]:
-        if self._pools is None:
-            self._pools = self.state.pools_for(self.node, self.meter)
-        return self._pools
 
 
 class _Nodes:

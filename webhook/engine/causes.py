@@ -25,7 +25,7 @@ from webhook.model.text import listing
 from webhook.state.view import ClusterView
 
 if TYPE_CHECKING:
-    from webhook.engine.allocate import NodePlan
+    from webhook.engine.plan import NodePlan
 
 Tally = tuple[int, int, Counter[str], Counter[str], Counter[str]]  # in class, selected, why, effects, sets
 

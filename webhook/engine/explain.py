@@ -53,7 +53,7 @@ from webhook.state.pools import Pool
 from webhook.state.view import ClusterView
 
 if TYPE_CHECKING:
-    from webhook.engine.allocate import NodePlan
+    from webhook.engine.plan import NodePlan
 
 
 T = TypeVar("T")

@@ -8,31 +8,44 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Generic, Literal, Protocol, TypeVar
 
 from webhook.model.text import one_line
-
-if TYPE_CHECKING:
-    from webhook.simulate.run import PodSimulation
 
 Verdict = Literal["feasible", "busy", "unsatisfiable", "undecided"]
 
 
+class Answer(Protocol):
+    """What a decision reads of an allocation attempt (webhook.simulate.run.PodSimulation)."""
+
+    @property
+    def feasible(self) -> bool | None: ...
+    @property
+    def waits(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def undecided_by(self) -> str | None: ...
+
+
+A = TypeVar("A", bound=Answer)
+
+
 @dataclass(frozen=True)
-class Decision:
+class Decision(Generic[A]):
     verdict: Verdict
     message: str  # one line ("" when feasible)
-    sim: PodSimulation  # the answer that explains it: now, or on the empty cluster (unsatisfiable)
+    sim: A  # the answer that explains it: now, or on the empty cluster (unsatisfiable)
 
 
-def reason(sim: PodSimulation) -> str:
+def reason(sim: Answer) -> str:
     """Why a run has no (or not this) answer, on one line: what ran out, else its reason."""
     return one_line(sim.undecided_by or sim.reason or sim.error or "the claims cannot be allocated")
 
 
-def decide(
-    now: PodSimulation, on_empty: Callable[[], PodSimulation], what: str, undecided_tail: str = ""
-) -> Decision:
+def decide(now: A, on_empty: Callable[[], A], what: str, undecided_tail: str = "") -> Decision[A]:
     """`now` (the answer on the cluster as it is) and, only when that is no, `on_empty()` (the same
     cluster with nothing allocated and device taints ignored) as one verdict about `what` (e.g.
     `ResourceClaim "ns/name"`). `undecided_tail` ends an undecided message (admission: "; admitted")."""

@@ -18,7 +18,6 @@ from typing import Any, Literal
 from webhook.clusterinput import ClusterInput, stored_context
 from webhook.context import Context
 from webhook.convert import source_message, source_path
-from webhook.convert.pipeline import check_versioned
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
 from webhook.defaults import apply_defaults
@@ -58,6 +57,7 @@ from webhook.schema.structural import decode, served
 from webhook.skew import strip_disabled_fields
 from webhook.state.inventory import Inventory, extract_record
 from webhook.templates import check_workload, workload_record
+from webhook.validate.versioned import check_versioned
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOADS)
