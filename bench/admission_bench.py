@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_bench import DRIVER, cluster_a, node_name  # noqa: E402
 
 from webhook.admission import AdmissionConfig, review_with_info  # noqa: E402
-from webhook.context import Context  # noqa: E402
-from webhook.profile import load_profile  # noqa: E402
+from webhook.config.context import Context  # noqa: E402
+from webhook.config.profile import load_profile  # noqa: E402
 from webhook.simulate.load import stored_objects  # noqa: E402
 from webhook.state.store import StateStore  # noqa: E402
 

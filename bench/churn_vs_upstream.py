@@ -358,9 +358,9 @@ def cold_child(cluster: str, nodes: int, sid: str, state_file: str) -> None:
     import webhook.engine.warm  # noqa: F401
     import webhook.rules.catalog  # noqa: F401
     import webhook.simulate.load  # noqa: F401
+    from webhook.config.profile import load_profile
     from webhook.engine import allocate, warm_up
     from webhook.engine.outcome import Deadline
-    from webhook.profile import load_profile
     from webhook.state import StateStore
 
     imports = time.perf_counter() - t_start
@@ -419,8 +419,8 @@ def run_cold(cluster: str, nodes: int, sid: str, state_file: Path, runs: int) ->
 def run_cluster(
     cluster: str, args: argparse.Namespace, oracle_path: Path | None, work: Path
 ) -> list[dict[str, Any]]:
+    from webhook.config.profile import load_profile
     from webhook.engine import allocate, warm_up
-    from webhook.profile import load_profile
     from webhook.state import StateStore
 
     objs = cluster_a(args.nodes) if cluster == "A" else cluster_b(args.nodes)

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from webhook.context import Context  # noqa: E402
+from webhook.config.context import Context  # noqa: E402
 from webhook.convert.rewrite import convert_text  # noqa: E402
 from webhook.convert.served import parse_runtime_config  # noqa: E402
 from webhook.validate import check_text  # noqa: E402

@@ -255,8 +255,8 @@ def timed(fn: Callable[[], Any], calls: int) -> tuple[float, list[float], Any]:
 def run_cluster(
     label: str, objs: list[dict[str, Any]], scenarios: list[Any], calls: int, budget: Any
 ) -> list[dict[str, Any]]:
+    from webhook.config.profile import load_profile
     from webhook.engine import allocate
-    from webhook.profile import load_profile
     from webhook.state import ClusterState
 
     devices = sum(len(o["spec"].get("devices") or []) for o in objs if o["kind"] == "ResourceSlice")
@@ -275,7 +275,7 @@ def run_update(objs: list[dict[str, Any]], calls: int) -> list[dict[str, Any]]:
     """apply() of one ResourceSlice whose device attributes changed (alternating two versions)."""
     import copy
 
-    from webhook.profile import load_profile
+    from webhook.config.profile import load_profile
     from webhook.state import ClusterState
 
     state = ClusterState.from_objects(objs, load_profile("1.37"))

@@ -31,8 +31,8 @@ from engine_bench import cluster_a  # noqa: E402
 
 from webhook.admission import AdmissionConfig, review_with_info  # noqa: E402
 from webhook.admission.extended import template_object  # noqa: E402
-from webhook.context import Context  # noqa: E402
-from webhook.profile import load_profile  # noqa: E402
+from webhook.config.context import Context  # noqa: E402
+from webhook.config.profile import load_profile  # noqa: E402
 from webhook.simulate.load import stored_objects  # noqa: E402
 from webhook.state.store import Snapshot, StateStore  # noqa: E402
 

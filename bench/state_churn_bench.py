@@ -77,8 +77,8 @@ def fmt(values: list[float]) -> str:
 
 
 def run(cluster: str, nodes: int, changes: int) -> list[dict[str, Any]]:
+    from webhook.config.profile import load_profile
     from webhook.engine import allocate
-    from webhook.profile import load_profile
     from webhook.state import StateStore
 
     objs = eb.cluster_a(nodes) if cluster == "A" else eb.cluster_b(nodes)

@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
 
+    from webhook.config.profile import load_profile
     from webhook.engine import allocate
-    from webhook.profile import load_profile
     from webhook.state import StateStore
 
     claim = eb.SCENARIOS_A[0][2]

@@ -45,7 +45,7 @@ PRELOAD = (  # what the commands import (imports have no effect a command could 
     "webhook.simulate",
     "webhook.rules.catalog",
     "webhook.validate.versioned",
-    "webhook.io.policyfile",
+    "webhook.config.policyfile",
 )
 _HEADER = struct.Struct("!I")
 

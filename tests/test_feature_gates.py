@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from tests import forkrun
-from webhook.profile import known_gate_names
+from webhook.config.profile import known_gate_names
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "tools" / "gen_feature_gates.py"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.ignores import UNKNOWN_RULE, silenced, suppress, suppression_of, warn_unknown
 from webhook.model.violation import Severity, Violation
 from webhook.report import ObjectResult, Report, Suppression

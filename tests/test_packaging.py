@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
     {
         "webhook.model",
-        "webhook.data",
-        "webhook.profile",
-        "webhook.context",
+        "webhook.config.data",
+        "webhook.config.profile",
+        "webhook.config.context",
         "webhook.report",
-        "webhook.policy",
+        "webhook.config.policy",
         "webhook.convert.served",
     },
     {
@@ -109,7 +109,7 @@ def test_installed_package_finds_its_data_without_a_checkout(tmp_path: Path) -> 
         [
             sys.executable,
             "-c",
-            "import sys, webhook.data as d; from webhook.cli.main import main; "
+            "import sys, webhook.config.data as d; from webhook.cli.main import main; "
             "assert str(d.schema_dir()).startswith(sys.argv[1]), d.schema_dir(); "
             "sys.exit(main(['validate', '--k8s-version', '1.36', sys.argv[2]]))",
             str(target),

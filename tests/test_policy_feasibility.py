@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from webhook.io.policyfile import load_policy
+from webhook.config.policy import FeasibilityPolicy
+from webhook.config.policyfile import load_policy
 from webhook.model.catalogue import RULES
 from webhook.model.errors import UsageError
-from webhook.policy import FeasibilityPolicy
 from webhook.rules import catalog  # noqa: F401
 
 

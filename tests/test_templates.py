@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.cliproc import draguard
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.workloads import uses_dra
 from webhook.validate import RunOptions, check_files, check_text
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.io.documents import Document
 from webhook.model.violation import Finding
-from webhook.profile import load_profile
 from webhook.rules import registry
 from webhook.validate import RunOptions, check_body, check_document, check_object, check_text
 

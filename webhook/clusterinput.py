@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.convert.served import EVERY_VERSION
 from webhook.io.files import STDIN, discover_all
 from webhook.report import Report

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from webhook.config.policy import Policy
 from webhook.model.catalogue import RULES
 from webhook.model.text import clip
 from webhook.model.violation import Violation
-from webhook.policy import Policy
 from webhook.report import ObjectResult, Report, Suppression
 
 IGNORE = "draguard.io/ignore"

@@ -32,12 +32,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.policy import Policy
 from webhook.io import gitfiles
 from webhook.io.files import MANIFEST_SUFFIXES, STDIN, UnreadableInput, discover_all, read_bytes
 from webhook.model.errors import UsageError
 from webhook.model.violation import Violation
-from webhook.policy import Policy
 from webhook.report import ObjectResult, Report
 from webhook.rules.registry import inventory_rules
 from webhook.validate import FileResult, RunOptions, assemble, check_files, check_text

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.path import Path
 from webhook.model.plain import deep_copy
 from webhook.model.violation import Finding

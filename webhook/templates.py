@@ -13,7 +13,8 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.policy import Policy
 from webhook.defaults import apply_defaults
 from webhook.model.budget import DeadlinePassed
 from webhook.model.catalogue import RULES
@@ -21,7 +22,6 @@ from webhook.model.jsontext import json_head
 from webhook.model.records import PodRec
 from webhook.model.violation import Finding, Violation
 from webhook.model.workloads import get_path, pod_view, prefixed, template_prefix, with_template
-from webhook.policy import Policy
 from webhook.rules import fielderr as fe
 from webhook.rules.registry import object_rules
 from webhook.schema.structural import check_nulls, strip_nulls

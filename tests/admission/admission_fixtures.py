@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from webhook.admission import AdmissionConfig, review
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.simulate.load import stored_objects
 from webhook.state.store import Snapshot, StateStore
 

@@ -13,9 +13,9 @@ from admission_fixtures import admission_review, causes, cluster_objects, pod, s
 
 from webhook.admission import AdmissionConfig, review, review_with_info
 from webhook.admission.extended import native_violations
+from webhook.config.policy import FeasibilityPolicy, Policy
+from webhook.config.profile import load_profile
 from webhook.model.violation import Severity
-from webhook.policy import FeasibilityPolicy, Policy
-from webhook.profile import load_profile
 
 SNAP = snapshot()
 IMPLICIT = "deviceclass.resource.kubernetes.io/"

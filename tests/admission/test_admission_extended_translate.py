@@ -22,9 +22,9 @@ from webhook.admission import AdmissionConfig, review, review_with_info
 from webhook.admission.extended import parse_template_name, template_name, template_object, translate
 from webhook.admission.patch import pointer
 from webhook.admission.templates_writer import TemplateWriteError
-from webhook.context import Context
-from webhook.policy import Policy
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.policy import Policy
+from webhook.config.profile import load_profile
 from webhook.simulate import extended as ext
 from webhook.validate import validate_object
 

@@ -23,10 +23,10 @@ from admission_fixtures import (
 )
 
 from webhook.admission import AdmissionConfig, review_with_info
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.policy import FeasibilityPolicy, Policy
+from webhook.config.profile import load_profile
 from webhook.engine import Budget
-from webhook.policy import FeasibilityPolicy, Policy
-from webhook.profile import load_profile
 from webhook.simulate import simulate
 from webhook.simulate.load import stored_objects
 from webhook.state.store import StateStore

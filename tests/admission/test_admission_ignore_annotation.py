@@ -8,7 +8,7 @@ from typing import Any
 
 from admission_fixtures import causes, respond, served, snapshot
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.ignores import suppress
 from webhook.report import Report
 from webhook.validate import check_text

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from webhook.admission import AdmissionConfig, review
 from webhook.admission.patch import pointer, remove_ops
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.skew import strip_disabled_fields
 
 SNAP = snapshot()

@@ -551,8 +551,8 @@ def test_a_new_allocation_with_admin_access_needs_the_namespace_label() -> None:
 
 def _examples_snapshot() -> Any:
     """The embedded default's state: `examples/` loaded as `draguard serve`'s state loader loads it."""
-    from webhook.context import Context
-    from webhook.profile import load_profile
+    from webhook.config.context import Context
+    from webhook.config.profile import load_profile
     from webhook.server.loader import ManifestDirectory
     from webhook.state.store import StateStore
 

@@ -22,7 +22,7 @@ from admission_fixtures import admission_review, pod, served, snapshot
 from webhook.admission import AdmissionConfig, review_with_info
 from webhook.admission.extended import template_object
 from webhook.admission.templates_writer import APPLY_PATCH, ApiTemplateWriter, TemplateWriteError
-from webhook.profile import load_profile
+from webhook.config.profile import load_profile
 from webhook.server.certs import ensure_certs
 from webhook.state.live.client import load_api_client
 

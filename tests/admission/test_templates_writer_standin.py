@@ -17,7 +17,7 @@ from tests.standin import process
 from webhook.admission import AdmissionConfig, review_with_info
 from webhook.admission.extended import template_object
 from webhook.admission.templates_writer import APPLY_PATCH, ApiTemplateWriter, TemplateWriteError
-from webhook.profile import load_profile
+from webhook.config.profile import load_profile
 from webhook.state.live.client import load_api_client
 
 SA = "system:serviceaccount:draguard-system:draguard"

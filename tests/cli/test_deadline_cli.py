@@ -16,10 +16,10 @@ from tests import forkrun
 from tests.cliproc import draguard
 from tests.hostile.inputs_budget import SLOW_TRUE
 from tests.hostile.k8s import claim, many_devices, pod, request, small_cluster, write
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.io.documents import Document
 from webhook.model.budget import Deadline, DeadlinePassed, OutOfBudget
-from webhook.profile import load_profile
 from webhook.simulate import SimulateOptions, simulate
 from webhook.validate import RunOptions, assemble, check_body, check_stream
 

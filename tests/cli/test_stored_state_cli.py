@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.cliproc import draguard
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.server.loader import ManifestDirectory
 
 SLICE = (Path(__file__).parent / "data" / "versions" / "slice-1.36-mappings.yaml").read_text()

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.convert import source_path
 from webhook.convert.rewrite import convert_text
 from webhook.convert.served import parse_runtime_config

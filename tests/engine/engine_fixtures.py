@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
+from webhook.config.profile import load_profile
 from webhook.engine import Budget, Outcome, allocate
-from webhook.profile import load_profile
 from webhook.state import ClusterState
 
 DRIVER = "gpu.example.com"

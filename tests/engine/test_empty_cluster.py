@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from engine_fixtures import claim, devices, docs, gpu_class, node_slice
 
+from webhook.config.profile import load_profile
 from webhook.engine import Budget, allocate
-from webhook.profile import load_profile
 from webhook.state import ClusterState
 
 GPUS = """

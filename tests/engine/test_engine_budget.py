@@ -15,9 +15,9 @@ import yaml
 
 from tests.hostile import inputs_engine as hostile
 from webhook.cel.runtime import SelectorEvaluator
+from webhook.config.profile import load_profile
 from webhook.engine import Budget, Deadline, allocate
 from webhook.model.budget import Meter, OutOfBudget
-from webhook.profile import load_profile
 from webhook.state import ClusterState
 
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 engine = pytest.importorskip("webhook.engine")
 state_mod = pytest.importorskip("webhook.state")
 
-from webhook.profile import load_profile  # noqa: E402
+from webhook.config.profile import load_profile  # noqa: E402
 
 DRIVER, OTHER = "dra.example.com", "other.example.com"
 COLORS = ("red", "blue", "green")

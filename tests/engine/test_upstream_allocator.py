@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 import yaml
 
+from webhook.config.profile import load_profile
 from webhook.engine import Budget, Outcome, allocate
 from webhook.engine.capacity import _round, _violates
 from webhook.model.quantity import parse_quantity
 from webhook.model.records import parse_slice
-from webhook.profile import load_profile
 from webhook.state import ClusterState
 
 CASES_FILE = Path(__file__).with_name("upstream_allocator_cases.yaml")

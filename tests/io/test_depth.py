@@ -158,8 +158,8 @@ CLUSTER = [
 
 def _snapshot() -> Any:
     """A cluster where the claim can be allocated (its feasibility check finds nothing to say)."""
-    from webhook.context import Context
-    from webhook.profile import load_profile
+    from webhook.config.context import Context
+    from webhook.config.profile import load_profile
     from webhook.simulate.load import stored_objects
     from webhook.state.store import StateStore
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.standin import objects as o
 from tests.standin.process import StandIn, wait_for
-from webhook.profile import load_profile
+from webhook.config.profile import load_profile
 from webhook.state.live import WATCHED, Backoff, KubeClient, LiveState, Observer, load_api_client, watched_for
 from webhook.state.live.applier import Applier
 from webhook.state.live.kinds import BY_NAME

@@ -11,10 +11,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.engine import Budget, allocate
 from webhook.io.documents import Document, parse
-from webhook.profile import load_profile
 from webhook.state import ClusterState
 from webhook.validate import FileResult, assemble, check_document, check_text
 

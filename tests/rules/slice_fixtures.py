@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.rules import capacity_policy, device, device_counters, node_allocatable, slice  # noqa: F401
 from webhook.rules.registry import object_rules
 

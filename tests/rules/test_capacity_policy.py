@@ -7,7 +7,7 @@ from typing import Any
 
 from slice_fixtures import ctx, device_slice, only, run
 
-from webhook.context import Context
+from webhook.config.context import Context
 
 CAP = "spec.devices[0].capacity[memory].requestPolicy"
 RANGE = CAP + ".validRange"
@@ -169,7 +169,7 @@ def test_unchanged_capacity_is_not_revalidated_on_update() -> None:
 
 
 def test_absurd_exponent_is_a_finding_not_a_crash() -> None:
-    from webhook.context import Context
+    from webhook.config.context import Context
     from webhook.validate import check_object
 
     obj = {

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import yaml
 
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.rules import claim
 
 VALID = """

@@ -6,7 +6,7 @@ import copy
 
 import yaml
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.rules import claim_status as cs
 
 UID = "11111111-1111-1111-1111-111111111111"

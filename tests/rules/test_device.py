@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from slice_fixtures import device_slice, load, only, run
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.catalogue import RULES
 
 

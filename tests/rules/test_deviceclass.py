@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.rules import deviceclass
 
 VALID = """

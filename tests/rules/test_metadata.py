@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.rules import metadata
 
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule", "Pod")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.rules import pod
 
 POD = """

@@ -7,7 +7,7 @@ import pickle
 
 import yaml
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.rules import pools
 from webhook.state.inventory import Inventory, SliceRec, extract_record
 

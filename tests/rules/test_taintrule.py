@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.path import Path
 from webhook.rules import taintrule
 

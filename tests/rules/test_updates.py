@@ -6,7 +6,7 @@ import copy
 
 import yaml
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.rules import updates
 
 SLICE = """

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.validate import check_object
 
 DRIVER = "test.example.com"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.schema import generate, required, structural
 from webhook.validate import check_object
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.io.files import UnreadableInput, discover_all
-from webhook.profile import load_profile
 from webhook.server.loader import ManifestDirectory, StateLoader, manifest_files
 
 CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {{name: {name}}}\nspec: {{}}\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from webhook.cli.main import main
-from webhook.context import Context
-from webhook.profile import load_profile
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.server.loader import ManifestDirectory
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

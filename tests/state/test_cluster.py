@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from webhook.profile import load_profile
+from webhook.config.profile import load_profile
 from webhook.state import ClusterState, NodeInfo
 
 
@@ -169,7 +169,7 @@ def test_extended_resource_class_resolution() -> None:
 def test_device_taint_rules_index_matches_every_selector_shape() -> None:
     import itertools
 
-    from webhook.profile import load_profile
+    from webhook.config.profile import load_profile
     from webhook.state import ClusterState
 
     state = ClusterState(load_profile("1.37", {"DRADeviceTaintRules": True}))

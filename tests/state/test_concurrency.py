@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from webhook.config.profile import load_profile
 from webhook.engine import Budget, allocate
-from webhook.profile import load_profile
 from webhook.rules.crossobject import violations_for
 from webhook.state import StateStore
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from webhook.config.profile import load_profile
 from webhook.engine import allocate, eligibility, warm_up
-from webhook.profile import load_profile
 from webhook.state import StateStore
 
 DRIVER = "gpu.example.com"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from webhook.config.profile import load_profile
 from webhook.engine import allocate
-from webhook.profile import load_profile
 from webhook.rules.crossobject import violations_for
 from webhook.state import StateStore
 

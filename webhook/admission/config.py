@@ -9,10 +9,10 @@ from typing import Any
 from webhook.admission.extended import MODES, default_mode
 from webhook.admission.templates_writer import TemplateWriter
 from webhook.admission.wire import Endpoint, FailureMode
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.policy import Policy
+from webhook.config.profile import DEFAULT_VERSION, Profile, load_profile
 from webhook.model.budget import Budget, Deadline, check_seconds
-from webhook.policy import Policy
-from webhook.profile import DEFAULT_VERSION, Profile, load_profile
 
 ENDPOINTS = ("validate", "mutate")
 FAILURE_MODES = ("open", "closed")

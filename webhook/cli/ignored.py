@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from webhook.config.policy import Policy
 from webhook.findinglines import assign_lines
 from webhook.ignores import unknown_rules, warn_unknown
 from webhook.io.files import MAX_FILE_BYTES
-from webhook.policy import Policy
 from webhook.report import Report
 
 

@@ -7,8 +7,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from webhook.cli import argtypes
+from webhook.config.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from webhook.io.files import MAX_FILE_BYTES
-from webhook.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:  # imported when a command runs, not when the parser is built
     from webhook.convert.served import RuntimeConfig

@@ -239,8 +239,8 @@ def run_certs(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from webhook.config.profile import load_profile, parse_feature_gates
     from webhook.io.files import discover_all
-    from webhook.profile import load_profile, parse_feature_gates
     from webhook.server.options import CLUSTER, DEFAULT_MAX_BODY, DEFAULT_THREADS, ServeOptions
 
     gates = parse_feature_gates(args.feature_gates)

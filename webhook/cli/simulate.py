@@ -19,7 +19,7 @@ from webhook.cli.options import (
     run_deadline,
     runtime_config,
 )
-from webhook.profile import load_profile, parse_feature_gates
+from webhook.config.profile import load_profile, parse_feature_gates
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -8,9 +8,9 @@ import argparse
 import sys
 
 from webhook.cli.options import EXIT_ERRORS, EXIT_OK, add_input_args, add_profile_args, runtime_config
+from webhook.config.profile import load_profile, parse_feature_gates
 from webhook.io.files import InputFileError
 from webhook.model.text import one_line
-from webhook.profile import load_profile, parse_feature_gates
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from webhook.context import Context
+    from webhook.config.context import Context
     from webhook.findinglines import FileLines
     from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
     from webhook.io.yamlload import expansion_error, expansion_limit

@@ -25,8 +25,8 @@ from webhook.cli.options import (
     run_deadline,
     runtime_config,
 )
+from webhook.config.profile import load_profile, parse_feature_gates
 from webhook.model.errors import UsageError
-from webhook.profile import load_profile, parse_feature_gates
 
 PROGRESS_AFTER = 1.0  # seconds a run takes before its progress line appears (on a terminal)
 
@@ -98,7 +98,7 @@ def checked_kinds() -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from webhook.io.policyfile import load_policy
+    from webhook.config.policyfile import load_policy
     from webhook.model.catalogue import RULES
     from webhook.validate import RunOptions
     from webhook.validaterun import Feasibility, Mode, validate_paths

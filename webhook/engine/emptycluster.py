@@ -18,10 +18,10 @@ from typing import Any
 
 from immutables import Map
 
+from webhook.config.profile import Profile
 from webhook.model.budget import Meter
 from webhook.model.cache import ByteLRU
 from webhook.model.records import DeviceRec, SliceRec
-from webhook.profile import Profile
 from webhook.state.allocated import AllocatedState
 from webhook.state.inventory import Inventory
 from webhook.state.nodes import NodeInfo

@@ -12,7 +12,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr

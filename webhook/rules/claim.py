@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from webhook.cel.compiler import MAX_COST, CompileError, compile_selector
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model import names
 from webhook.model.jsontext import json_size
 from webhook.model.path import Path

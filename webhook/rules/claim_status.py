@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model import names
 from webhook.model.jsontext import json_size
 from webhook.model.network import interface_address

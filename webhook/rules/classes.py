@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.didyoumean import closest
 from webhook.model.path import Path
 from webhook.model.records import ClaimRec, ClassRec, PodRec

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.violation import Finding
 from webhook.rules import fielderr
 from webhook.rules.registry import object_rule

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.rules.claim import ADMIN_LABEL
 from webhook.rules.facts import ClaimFacts, NamespaceFacts, RunFacts
 from webhook.rules.registry import InventoryFinding, inventory_rule

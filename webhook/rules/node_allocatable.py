@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.quantity import Quantity, parse_quantity
 from webhook.model.violation import Finding
 from webhook.rules import fielderr

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.cache import short_input_cache
 from webhook.model.path import Path
 from webhook.model.quantity import parse_quantity

@@ -18,7 +18,7 @@ from webhook.model.path import Path
 from webhook.model.violation import Finding, Severity
 
 if TYPE_CHECKING:  # the types only: the registry is read by layers that must not load the context
-    from webhook.context import Context
+    from webhook.config.context import Context
     from webhook.state.inventory import Inventory
 
 ObjectRuleFn = Callable[[dict[str, Any], "Context"], Iterable[Finding]]

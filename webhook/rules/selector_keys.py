@@ -14,7 +14,7 @@ from typing import Any
 
 from webhook.cel.compiler import Compiled, compile_selector
 from webhook.cel.uses import Qualified, analyse
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.names import go_quote
 from webhook.model.violation import Finding
 from webhook.rules.facts import ATTRIBUTE_TYPES, ClaimFacts, ClassFacts, SelectorFacts, facts_of

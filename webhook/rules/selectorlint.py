@@ -17,7 +17,7 @@ from typing import Any
 from webhook.cel.compiler import Compiled, compile_selector
 from webhook.cel.runtime import CelRuntimeError, SelectorEvaluator
 from webhook.cel.uses import Use, Uses, analyse
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.budget import Deadline
 from webhook.model.didyoumean import closest
 from webhook.model.names import go_quote, quote

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.path import Path
 from webhook.model.violation import Finding
 from webhook.rules.registry import object_rule

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model import names
 from webhook.model.violation import Finding
 from webhook.rules import fielderr

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model import names
 from webhook.model.cache import short_input_cache
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.path import Path
 from webhook.model.violation import Finding
 from webhook.rules import fielderr as fe

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.model.path import Path
 from webhook.model.plain import as_dict, as_list, deep_equal
 from webhook.model.quantity import parse_quantity

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from webhook.context import FieldValidation
-from webhook.data import schema_dir
+from webhook.config.context import FieldValidation
+from webhook.config.data import schema_dir
 from webhook.model.catalogue import SCHEMA_KINDS as KINDS
 from webhook.model.jsontext import json_head
 from webhook.model.plain import deep_copy

@@ -58,7 +58,7 @@ class Runtime:
     """What one process serves with: the admission configs, and per worker its StateStore and loader."""
 
     def __init__(self, options: ServeOptions, tls: ReloadingTLS | None = None) -> None:
-        from webhook.context import Context
+        from webhook.config.context import Context
 
         self.options = options
         self.profile = serve_profile(options)

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.clusterinput import stored_context
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.policy import Policy
 from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
 from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
 from webhook.model.keys import object_key
 from webhook.model.plain import json_dumps
 from webhook.model.text import one_line
-from webhook.policy import Policy
 from webhook.report import ObjectResult
 
 log = logging.getLogger("draguard.state")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from webhook.admission import AdmissionConfig, BadReview, ReviewInfo, review_with_info
 from webhook.admission.wire import Endpoint
+from webhook.config.policy import Policy
+from webhook.config.profile import Profile, load_profile
 from webhook.model.budget import Budget
-from webhook.policy import Policy
-from webhook.profile import Profile, load_profile
 from webhook.server.options import ServeOptions
 from webhook.state.store import StateStore
 
@@ -29,7 +29,7 @@ def load_serve_policy(options: ServeOptions) -> Policy | None:
     """The policy file (UsageError when it is unreadable or names unknown rules)."""
     if not options.policy:
         return None
-    from webhook.io.policyfile import load_policy
+    from webhook.config.policyfile import load_policy
     from webhook.model.catalogue import RULES
 
     return load_policy(options.policy, RULES)

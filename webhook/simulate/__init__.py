@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.clusterinput import ClusterInput
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.profile import load_profile
 from webhook.engine import Budget
 from webhook.findinglines import assign_lines
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
-from webhook.profile import load_profile
 from webhook.report import Report
 from webhook.simulate.findings import feasibility_findings, feasibility_violations
 from webhook.simulate.leftout import LeftOut

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.config.policy import Policy
 from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_equal
 from webhook.model.violation import Severity, Violation
-from webhook.policy import Policy
 from webhook.report import ObjectResult, Report
 
 DUPLICATE = "input.duplicate-object"

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.clusterinput import stored_context
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.policy import Policy
+from webhook.config.profile import load_profile
 from webhook.convert.served import RuntimeConfig
 from webhook.ignores import suppress
 from webhook.io.documents import (
@@ -30,8 +32,6 @@ from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_copy, json_dumps
 from webhook.model.violation import Violation
 from webhook.model.workloads import WORKLOAD_KINDS, uses_dra
-from webhook.policy import Policy
-from webhook.profile import load_profile
 from webhook.report import ObjectResult, Report
 from webhook.simulate.leftout import (
     CLUSTER_SCOPED,

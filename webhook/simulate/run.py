@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapp
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.engine import Budget, ClaimResult, Outcome, allocate
 from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.plain import deep_copy

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from webhook.context import Context
+from webhook.config.context import Context
 from webhook.engine import Budget, allocate
 from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.plain import as_dict, as_list

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from webhook.config.profile import Profile
 from webhook.model.budget import Deadline, OutOfBudget
-from webhook.profile import Profile
 from webhook.state.store import StateStore
 from webhook.state.view import StateView
 

@@ -28,8 +28,8 @@ import threading
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
+from webhook.config.profile import Profile
 from webhook.model.cache import ByteLRU, ClearingCache
-from webhook.profile import Profile
 
 COMPILED_BYTES = 4 << 20  # expression text remembered as compiled
 MATCH_BYTES = 256 << 20  # selector results per (selectors, slice)

@@ -34,11 +34,11 @@ from typing import Any
 
 from immutables import Map
 
+from webhook.config.profile import Profile
 from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.cache import ClearingCache
 from webhook.model.keys import NAMESPACED, object_key
 from webhook.model.records import ClaimRec, PoolID, SliceRec, parse_record, parse_slice
-from webhook.profile import Profile
 from webhook.state.allocated import AllocatedBuilder, AllocatedState
 from webhook.state.inventory import Inventory, InventoryBuilder
 from webhook.state.nodes import NodeInfo, node_from_object

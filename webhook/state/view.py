@@ -26,11 +26,11 @@ from typing import Any, Protocol
 
 from immutables import Map
 
+from webhook.config.profile import Profile
 from webhook.model.bignum import TooLarge
 from webhook.model.budget import Meter
 from webhook.model.cache import ByteLRU, ClearingCache
 from webhook.model.records import DeviceRec, SliceRec
-from webhook.profile import Profile
 from webhook.state.allocated import AllocatedState
 from webhook.state.inventory import Inventory
 from webhook.state.nodes import NodeInfo

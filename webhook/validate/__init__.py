@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from webhook.clusterinput import ClusterInput, stored_context
-from webhook.context import Context
+from webhook.config.context import Context
+from webhook.config.policy import Policy
+from webhook.config.profile import DEFAULT_VERSION, load_profile
 from webhook.convert import source_message, source_path
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
@@ -47,8 +49,6 @@ from webhook.model.keys import DRA_KINDS
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.model.workloads import WORKLOADS, get_path, uses_dra
-from webhook.policy import Policy
-from webhook.profile import DEFAULT_VERSION, load_profile
 from webhook.report import ObjectResult, Report
 from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts, without_samples
 from webhook.rules.registry import inventory_rules, object_rules

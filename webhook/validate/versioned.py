@@ -16,9 +16,9 @@ from webhook.model.violation import Finding, Violation
 from webhook.rules.registry import object_rules
 
 if TYPE_CHECKING:
-    from webhook.context import Context
+    from webhook.config.context import Context
+    from webhook.config.policy import Policy
     from webhook.io.documents import Document
-    from webhook.policy import Policy
     from webhook.report import ObjectResult
 
 API_VERSION = "input.api-version"

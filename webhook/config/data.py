@@ -7,7 +7,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-_CHECKOUT = Path(__file__).resolve().parent.parent
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _dir(name: str, env: str) -> Path:

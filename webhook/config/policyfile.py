@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from webhook.config.policy import Policy, policy_from_data
 from webhook.io.files import InputFileError, UnreadableInput, read_text
 from webhook.io.yamlload import YamlError, load_documents
 from webhook.model.errors import UsageError
-from webhook.policy import Policy, policy_from_data
 
 MAX_POLICY_BYTES = 1 << 20
 

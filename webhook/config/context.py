@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from webhook.config.profile import Profile, load_profile
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
 from webhook.model.budget import Deadline
-from webhook.profile import Profile, load_profile
 
 # How an object was written to the API server (its `fieldValidation`): "Strict" rejects an unknown or
 # duplicate field (kubectl's default: manifests), "Warn" drops an unknown field with a warning and stores

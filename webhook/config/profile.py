@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from webhook.data import policies_dir
+from webhook.config.data import policies_dir
 from webhook.model.errors import UsageError
 
 # libyaml's loader when present: the gate table is read on every run (pure Python: 0.2 s of a 0.5 s run)

@@ -82,7 +82,7 @@ class Policy:
 
 
 def policy_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Policy:
-    """A policy from a policy file's parsed content (`webhook.io.policyfile` reads the file); unknown
+    """A policy from a policy file's parsed content (`webhook.config.policyfile` reads the file); unknown
     rule ids and severities, or the wrong shape, are usage errors naming the file."""
     if isinstance(data, dict):
         unknown = sorted(str(k) for k in data if k not in ("rules", "feasibility"))
