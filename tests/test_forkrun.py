@@ -52,6 +52,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
+needs_server = pytest.mark.skipif(
+    forkrun._exec_only(), reason="DRAGUARD_TEST_EXEC=1: every command is an exec"
+)
+
 CASES = [
     (["validate", "bad.yaml"], None),
     (["validate", "ok.yaml", "-o", "json"], None),
@@ -78,6 +82,7 @@ def test_a_forked_command_is_the_command(inputs: Path, args: list[str], stdin: b
     assert (forked.returncode, forked.stdout, forked.stderr) == (plain.returncode, plain.stdout, plain.stderr)
 
 
+@needs_server
 def test_the_child_has_its_own_session_limits_and_descriptors(tmp_path: Path) -> None:
     limit = 3 << 30
     stdin_r, stdin_w = os.pipe()  # the command reads `-` until the test closes it
@@ -111,6 +116,7 @@ def test_the_child_has_its_own_session_limits_and_descriptors(tmp_path: Path) ->
     assert ended.maxrss_kib > 0
 
 
+@needs_server
 def test_a_hung_child_is_killed_and_the_server_serves_on(tmp_path: Path) -> None:
     stdin_r, stdin_w = os.pipe()  # never closed while the command waits: it hangs
     child = forkrun.start(
@@ -126,6 +132,7 @@ def test_a_hung_child_is_killed_and_the_server_serves_on(tmp_path: Path) -> None
     assert forkrun.run(["--version"], cwd=tmp_path).returncode == 0
 
 
+@needs_server
 def test_a_working_directory_that_does_not_exist_fails_to_start(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="FileNotFoundError"):
         forkrun.start(["rules"], stdin=0, stdout=1, stderr=2, cwd=tmp_path / "gone")
