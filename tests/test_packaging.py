@@ -25,7 +25,7 @@ LAYERS = [
         "webhook.config.data",
         "webhook.config.profile",
         "webhook.config.context",
-        "webhook.report",
+        "webhook.model.report",
         "webhook.config.policy",
         "webhook.convert.served",
     },
@@ -43,7 +43,7 @@ LAYERS = [
     },
     {
         "webhook.validate",
-        "webhook.ignores",
+        "webhook.validate.ignores",
         "webhook.repocontext",
         "webhook.state",
         "webhook.engine",

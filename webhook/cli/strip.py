@@ -28,8 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from webhook.config.context import Context
-    from webhook.findinglines import FileLines
     from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
+    from webhook.io.findinglines import FileLines
     from webhook.io.yamlload import expansion_error, expansion_limit
     from webhook.io.yamlout import dump_documents
     from webhook.model.catalogue import RULES

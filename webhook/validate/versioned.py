@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from webhook.config.context import Context
     from webhook.config.policy import Policy
     from webhook.io.documents import Document
-    from webhook.report import ObjectResult
+    from webhook.model.report import ObjectResult
 
 API_VERSION = "input.api-version"
 DEPRECATED = "input.deprecated-api"
