@@ -27,6 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    from webhook.apiserver.skew import strip_disabled_fields
     from webhook.config.context import Context
     from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
     from webhook.io.findinglines import FileLines
@@ -34,7 +35,6 @@ def run(args: argparse.Namespace) -> int:
     from webhook.io.yamlout import dump_documents
     from webhook.model.catalogue import RULES
     from webhook.model.jsontext import json_size
-    from webhook.skew import strip_disabled_fields
     from webhook.validate import chart_message
     from webhook.validate.versioned import strip_versioned
 

@@ -15,13 +15,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from webhook.apiserver.defaults import apply_defaults
+from webhook.apiserver.skew import strip_disabled_fields
 from webhook.config.context import Context
 from webhook.config.policy import Policy
 from webhook.config.profile import DEFAULT_VERSION, load_profile
 from webhook.convert import source_message, source_path
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
-from webhook.defaults import apply_defaults
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     MAX_REQUEST_BYTES,
@@ -52,7 +53,6 @@ from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namesp
 from webhook.rules.registry import inventory_rules, object_rules
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
 from webhook.schema.structural import decode, served
-from webhook.skew import strip_disabled_fields
 from webhook.state.inventory import Inventory, extract_record
 from webhook.validate.clusterinput import ClusterInput, stored_context
 from webhook.validate.ignores import suppress, suppression_of
