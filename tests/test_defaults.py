@@ -6,7 +6,7 @@ import copy
 
 import yaml
 
-from webhook.defaults import apply_defaults
+from webhook.apiserver.defaults import apply_defaults
 
 CLAIM = """
 apiVersion: resource.k8s.io/v1

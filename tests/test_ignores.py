@@ -1,12 +1,12 @@
-"""`draguard.io/ignore` annotations (webhook.ignores, issue 15 §3): what they silence, offline only."""
+"""`draguard.io/ignore` annotations (webhook.validate.ignores, issue 15 §3): what they silence, offline only."""
 
 from __future__ import annotations
 
 from webhook.config.context import Context
-from webhook.ignores import UNKNOWN_RULE, silenced, suppress, suppression_of, warn_unknown
+from webhook.model.report import ObjectResult, Report, Suppression
 from webhook.model.violation import Severity, Violation
-from webhook.report import ObjectResult, Report, Suppression
 from webhook.validate import check_text
+from webhook.validate.ignores import UNKNOWN_RULE, silenced, suppress, suppression_of, warn_unknown
 
 BAD_CLASS = """\
 apiVersion: resource.k8s.io/v1

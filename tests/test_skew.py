@@ -10,11 +10,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from webhook.apiserver.skew import FEATURES, plan_drops, strip_disabled_fields, strip_object
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.model.catalogue import RULES
 from webhook.rules.served_kinds import kind_disabled
-from webhook.skew import FEATURES, plan_drops, strip_disabled_fields, strip_object
 
 SLICE = """
 apiVersion: resource.k8s.io/v1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from webhook.defaults import apply_defaults
+from webhook.apiserver.defaults import apply_defaults
 
 # TestSetDefaultAllocationMode, TestSetDefaultAllocationModeWithSubRequests
 CASES = [

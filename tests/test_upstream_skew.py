@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from tests.rules.upstream_util import error_type
+from webhook.apiserver.defaults import apply_defaults
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
-from webhook.defaults import apply_defaults
 from webhook.model.violation import Severity
 from webhook.validate import validate_object
 

@@ -15,7 +15,7 @@ the whole repository, but only the input is reported:
   ResourceClaimTemplate renamed leaves the Pods that name it dangling: shown. A finding the unchanged
   files had anyway is not.
 
-Unlike `--cluster` (webhook.clusterinput), context objects are manifests (validated as the input is, as
+Unlike `--cluster` (webhook.validate.clusterinput), context objects are manifests (validated as the input is, as
 requests to create them), the context is not taken as complete (a reference to something it lacks may
 be satisfied in the cluster), and none of its own findings is shown, errors included. Context files are
 read best-effort: in a git work tree the files git tracks (webhook.io.gitfiles), else a directory walk; a
@@ -37,8 +37,8 @@ from webhook.config.policy import Policy
 from webhook.io import gitfiles
 from webhook.io.files import MANIFEST_SUFFIXES, STDIN, UnreadableInput, discover_all, read_bytes
 from webhook.model.errors import UsageError
+from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Violation
-from webhook.report import ObjectResult, Report
 from webhook.rules.registry import inventory_rules
 from webhook.validate import FileResult, RunOptions, assemble, check_files, check_text
 

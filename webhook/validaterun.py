@@ -38,14 +38,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from webhook.findinglines import assign_lines
-from webhook.ignores import suppress
 from webhook.io.files import STDIN, InputFileError, discover_all, read_text
+from webhook.io.findinglines import assign_lines
 from webhook.model.records import SliceRec
+from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Severity, Violation
 from webhook.model.workloads import WORKLOAD_KINDS
-from webhook.report import ObjectResult, Report
 from webhook.validate import Checked, KeepMode, RunOptions, assemble, check_inputs
+from webhook.validate.ignores import suppress
 
 if TYPE_CHECKING:
     from webhook.simulate.load import Inputs

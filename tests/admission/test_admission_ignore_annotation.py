@@ -1,4 +1,4 @@
-"""At admission, `draguard.io/ignore` annotations change nothing (issue 15 §3, webhook.ignores): the webhook
+"""At admission, `draguard.io/ignore` annotations change nothing (issue 15 §3, webhook.validate.ignores): the webhook
 answers as the API server would, and an annotation on the object under review must not waive its
 errors. The same object offline has them silenced."""
 
@@ -9,9 +9,9 @@ from typing import Any
 from admission_fixtures import causes, respond, served, snapshot
 
 from webhook.config.context import Context
-from webhook.ignores import suppress
-from webhook.report import Report
+from webhook.model.report import Report
 from webhook.validate import check_text
+from webhook.validate.ignores import suppress
 
 
 def _class(ann: dict[str, str]) -> dict[str, Any]:

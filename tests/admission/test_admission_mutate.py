@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from webhook.admission import AdmissionConfig, review
 from webhook.admission.patch import pointer, remove_ops
+from webhook.apiserver.skew import strip_disabled_fields
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
-from webhook.skew import strip_disabled_fields
 
 SNAP = snapshot()
 MUTATE = AdmissionConfig(endpoint="mutate")
@@ -281,7 +281,7 @@ def test_patch_applied_by_a_library_equals_the_stripped_object(
         operation="UPDATE" if update else "CREATE",
     )
     if update:
-        from webhook.defaults import apply_defaults
+        from webhook.apiserver.defaults import apply_defaults
 
         apply_defaults(ctx.old)  # type: ignore[arg-type]
     stripped, _ = strip_disabled_fields(copy.deepcopy(obj), ctx)

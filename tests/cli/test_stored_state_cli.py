@@ -96,8 +96,8 @@ def test_serve_state_directory_keeps_the_slice_and_logs_the_field(
 
 
 def test_a_duplicate_field_in_stored_state_is_a_warning_and_the_last_value_counts() -> None:
-    from webhook.clusterinput import stored_context
     from webhook.validate import check_text
+    from webhook.validate.clusterinput import stored_context
 
     text = WORKLOAD.split("---\n")[0].replace("  selectors:\n", "  selectors: []\n  selectors:\n")
     manifest = check_text(text, "class.yaml", Context())

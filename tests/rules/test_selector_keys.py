@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webhook.report import Report
+from webhook.model.report import Report
 from webhook.validate import RunOptions, check_files
 
 RULE = "selector.qualified-name-key"

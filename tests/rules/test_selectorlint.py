@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from webhook.report import Report
+from webhook.model.report import Report
 from webhook.rules import selectorlint
 from webhook.validate import RunOptions, check_files
 

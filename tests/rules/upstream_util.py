@@ -9,9 +9,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from webhook.apiserver.defaults import apply_defaults
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
-from webhook.defaults import apply_defaults
 from webhook.model.violation import Severity
 from webhook.validate import check_object
 

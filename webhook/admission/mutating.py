@@ -1,4 +1,4 @@
-"""The mutating endpoint: version-skew stripping (`webhook.skew`) as a JSON Patch.
+"""The mutating endpoint: version-skew stripping (`webhook.apiserver.skew`) as a JSON Patch.
 
 A mutating webhook sees the object before the API server's registry strategy, so it removes what that
 strategy would silently drop for the target version and gates (fields of disabled features, kept on
@@ -15,9 +15,9 @@ from typing import Any
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.patch import pointer, remove_ops
 from webhook.admission.request import Request
-from webhook.defaults import apply_defaults
+from webhook.apiserver.defaults import apply_defaults
+from webhook.apiserver.skew import FEATURES, Key, plan_drops, to_path
 from webhook.model.plain import deep_copy
-from webhook.skew import FEATURES, Key, plan_drops, to_path
 
 EMPTY_DROPPED = (
     "dropped an empty value: the field's feature is off in the target version, the API server drops it too"

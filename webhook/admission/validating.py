@@ -22,7 +22,7 @@ from typing import Any
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.request import Request
 from webhook.admission.wire import ClusterSnapshot
-from webhook.defaults import apply_defaults
+from webhook.apiserver.defaults import apply_defaults
 from webhook.model.budget import Deadline
 from webhook.model.plain import deep_copy
 from webhook.model.violation import Severity, Violation

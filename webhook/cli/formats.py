@@ -14,9 +14,9 @@ from xml.etree import ElementTree as ET
 
 from webhook import __version__
 from webhook.model.catalogue import RULES
+from webhook.model.report import ObjectResult, Report, unread_line
 from webhook.model.text import clip, compact, one_line, xml_text
 from webhook.model.violation import Severity, Violation
-from webhook.report import ObjectResult, Report, unread_line
 
 FORMATS = ("text", "json", "junit", "sarif")
 # The repository (the README's pre-commit example names the same) and, in it, the rule reference whose

@@ -1,4 +1,4 @@
-"""The CLI's part of `draguard.io/ignore` (webhook.ignores): warning about rule ids the catalogue
+"""The CLI's part of `draguard.io/ignore` (webhook.validate.ignores): warning about rule ids the catalogue
 (webhook/model/catalogue.py) does not have, each at the annotation's line in its file."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from webhook.config.policy import Policy
-from webhook.findinglines import assign_lines
-from webhook.ignores import unknown_rules, warn_unknown
 from webhook.io.files import MAX_FILE_BYTES
-from webhook.report import Report
+from webhook.io.findinglines import assign_lines
+from webhook.model.report import Report
+from webhook.validate.ignores import unknown_rules, warn_unknown
 
 
 def warn_unknown_ignores(

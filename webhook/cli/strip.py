@@ -27,14 +27,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    from webhook.apiserver.skew import strip_disabled_fields
     from webhook.config.context import Context
-    from webhook.findinglines import FileLines
     from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
+    from webhook.io.findinglines import FileLines
     from webhook.io.yamlload import expansion_error, expansion_limit
     from webhook.io.yamlout import dump_documents
     from webhook.model.catalogue import RULES
     from webhook.model.jsontext import json_size
-    from webhook.skew import strip_disabled_fields
     from webhook.validate import chart_message
     from webhook.validate.versioned import strip_versioned
 

@@ -43,7 +43,7 @@ class Context:
     facts: Any = (
         None  # offline cross-object rules: what the run's objects hold (webhook.rules.facts.RunFacts)
     )
-    # "Warn": the input is stored state (`--cluster`, `serve --state`: webhook.clusterinput.stored_context)
+    # "Warn": the input is stored state (`--cluster`, `serve --state`: webhook.validate.clusterinput.stored_context)
     field_validation: FieldValidation = "Strict"
 
     def field_validation_of(self, obj: dict[str, Any]) -> FieldValidation:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from webhook.apiserver.skew import gate_text
 from webhook.config.context import Context
 from webhook.model.path import Path
 from webhook.model.violation import Finding
 from webhook.rules.registry import object_rule
-from webhook.skew import gate_text
 
 
 @object_rule("skew.kind-disabled")

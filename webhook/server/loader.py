@@ -32,15 +32,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.clusterinput import stored_context
 from webhook.config.context import Context
 from webhook.config.policy import Policy
 from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
 from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
 from webhook.model.keys import object_key
 from webhook.model.plain import json_dumps
+from webhook.model.report import ObjectResult
 from webhook.model.text import one_line
-from webhook.report import ObjectResult
+from webhook.validate.clusterinput import stored_context
 
 log = logging.getLogger("draguard.state")
 

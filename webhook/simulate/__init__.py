@@ -11,13 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.clusterinput import ClusterInput
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.engine import Budget
-from webhook.findinglines import assign_lines
+from webhook.io.findinglines import assign_lines
 from webhook.model.budget import Deadline, OutOfBudget, check_seconds
-from webhook.report import Report
+from webhook.model.report import Report
 from webhook.simulate.findings import feasibility_findings, feasibility_violations
 from webhook.simulate.leftout import LeftOut
 from webhook.simulate.load import Inputs, Loaded, load
@@ -39,6 +38,7 @@ from webhook.simulate.subjects import Origin
 from webhook.simulate.workloads import WorkloadReport, expand, run_workload, slice_nodes
 from webhook.state import ClusterState
 from webhook.validate import InputOptions
+from webhook.validate.clusterinput import ClusterInput
 
 EXIT_FEASIBLE, EXIT_INFEASIBLE, EXIT_UNDECIDED = 0, 1, 3
 RUN_SECONDS = 60.0  # default deadline of a whole simulation: loading, validation and every Pod

@@ -13,8 +13,8 @@ from typing import Any
 from webhook.config.policy import Policy
 from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_equal
+from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Severity, Violation
-from webhook.report import ObjectResult, Report
 
 DUPLICATE = "input.duplicate-object"
 REJECTING_TAGS = ("api", "schema", "input", "skew")

@@ -10,12 +10,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.clusterinput import stored_context
 from webhook.config.context import Context
 from webhook.config.policy import Policy
 from webhook.config.profile import load_profile
 from webhook.convert.served import RuntimeConfig
-from webhook.ignores import suppress
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     STDIN,
@@ -30,9 +28,9 @@ from webhook.io.documents import (
 from webhook.model.budget import Deadline
 from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_copy, json_dumps
+from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Violation
 from webhook.model.workloads import WORKLOAD_KINDS, uses_dra
-from webhook.report import ObjectResult, Report
 from webhook.simulate.leftout import (
     CLUSTER_SCOPED,
     DUPLICATE,
@@ -57,6 +55,8 @@ from webhook.validate import (
     unread_result,
     usable_workers,
 )
+from webhook.validate.clusterinput import stored_context
+from webhook.validate.ignores import suppress
 
 STATE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
 NAMESPACED = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
@@ -172,7 +172,7 @@ def load(
     `ctx.deadline`: what is left when it passes is reported `input.not-checked`
     (`Inputs.report.not_checked`). Offline (paths, objects) an object's `draguard.io/ignore` annotations
     silence its findings before it is sorted: an object whose errors are all silenced is simulated; a
-    request body's are not (the webhook's answer is the API server's, webhook.ignores)."""
+    request body's are not (the webhook's answer is the API server's, webhook.validate.ignores)."""
     results: list[tuple[FileResult, list[Loaded | None]]] = []
     excluded = 0
     texts: dict[str, str] = {}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from webhook.model.report import ObjectResult, unread_line
 from webhook.model.text import compact, one_line
-from webhook.report import ObjectResult, unread_line
 from webhook.simulate import PodSimulation, SimulationReport, not_checked
 from webhook.simulate.workloads import WorkloadReport
 

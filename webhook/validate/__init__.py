@@ -15,16 +15,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from webhook.clusterinput import ClusterInput, stored_context
+from webhook.apiserver.defaults import apply_defaults
+from webhook.apiserver.skew import strip_disabled_fields
 from webhook.config.context import Context
 from webhook.config.policy import Policy
 from webhook.config.profile import DEFAULT_VERSION, load_profile
 from webhook.convert import source_message, source_path
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
-from webhook.defaults import apply_defaults
-from webhook.findinglines import assign_lines
-from webhook.ignores import suppress, suppression_of
 from webhook.io.documents import (
     MAX_FILE_BYTES,
     MAX_REQUEST_BYTES,
@@ -41,22 +39,24 @@ from webhook.io.documents import (
     parse_bytes,
     read_text,
 )
+from webhook.io.findinglines import assign_lines
 from webhook.io.unrendered import Template
 from webhook.io.unrendered import hint as template_hint
 from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.catalogue import RULES
 from webhook.model.keys import DRA_KINDS
+from webhook.model.report import ObjectResult, Report
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.model.workloads import WORKLOADS, get_path, uses_dra
-from webhook.report import ObjectResult, Report
 from webhook.rules.facts import MAX_DEVICES_PER_FILE, RunFacts, facts_of, namespace_facts, without_samples
 from webhook.rules.registry import inventory_rules, object_rules
 from webhook.schema.structural import KINDS as SCHEMA_KINDS
 from webhook.schema.structural import decode, served
-from webhook.skew import strip_disabled_fields
 from webhook.state.inventory import Inventory, extract_record
-from webhook.templates import check_workload, workload_record
+from webhook.validate.clusterinput import ClusterInput, stored_context
+from webhook.validate.ignores import suppress, suppression_of
+from webhook.validate.templates import check_workload, workload_record
 from webhook.validate.versioned import check_versioned
 
 RESOURCE_V1 = "resource.k8s.io/v1"
@@ -300,7 +300,7 @@ def check_stored(
     keys = WORKLOADS.get((api_version, kind))
     if keys is not None and not uses_dra(get_path(obj, keys)):
         return None, None, None  # a workload whose Pods use no DRA: not a DRA object, skipped and counted
-    if keys is not None:  # a workload: its Pod template is checked as a Pod (webhook.templates)
+    if keys is not None:  # a workload: its Pod template is checked as a Pod (webhook.validate.templates)
         stripped, violations = check_workload(obj, keys, ctx, policy)
         record: Any = workload_record(stripped, keys) if stripped is not None else None
     else:
@@ -470,7 +470,9 @@ class InputOptions:
     runtime_config: RuntimeConfig = DEFAULT_RUNTIME_CONFIG  # --runtime-config: served beta/alpha versions
     policy: Policy | None = None
     max_bytes: int = MAX_FILE_BYTES  # one file or stdin
-    cluster: tuple[str, ...] = ()  # `--cluster` paths: the cluster's objects (see webhook.clusterinput)
+    cluster: tuple[
+        str, ...
+    ] = ()  # `--cluster` paths: the cluster's objects (see webhook.validate.clusterinput)
     exclude: tuple[str, ...] = ()  # `--exclude` globs: paths left out (webhook.io.files.excluded)
 
 
@@ -584,7 +586,7 @@ def check_files(
     report = (assembler or assemble)(checked.results, options.context(), options.policy)
     report.excluded = checked.excluded
     checked.cluster.drop_from(report)
-    suppress(report)  # offline only: `draguard.io/ignore` annotations (webhook.ignores)
+    suppress(report)  # offline only: `draguard.io/ignore` annotations (webhook.validate.ignores)
     assign_lines(report, checked.texts, options.deadline, options.max_bytes)
     return report
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from webhook.config.context import Context
     from webhook.config.policy import Policy
     from webhook.io.documents import Document
-    from webhook.report import ObjectResult
+    from webhook.model.report import ObjectResult
 
 API_VERSION = "input.api-version"
 DEPRECATED = "input.deprecated-api"
@@ -137,7 +137,7 @@ class Stripped:
 def strip_versioned(obj: dict[str, Any], ctx: Context) -> Stripped | None:
     """`strip` for a resource.k8s.io object of any version; None for a served v1 object or a served kind
     draguard does not check (the caller prints those as they are)."""
-    from webhook.skew import strip_disabled_fields
+    from webhook.apiserver.skew import strip_disabled_fields
 
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or version_of(api_version) is None:

@@ -17,8 +17,8 @@ from webhook.io.files import MAX_FILE_BYTES
 from webhook.io.jsonlines import LineStarts
 from webhook.io.yamlload import pieces_of
 from webhook.model.budget import Deadline
+from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Violation
-from webhook.report import ObjectResult, Report
 
 LINE_BYTES = 32 << 20  # document text walked per run to find the lines of findings (~10 s at worst)
 

@@ -3,7 +3,7 @@
 "summary": {"objects", "errors", "warnings", "skipped"}}` (and `"notChecked"` when a deadline left objects
 or rests of files unvalidated; `"notObjects"`, `"excluded"`, `"suppressed"` when there are any,
 `"cluster"` / `"context"` with `--cluster` / `--context`). An object whose `draguard.io/ignore` annotation
-silenced findings (offline, `webhook.ignores`) lists them in `"suppressed"`."""
+silenced findings (offline, `webhook.validate.ignores`) lists them in `"suppressed"`."""
 
 from __future__ import annotations
 

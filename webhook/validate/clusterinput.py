@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from webhook.config.context import Context
 from webhook.convert.served import EVERY_VERSION
 from webhook.io.files import STDIN, discover_all
-from webhook.report import Report
+from webhook.model.report import Report
 
 DROPPED = "schema.unknown-field-dropped"  # webhook.schema.structural.DROPPED (a layer above this one)
 

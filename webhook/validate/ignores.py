@@ -25,9 +25,9 @@ from typing import Any
 
 from webhook.config.policy import Policy
 from webhook.model.catalogue import RULES
+from webhook.model.report import ObjectResult, Report, Suppression
 from webhook.model.text import clip
 from webhook.model.violation import Violation
-from webhook.report import ObjectResult, Report, Suppression
 
 IGNORE = "draguard.io/ignore"
 IGNORE_ALL = "draguard.io/ignore-all"

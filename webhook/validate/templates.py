@@ -13,9 +13,10 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+from webhook.apiserver.defaults import apply_defaults
+from webhook.apiserver.skew import strip_disabled_fields
 from webhook.config.context import Context
 from webhook.config.policy import Policy
-from webhook.defaults import apply_defaults
 from webhook.model.budget import DeadlinePassed
 from webhook.model.catalogue import RULES
 from webhook.model.jsontext import json_head
@@ -25,7 +26,6 @@ from webhook.model.workloads import get_path, pod_view, prefixed, template_prefi
 from webhook.rules import fielderr as fe
 from webhook.rules.registry import object_rules
 from webhook.schema.structural import check_nulls, strip_nulls
-from webhook.skew import strip_disabled_fields
 from webhook.state.inventory import extract_record
 
 # Pod rules that apply to a template (seen as a Pod), and those that apply to the workload's own metadata.
