@@ -21,6 +21,7 @@ would copy a held lock)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -246,11 +247,8 @@ def _drain(fd: int, into: list[bytes]) -> None:
 
 
 def _feed(fd: int, data: bytes) -> None:
-    try:
-        with open(fd, "wb", closefd=True) as f:
-            f.write(data)
-    except BrokenPipeError:  # the command stopped reading: as subprocess, not an error
-        pass
+    with contextlib.suppress(BrokenPipeError), open(fd, "wb", closefd=True) as f:  # it stopped reading
+        f.write(data)
 
 
 def _text(data: bytes) -> str:
@@ -350,10 +348,8 @@ def _exit_code(e: SystemExit) -> int:
 
 def _finish(code: int) -> int:
     """What the interpreter does on the way out, in its order."""
-    try:
+    with contextlib.suppress(BaseException):  # as the interpreter: nothing more to do
         threading._shutdown()  # type: ignore[attr-defined]  # joins non-daemon threads
-    except BaseException:  # noqa: BLE001, S110 - as the interpreter: nothing more to do
-        pass
     import atexit
 
     atexit._run_exitfuncs()
@@ -363,12 +359,10 @@ def _finish(code: int) -> int:
             stream.flush()
         except Exception:  # noqa: BLE001 - the interpreter reports it and exits 120
             if name == "stdout":
-                try:
+                with contextlib.suppress(Exception):  # stderr itself may be gone
                     print(f"Exception ignored in: {stream!r}", file=sys.stderr)
                     sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
                     sys.stderr.flush()
-                except Exception:  # noqa: BLE001, S110
-                    pass
                 code = 120
     return code
 
@@ -386,10 +380,8 @@ def _setup(req: dict[str, object], fds: list[int], ready: int) -> None:
         os.dup2(fd, target)
     for name in os.listdir("/proc/self/fd"):  # as close_fds: only the three streams stay open
         if int(name) > 2 and int(name) != ready:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(int(name))
-            except OSError:
-                pass
     os.environ.clear()
     os.environ.update(req["env"])  # type: ignore[call-overload]
     os.close(ready)

@@ -14,6 +14,7 @@ alone before it counts."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -189,19 +190,15 @@ def run_argv(
             waiter.join(timeout)
             timed_out = waiter.is_alive()
             if timed_out:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 waiter.join()
             wall = time.monotonic() - start
             proc.returncode = 0  # reaped by wait4 above; keep Popen from waiting again
             _, wstatus, usage = status[0]
             # the process group may hold workers that outlived their parent: end them
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         stdout, stderr = _read(out_path), _read(err_path)
     return _outcome(label, wstatus, usage.ru_maxrss, timed_out, wall, stdout, stderr, timeout, mem_bound)
 
@@ -238,17 +235,13 @@ def _forked(
     ended = child.wait(timeout)
     timed_out = ended is None
     if ended is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         ended = child.wait()
         assert ended is not None
     wall = time.monotonic() - start
-    try:  # workers that outlived their parent
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # workers that outlived their parent
         os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     out.flush()
     err.flush()
     stdout, stderr = _read(out.name), _read(err.name)

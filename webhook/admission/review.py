@@ -92,7 +92,7 @@ class _Answer:
 
 
 def review(
-    admission_review: Any,
+    admission_review: object,  # a parsed request body: checked here, anything may arrive
     snapshot: ClusterSnapshot,
     config: AdmissionConfig,
     deadline: Deadline | None = None,
@@ -102,13 +102,14 @@ def review(
 
 
 def review_with_info(
-    admission_review: Any,
+    admission_review: object,
     snapshot: ClusterSnapshot,
     config: AdmissionConfig,
     deadline: Deadline | None = None,
 ) -> tuple[AdmissionReviewResponse, ReviewInfo]:
     """`review()` plus what it decided (`ReviewInfo`)."""
     uid = uid_of(admission_review)  # BadReview: no answer possible
+    assert isinstance(admission_review, dict)  # uid_of accepts only a JSON object
     own = Deadline.after(config.deadline_seconds)
     if deadline is None or own.at < deadline.at:
         deadline = own

@@ -74,9 +74,27 @@ class PodSimulation:
     error_claim: str | None = None  # the one claim ("ns/name") the allocation error is about, if any
 
     @classmethod
-    def cut_short(cls, pod: str | None, why: str, **fields: Any) -> PodSimulation:
+    def cut_short(
+        cls,
+        pod: str | None,
+        why: str,
+        *,
+        subjects: list[Subject] | None = None,
+        workload: WorkloadReport | None = None,
+        claim: str | None = None,
+        verdict: Verdict | None = None,
+    ) -> PodSimulation:
         """No answer: `why` (the deadline of the run passed, the search budget ran out) before one."""
-        return cls(pod, None, reason=f"undecided: {why}", undecided_by=why, **fields)
+        return cls(
+            pod,
+            None,
+            reason=f"undecided: {why}",
+            undecided_by=why,
+            subjects=subjects or [],
+            workload=workload,
+            claim=claim,
+            verdict=verdict,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
