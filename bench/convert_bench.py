@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT)]
 from webhook.config.context import Context  # noqa: E402
 from webhook.convert.rewrite import convert_text  # noqa: E402
 from webhook.convert.served import parse_runtime_config  # noqa: E402
-from webhook.validate import check_text  # noqa: E402
+from webhook.validate import check_file_text  # noqa: E402
 
 SLICE = """---
 # node-{i}'s GPUs
@@ -89,7 +89,7 @@ def main() -> None:
                            ("v1beta2 DeviceClass (apiVersion)", CLASS)):  # fmt: skip
         text = "".join(template.format(i=i) for i in range(n))
         _measure(f"convert {name}", text, n, lambda t: convert_text(t, "bench.yaml"))
-        _measure(f"validate {name}", text, n, lambda t: check_text(t, "bench.yaml", beta))
+        _measure(f"validate {name}", text, n, lambda t: check_file_text(t, "bench.yaml", beta))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ MAX_SERVERS = 4  # per test process; beyond it (or for one-off keys) commands ru
 PRELOAD = (  # what the commands import (imports have no effect a command could see: rule ids and rule
     # functions are loaded by their registries whoever asks first)
     "webhook.cli.main",
-    "webhook.validaterun",
+    "webhook.offline.run",
     "webhook.simulate",
     "webhook.rules.catalog",
     "webhook.validate.versioned",

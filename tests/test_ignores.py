@@ -5,7 +5,7 @@ from __future__ import annotations
 from webhook.config.context import Context
 from webhook.model.report import ObjectResult, Report, Suppression
 from webhook.model.violation import Severity, Violation
-from webhook.validate import check_text
+from webhook.validate import check_file_text
 from webhook.validate.ignores import UNKNOWN_RULE, silenced, suppress, suppression_of, warn_unknown
 
 BAD_CLASS = """\
@@ -52,9 +52,9 @@ def test_suppress_moves_the_silenced_findings_and_keeps_them() -> None:
 
 
 def test_validation_records_the_annotations_and_unknown_ids_get_one_warning() -> None:
-    report = Report(check_text(BAD_CLASS, "c.yaml", Context()).objects)
+    report = Report(check_file_text(BAD_CLASS, "c.yaml", Context()).objects)
     [o] = report.objects
-    assert [v.rule for v in o.violations] == ["meta.name"]  # check_text alone silences nothing
+    assert [v.rule for v in o.violations] == ["meta.name"]  # check_file_text alone silences nothing
     suppress(report)
     assert ([v.rule for v in o.violations], [v.rule for v in o.suppressed]) == ([], ["meta.name"])
     assert warn_unknown(report) == [o]

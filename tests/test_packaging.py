@@ -44,12 +44,11 @@ LAYERS = [
     {
         "webhook.validate",
         "webhook.validate.ignores",
-        "webhook.repocontext",
         "webhook.state",
         "webhook.engine",
         "webhook.validate.versioned",
     },
-    {"webhook.cli", "webhook.admission", "webhook.server", "webhook.simulate"},
+    {"webhook.cli", "webhook.offline", "webhook.admission", "webhook.server", "webhook.simulate"},
 ]
 
 

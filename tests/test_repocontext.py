@@ -1,4 +1,4 @@
-"""`validate --context DIR` (webhook.repocontext) and the pre-commit hook's command, on real git
+"""`validate --context DIR` (webhook.offline.repocontext) and the pre-commit hook's command, on real git
 repositories: the changed files are the input, the repository's other manifests the context."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import yaml
 from tests.cliproc import draguard
 from webhook.config.context import Context
 from webhook.model.workloads import uses_dra
-from webhook.validate import RunOptions, check_files, check_text
+from webhook.validate import RunOptions, check_file_text, check_files
 
 # A Pod spec with one of every mistake the Pod claim rules catch, in init, regular and ephemeral containers.
 BAD_SPEC: dict[str, Any] = {
@@ -67,7 +67,7 @@ PREFIX = {
 
 
 def findings(obj: dict[str, Any]) -> list[tuple[str, str]]:
-    res = check_text(yaml.safe_dump(obj), "w.yaml", Context())
+    res = check_file_text(yaml.safe_dump(obj), "w.yaml", Context())
     return sorted((v.rule, v.field) for o in res.objects for v in o.violations)
 
 
@@ -87,7 +87,7 @@ def test_a_valid_template_has_no_findings_and_the_kind_is_reported() -> None:
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
         "containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
     }
-    res = check_text(yaml.safe_dump(workload("CronJob", spec)), "w.yaml", Context())
+    res = check_file_text(yaml.safe_dump(workload("CronJob", spec)), "w.yaml", Context())
     (o,) = res.objects
     assert (o.api_version, o.kind, o.namespace, o.name, o.violations) == (
         "batch/v1",
@@ -103,7 +103,7 @@ def test_template_structure_errors_name_the_workload_path_and_stop_the_rules() -
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": 7}],
         "containers": [{"name": "main", "image": "x", "resoures": {}}],
     }
-    res = check_text(yaml.safe_dump(workload("Deployment", spec)), "w.yaml", Context())
+    res = check_file_text(yaml.safe_dump(workload("Deployment", spec)), "w.yaml", Context())
     got = {v.field: (v.rule, v.message) for o in res.objects for v in o.violations}
     assert got["spec.template.spec.containers[0].resoures"] == (
         "schema.unknown-field",
@@ -122,7 +122,7 @@ def test_a_template_without_containers_and_one_that_is_not_an_object() -> None:
     obj = workload("Job", {"resourceClaims": [{"name": "a", "resourceClaimName": "b"}]})
     assert [field for _, field in findings(obj)] == ["spec.template.spec.containers"]  # required
     obj["spec"] = {"template": "oops", "parallelism": 1}  # no Pod, no DRA: not a DRA object
-    res = check_text(yaml.safe_dump(obj), "w.yaml", Context())
+    res = check_file_text(yaml.safe_dump(obj), "w.yaml", Context())
     assert res.objects == [] and res.skipped == 1
 
 

@@ -19,7 +19,7 @@ from webhook.apiserver.defaults import apply_defaults
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.model.violation import Severity
-from webhook.validate import validate_object
+from webhook.validate import checked_object
 
 
 def run(
@@ -36,7 +36,7 @@ def run(
         stored = defaulted(old)  # as stored: written while its fields were allowed (never re-stripped)
     op = "UPDATE" if old else "CREATE"
     ctx = Context(profile=profile, old=stored, operation=op, lint=False, namespace_labels=namespace_labels)
-    obj, found = validate_object(copy.deepcopy(new), ctx, None)
+    obj, found = checked_object(copy.deepcopy(new), ctx, None)
     errs = Counter((v.field, error_type(v.message)) for v in found if v.severity == Severity.ERROR)
     return obj, errs
 

@@ -11,11 +11,11 @@ from webhook.config.profile import load_profile
 from webhook.io.documents import Document
 from webhook.model.violation import Finding
 from webhook.rules import registry
-from webhook.validate import RunOptions, check_body, check_document, check_object, check_text
+from webhook.validate import RunOptions, check_body, check_document, check_file_text, object_violations
 
 
 def rules_of(text: str, **ctx_args: Any) -> list[tuple[str, str, str]]:
-    res = check_text(text, "t.yaml", Context(**ctx_args))
+    res = check_file_text(text, "t.yaml", Context(**ctx_args))
     return [(v.rule, v.severity.value, v.field) for o in res.objects for v in o.violations]
 
 
@@ -36,13 +36,13 @@ def test_other_resource_api_versions_are_not_served_by_default(api_version: str)
 
 def test_kind_without_api_version_is_an_error_and_plain_yaml_is_skipped() -> None:
     assert rules_of("kind: DeviceClass\nmetadata: {name: c}\n") == [("input.kind", "error", "apiVersion")]
-    res = check_text("repos:\n- repo: local\n", "t.yaml", Context())
+    res = check_file_text("repos:\n- repo: local\n", "t.yaml", Context())
     assert res.objects == [] and res.skipped == 1
 
 
 def test_a_list_or_scalar_document_is_not_an_object_skipped_and_counted() -> None:
     for text, source in (("- a\n- b\n", "playbook.yml"), ("just text\n", "t.yaml"), ('[1, "a"]', "a.json")):
-        res = check_text(text, source, Context())
+        res = check_file_text(text, source, Context())
         assert (res.objects, res.skipped, res.not_objects) == ([], 1, 1), text
         assert res.first_not_object == f"{source}:1"
 
@@ -57,7 +57,7 @@ def test_a_request_body_that_is_a_list_stays_an_error() -> None:
 
 def test_a_helm_chart_yaml_is_not_an_object_but_a_manifest_missing_kind_is_broken() -> None:
     chart = "apiVersion: v2\nname: gpu\nversion: 0.1.0\n"
-    res = check_text(chart, "charts/gpu/Chart.yaml", Context())
+    res = check_file_text(chart, "charts/gpu/Chart.yaml", Context())
     assert (res.objects, res.not_objects) == ([], 1)
     assert rules_of(chart) == [("input.kind", "error", "kind")]  # the same text in any other file
 
@@ -77,7 +77,7 @@ def test_defaulting_runs_before_validation() -> None:
         "metadata": {"name": "c", "namespace": "n"},
         "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", "count": 0}}]}},
     }
-    assert check_object(claim) == []
+    assert object_violations(claim) == []
     assert claim["spec"]["devices"]["requests"][0]["exactly"] == {
         "deviceClassName": "c",
         "count": 1,
@@ -97,10 +97,10 @@ def test_disabled_fields_are_reported_and_not_validated() -> None:
             "skipNodeOperations": ["NodePrepareResources"],
         },
     }
-    off = [(v.rule, v.field) for v in check_object(dict(slice_))]
+    off = [(v.rule, v.field) for v in object_violations(dict(slice_))]
     assert off == [("skew.dropped-field", "spec.skipNodeOperations")]
     ctx = Context(profile=load_profile("1.37", {"DRAOptionalNodeOperations": True}))
-    on = [(v.rule, v.field) for v in check_object(dict(slice_), ctx)]
+    on = [(v.rule, v.field) for v in object_violations(dict(slice_), ctx)]
     assert on == [("slice.skip-node-operations", "spec.skipNodeOperations")]
 
 
@@ -115,7 +115,7 @@ def test_structural_type_error_stops_semantic_rules() -> None:
             "pool": {"name": "p", "generation": "1", "resourceSliceCount": 1},
         },
     }
-    assert [(v.rule, v.field) for v in check_object(slice_)] == [("schema.type", "spec.pool.generation")]
+    assert [(v.rule, v.field) for v in object_violations(slice_)] == [("schema.type", "spec.pool.generation")]
 
 
 def test_a_crashing_rule_becomes_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,20 +127,20 @@ def test_a_crashing_rule_becomes_a_violation(monkeypatch: pytest.MonkeyPatch) ->
         registry.OBJECT_RULES, "DeviceClass", [*registry.object_rules("DeviceClass"), (rule, boom)]
     )
     obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"}, "spec": {}}
-    result, _ = check_document(Document("f.yaml", 3, obj), Context(), None, frozenset())
+    result, _, _ = check_document(Document("f.yaml", 3, obj), Context(), None, frozenset())
     assert result is not None
     (v,) = result.violations
     assert v.rule == "internal.rule-crash" and "test.boom" in v.message and "KeyError" in v.message
 
 
 def test_a_failing_file_is_an_error_on_that_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    import webhook.validate as v
+    import webhook.validate.files as files
 
     def boom(*args: Any) -> Any:
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(v, "check_text", boom)
-    res = v.safe_check_text("kind: x\n", "f.yaml", Context(), None, frozenset())
+    monkeypatch.setattr(files, "check_file_text", boom)
+    res = files.file_result("kind: x\n", "f.yaml", Context(), None, frozenset())
     ((o,),) = [res.objects]
     assert o.source == "f.yaml" and o.violations[0].rule == "internal.rule-crash"
     assert "RuntimeError: kaput" in o.violations[0].message

@@ -26,7 +26,7 @@ from webhook.config.context import Context
 from webhook.config.policy import Policy
 from webhook.config.profile import load_profile
 from webhook.simulate import extended as ext
-from webhook.validate import validate_object
+from webhook.validate import checked_object
 
 SNAP = snapshot()
 CLASSES = [o for o in cluster_objects() if o["kind"] == "DeviceClass"]
@@ -365,7 +365,7 @@ def test_template_names_round_trip_and_long_class_names_are_cut() -> None:
     long = "a" * 120 + "." + "b" * 120 + ".example.com"
     name = template_name(long, 7)
     assert len(name) <= 253 and name.endswith("-7") and name != template_name(long[:-1] + "n", 7)
-    stored, found = validate_object(template_object("ml", long, 7), Context(P135, lint=False), Policy())
+    stored, found = checked_object(template_object("ml", long, 7), Context(P135, lint=False), Policy())
     assert stored is not None and [v for v in found if v.severity == "error"] == []
 
 
@@ -498,7 +498,7 @@ def test_the_patch_is_upstreams_special_claim_as_claims(p: dict[str, Any], dry_r
         )
 
     # 4. valid for the API server's Pod rules, and translating again changes nothing
-    _, found = validate_object(copy.deepcopy(patched), Context(P135, lint=False), Policy())
+    _, found = checked_object(copy.deepcopy(patched), Context(P135, lint=False), Policy())
     assert [v for v in found if v.rule.startswith("pod.") and v.severity == "error"] == []
     assert translate(patched, "ml", CLASSES).ops == []
 

@@ -10,7 +10,7 @@ from admission_fixtures import causes, respond, served, snapshot
 
 from webhook.config.context import Context
 from webhook.model.report import Report
-from webhook.validate import check_text
+from webhook.validate import check_file_text
 from webhook.validate.ignores import suppress
 
 
@@ -41,6 +41,6 @@ def test_offline_the_same_annotation_silences_the_error() -> None:
         "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: Bad_Name\n"
         "  annotations: {draguard.io/ignore: meta.name}\nspec: {}\n"
     )
-    report = Report(check_text(text, "c.yaml", Context()).objects)
+    report = Report(check_file_text(text, "c.yaml", Context()).objects)
     suppress(report)
     assert report.errors == 0 and [v.rule for o in report.objects for v in o.suppressed] == ["meta.name"]

@@ -21,7 +21,7 @@ from webhook.config.profile import load_profile
 from webhook.io.documents import Document
 from webhook.model.budget import Deadline, DeadlinePassed, OutOfBudget
 from webhook.simulate import SimulateOptions, simulate
-from webhook.validate import RunOptions, assemble, check_body, check_stream
+from webhook.validate import RunOptions, assemble, check_body, check_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,7 +145,7 @@ def test_a_deadline_passing_inside_an_object_names_it_and_runs_no_cross_object_r
     after = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}}
     docs = [Document("in.yaml", 1, big), Document("in.yaml", 999, after)]
     ctx = Context(profile=load_profile("1.37"), deadline=Deadline.after(0.05))
-    fr = check_stream(docs, "in.yaml", ctx)
+    fr = check_documents(docs, "in.yaml", ctx)
     assert fr.not_checked == 1
     [cut] = fr.objects
     assert (cut.line, cut.kind, cut.namespace, cut.name) == (1, "ResourceClaim", "team", "big")

@@ -112,7 +112,7 @@ def test_simulate_uses_an_object_whose_errors_are_silenced(tmp_path: Path) -> No
 
 
 def test_validate_feasibility_silences_a_feasibility_finding_named_on_the_object(tmp_path: Path) -> None:
-    """`feasibility.*` findings are added after validation (webhook.validaterun): silenced too."""
+    """`feasibility.*` findings are added after validation (webhook.offline.run): silenced too."""
     claim = (
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: c\n  namespace: ml\n{ann}"
         "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: {{deviceClassName: gpu.example.com}}\n"

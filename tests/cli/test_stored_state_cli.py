@@ -96,12 +96,12 @@ def test_serve_state_directory_keeps_the_slice_and_logs_the_field(
 
 
 def test_a_duplicate_field_in_stored_state_is_a_warning_and_the_last_value_counts() -> None:
-    from webhook.validate import check_text
+    from webhook.validate import check_file_text
     from webhook.validate.clusterinput import stored_context
 
     text = WORKLOAD.split("---\n")[0].replace("  selectors:\n", "  selectors: []\n  selectors:\n")
-    manifest = check_text(text, "class.yaml", Context())
-    stored = check_text(text, "class.yaml", stored_context(Context()))
+    manifest = check_file_text(text, "class.yaml", Context())
+    stored = check_file_text(text, "class.yaml", stored_context(Context()))
     assert [(v.rule, v.severity.value) for v in manifest.objects[0].violations] == [
         ("input.duplicate-key", "error")
     ]

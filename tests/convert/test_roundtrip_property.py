@@ -19,7 +19,7 @@ from webhook.convert import source_path
 from webhook.convert.rewrite import convert_text
 from webhook.convert.served import parse_runtime_config
 from webhook.convert.v1beta1 import undefaulted_requests
-from webhook.validate import check_text
+from webhook.validate import check_file_text
 
 HERE = Path(__file__).resolve().parent / "manifests"
 BASES = [
@@ -129,7 +129,7 @@ def beta_objects(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _found(text: str, ctx: Context) -> set[tuple[str, str, str]]:
-    res = check_text(text, "t.yaml", ctx)
+    res = check_file_text(text, "t.yaml", ctx)
     [obj] = res.objects
     return {(v.rule, v.severity.value, v.field) for v in obj.violations if v.rule != "input.deprecated-api"}
 

@@ -16,7 +16,7 @@ from webhook.config.profile import load_profile
 from webhook.engine import Budget, allocate
 from webhook.io.documents import Document, parse
 from webhook.state import ClusterState
-from webhook.validate import FileResult, assemble, check_document, check_text
+from webhook.validate import FileResult, assemble, check_document, check_file_text
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [
@@ -110,7 +110,7 @@ def _crashes(violations: list[Any]) -> list[str]:
 @given(mutated(), st.booleans())
 def test_mutated_objects_never_crash_a_rule(obj: dict[str, Any], gates_on: bool) -> None:
     ctx = Context(profile=ALL_ON) if gates_on else Context()
-    result, record = check_document(Document("m.yaml", 1, obj), ctx, None, frozenset())
+    result, record, _ = check_document(Document("m.yaml", 1, obj), ctx, None, frozenset())
     if result is not None:
         assert _crashes(result.violations) == []
     report = assemble([FileResult([result] if result else [], [record] if result else [])], ctx, None)
@@ -123,7 +123,7 @@ def test_engine_answers_on_mutated_clusters(objs: list[dict[str, Any]]) -> None:
     # only objects that pass validation reach the engine, as in `draguard simulate`
     valid = []
     for o in objs:
-        result, _ = check_document(Document("m.yaml", 1, o), Context(profile=ALL_ON), None, frozenset())
+        result, _, _ = check_document(Document("m.yaml", 1, o), Context(profile=ALL_ON), None, frozenset())
         if result is not None and not result.errors:
             valid.append(o)
     state = ClusterState.from_objects(
@@ -141,7 +141,7 @@ def test_engine_answers_on_mutated_clusters(objs: list[dict[str, Any]]) -> None:
 @given(st.binary(max_size=300) | st.text(max_size=300))
 def test_garbage_text_is_an_input_error_not_a_traceback(data: bytes | str) -> None:
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    res = check_text(text, "g.yaml", Context())
+    res = check_file_text(text, "g.yaml", Context())
     for o in res.objects:
         assert _crashes(o.violations) == []
     list(parse(text, "g.json"))  # the JSON path too

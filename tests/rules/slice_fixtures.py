@@ -68,10 +68,10 @@ def device_slice(*devices: dict[str, Any], **spec: Any) -> dict[str, Any]:
 
 def _pipeline():
     try:
-        from webhook.validate import check_object
+        from webhook.validate import object_violations
     except Exception:  # the orchestrator or a sibling module is not importable yet
         return None
-    return check_object
+    return object_violations
 
 
 def run(
@@ -79,9 +79,9 @@ def run(
 ) -> list[tuple[str, str, str]]:
     """Validate `obj`; return (rule id, field, message) of every slice./device. finding."""
     context = context or ctx()
-    check_object = None if direct else _pipeline()
-    if check_object is not None:
-        out = [(v.rule, v.field, v.message) for v in check_object(copy.deepcopy(obj), context)]
+    object_violations = None if direct else _pipeline()
+    if object_violations is not None:
+        out = [(v.rule, v.field, v.message) for v in object_violations(copy.deepcopy(obj), context)]
     else:
         out = []
         for rule, fn in object_rules("ResourceSlice"):

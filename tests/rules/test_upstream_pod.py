@@ -290,7 +290,9 @@ def test_claim_statuses_are_reset_on_create() -> None:
     """On CREATE the API server resets the status: a bad one is not validated, only noted."""
     p = status_pod([{"name": "no-such-claim", "resourceClaimName": "foo"}])
     assert errors(p) == want()
-    found = upstream_util.check_object(p, upstream_util.Context(profile=upstream_util.load_profile("1.37")))
+    found = upstream_util.object_violations(
+        p, upstream_util.Context(profile=upstream_util.load_profile("1.37"))
+    )
     assert [(v.rule, v.field, v.severity.value) for v in found] == [
         ("status.dropped-on-create", "status", "info")
     ]

@@ -6,7 +6,7 @@ Sources (translated case by case, names kept so a failure can be traced back):
 - `pkg/registry/resource/resourceslice/declarative_validation_test.go`: TestDeclarativeValidate and
   TestDeclarativeValidateUpdate (v1 only).
 
-Every case goes through the public pipeline (`webhook.validate.check_object`) with every DRA gate on (so
+Every case goes through the public pipeline (`webhook.validate.object_violations`) with every DRA gate on (so
 no field is stripped) and the gates the upstream case sets. We compare the multiset of
 (field path, error type) of every *error* with upstream's expected `field.ErrorList`; warnings (lint)
 are not part of the API server's answer and are ignored.
@@ -24,7 +24,7 @@ import pytest
 
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
-from webhook.validate import check_object
+from webhook.validate import object_violations
 
 DRIVER = "test.example.com"
 GOOD = "foo"
@@ -1333,7 +1333,7 @@ def findings(c: Case) -> list[tuple[str, str, str, str]]:
         operation="UPDATE" if c.old is not None else "CREATE",
     )
     out = []
-    for v in check_object(copy.deepcopy(c.obj), ctx):
+    for v in object_violations(copy.deepcopy(c.obj), ctx):
         if str(v.severity) != "error":
             continue
         out.append((v.field, error_type(v.message), v.rule, v.message))

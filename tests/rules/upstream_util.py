@@ -13,7 +13,7 @@ from webhook.apiserver.defaults import apply_defaults
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.model.violation import Severity
-from webhook.validate import check_object
+from webhook.validate import object_violations
 
 _TYPES = (
     ("Required value", "Required"),
@@ -61,7 +61,7 @@ def errors(
         lint=False,
         as_stored=status,
     )
-    found = check_object(copy.deepcopy(obj), ctx)
+    found = object_violations(copy.deepcopy(obj), ctx)
     return Counter((v.field, error_type(v.message)) for v in found if v.severity == Severity.ERROR)
 
 

@@ -19,7 +19,7 @@ import yaml
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.schema import generate, required, structural
-from webhook.validate import check_object
+from webhook.validate import object_violations
 
 BASE = list(yaml.safe_load_all((Path(__file__).parent / "data" / "audit_base.yaml").read_text()))
 BY_NAME = {f"{d['kind']}/{d['metadata']['name']}": d for d in BASE}
@@ -274,7 +274,7 @@ def _errors(obj: dict[str, Any]) -> set[tuple[str, str, str]]:
     ctx = Context(profile=load_profile("1.37"), as_stored="status" in obj)
     return {
         (v.rule, v.field, v.message)
-        for v in check_object(copy.deepcopy(obj), ctx)
+        for v in object_violations(copy.deepcopy(obj), ctx)
         if v.severity.value == "error"
     }
 

@@ -27,7 +27,7 @@ from webhook.model.budget import Deadline
 from webhook.model.plain import deep_copy
 from webhook.model.violation import Severity, Violation
 from webhook.rules.crossobject import violations_for
-from webhook.validate import validate_object
+from webhook.validate import checked_object
 
 # Kinds whose rules read the namespace's labels (admin access: `resource.kubernetes.io/admin-access`).
 NAMESPACE_RULED = ("ResourceClaim", "ResourceClaimTemplate")
@@ -90,7 +90,7 @@ def _violations(
     policy = config.policy
     labels = namespace_labels(snapshot, _namespace(obj, req)) if req.kind.kind in NAMESPACE_RULED else None
     ctx = config.context(old=old, operation=req.operation, namespace_labels=labels, deadline=deadline)
-    stored, found = validate_object(deep_copy(obj), ctx, policy)
+    stored, found = checked_object(deep_copy(obj), ctx, policy)
     found = _scoped(found, req)
     if stored is not None and req.sub_resource != "status":
         meta = stored.get("metadata")

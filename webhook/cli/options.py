@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # imported when a command runs, not when the parser is built
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_CHECKED = 0, 1, 2, 3
 RUN_SECONDS = 60.0  # default deadline of `simulate` and `validate --feasibility` (plain validate: none)
-# (plain validate bounds only its allocation phase, when it runs: webhook.validaterun.AUTO_SECONDS)
+# (plain validate bounds only its allocation phase, when it runs: webhook.offline.run.AUTO_SECONDS)
 
 
 def add_profile_args(p: argparse.ArgumentParser, runtime_config: bool = True) -> None:

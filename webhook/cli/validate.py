@@ -91,8 +91,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def checked_kinds() -> tuple[str, ...]:
     """The kinds `validate` checks and reports, which `--skip` may name."""
+    from webhook.model.keys import DRA_KINDS
     from webhook.model.workloads import WORKLOAD_KINDS
-    from webhook.validate import DRA_KINDS
 
     return (*DRA_KINDS, "Pod", *WORKLOAD_KINDS)
 
@@ -100,8 +100,8 @@ def checked_kinds() -> tuple[str, ...]:
 def run(args: argparse.Namespace) -> int:
     from webhook.config.policyfile import load_policy
     from webhook.model.catalogue import RULES
+    from webhook.offline.run import Feasibility, Mode, validate_paths
     from webhook.validate import RunOptions
-    from webhook.validaterun import Feasibility, Mode, validate_paths
 
     gates = parse_feature_gates(args.feature_gates)
     load_profile(args.k8s_version, gates, args.feature_gates)  # usage errors before any work
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if args.context:
         if args.feasibility:
             raise UsageError("--context is not used with --feasibility: pass the cluster with --cluster")
-        from webhook.repocontext import check_with_context
+        from webhook.offline.repocontext import check_with_context
 
         report = check_with_context(args.paths, options, args.context, jobs=args.jobs, progress=progress)
     else:

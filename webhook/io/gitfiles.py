@@ -1,4 +1,4 @@
-"""What git knows about a work tree, for `--context` (webhook.repocontext): the files it tracks and the
+"""What git knows about a work tree, for `--context` (webhook.offline.repocontext): the files it tracks and the
 content of a file at a revision. Every function answers None (or nothing) where git cannot answer —
 not a work tree, git not installed, a revision that does not exist — and never raises: the caller then
 reads the directory itself, or goes without the earlier version."""

@@ -68,7 +68,8 @@ class Report:
     not_object_files: int = 0  # files holding them
     first_not_object: str = ""  # "file:line" of the first
     excluded: int = 0  # paths left out by --exclude (a directory counts once), never read
-    context: int = 0  # objects of `--context` not shown (no finding the input causes: webhook.repocontext)
+    # objects of `--context` not shown (no finding the input causes: webhook.offline.repocontext)
+    context: int = 0
 
     @property
     def complete(self) -> bool:

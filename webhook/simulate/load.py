@@ -48,9 +48,9 @@ from webhook.validate import (
     Loaded,
     assemble,
     chart_result,
-    check_stream,
+    check_documents,
+    file_result,
     input_error_result,
-    safe_check_text,
     skipped_result,
     unread_result,
     usable_workers,
@@ -87,11 +87,11 @@ def _checked(
     what the simulation takes from it (`webhook.validate.Keeper`)."""
     keeper = Keeper()
     if isinstance(text, str):
-        out = safe_check_text(text, source, ctx, policy, frozenset(), keeper)
+        out = file_result(text, source, ctx, policy, frozenset(), keeper)
     else:
         try:
-            out = check_stream(text, source, ctx, policy, frozenset(), keeper)
-        except Exception as e:  # noqa: BLE001 - as safe_check_text does for a file
+            out = check_documents(text, source, ctx, policy, frozenset(), keeper)
+        except Exception as e:  # noqa: BLE001 - as file_result does for a file
             msg = f"draguard failed on this input ({type(e).__name__}: {e}): please report it"
             v = Violation("internal.rule-crash", RULES["internal.rule-crash"].severity, "", msg)
             out = FileResult([ObjectResult(source, 1, None, None, None, None, [v])], [None], crashed=True)

@@ -14,6 +14,8 @@ from webhook.model.catalogue import RULES
 from webhook.model.plain import deep_copy
 from webhook.model.violation import Finding, Violation
 from webhook.rules.registry import object_rules
+from webhook.state.inventory import extract_record
+from webhook.validate.objects import checked_object
 
 if TYPE_CHECKING:
     from webhook.config.context import Context
@@ -45,9 +47,6 @@ def check_versioned(
     """A `resource.k8s.io/*` document (apiVersion and kind are strings): its (result, inventory record,
     object as stored), or None when the ordinary v1 pipeline takes it (a served v1 object). A served
     kind draguard does not check (v1alpha3 ResourcePoolStatusRequest) is skipped: (None, None, None)."""
-    from webhook.state.inventory import extract_record
-    from webhook.validate import validate_object
-
     obj = doc.obj
     api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
     version = version_of(api_version)
@@ -70,7 +69,7 @@ def check_versioned(
         result.violations = _apply(policy, [*result.violations, *found])
         return result, None, None
     extra = _undefaulted(obj, converted.obj, ctx) if version == "v1beta1" else []
-    stored, violations = validate_object(converted.obj, ctx, policy)
+    stored, violations = checked_object(converted.obj, ctx, policy)
     for v in [*violations, *extra]:
         found.append(
             Violation(

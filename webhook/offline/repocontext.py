@@ -40,7 +40,7 @@ from webhook.model.errors import UsageError
 from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Violation
 from webhook.rules.registry import inventory_rules
-from webhook.validate import FileResult, RunOptions, assemble, check_files, check_text
+from webhook.validate import FileResult, RunOptions, assemble, check_file_text, check_files
 
 # A manifest that matters to the cross-object rules names one of these: a resource.k8s.io apiVersion, a
 # Pod (or workload) with resourceClaims, a Namespace (its labels: claim.admin-access-namespace).
@@ -96,7 +96,7 @@ def read_context(text: str, source: str, ctx: Context) -> FileResult | None:
     if RELEVANT.search(text) is None:
         return None
     try:
-        result = check_text(text, source, ctx)
+        result = check_file_text(text, source, ctx)
     except Exception:  # noqa: BLE001 - a context file never stops the run (RecursionError included)
         return None
     if result.not_checked:
