@@ -9,8 +9,11 @@ The wall-clock limit is a *hang detector*, not a performance assertion: it is th
 was given (`--deadline-seconds`: the whole run, reading and validation included) + 1 s (the issue's
 "every run within its budget + 1 s"), or a per-class bound for commands without one (10 s, the default
 admission timeout, for inputs within the API server's 3 MiB). The runner stretches it by
-`runner.load_factor()` when other jobs load the machine (1 when it is ours). A timed-out run is retried
-alone before it counts."""
+`runner.load_factor()` when other jobs load the machine (1 when it is ours). The bound is then spent in
+CPU time, not only wall time (`_wait`): a run that the machine's other work kept from the CPU waits on,
+up to STARVED_CAP times the bound, so that load is not read as a hang, while a run that spins is killed
+when its CPU time reaches the bound and one that sleeps (a deadlock) at the cap. A timed-out run is
+retried alone before it counts."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -187,8 +191,9 @@ def run_argv(
             status: list[tuple[int, int, resource.struct_rusage]] = []
             waiter = threading.Thread(target=lambda: status.append(os.wait4(proc.pid, 0)), daemon=True)
             waiter.start()
-            waiter.join(timeout)
-            timed_out = waiter.is_alive()
+            timed_out = not _wait(
+                proc.pid, start, timeout, lambda t: (waiter.join(t), not waiter.is_alive())[1]
+            )
             if timed_out:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -232,8 +237,16 @@ def _forked(
         os.close(stdin_fd)
     if child is None:
         return None
-    ended = child.wait(timeout)
-    timed_out = ended is None
+    done: list[forkrun.Ended] = []
+
+    def wait(t: float) -> bool:
+        e = child.wait(t)
+        if e is not None:
+            done.append(e)
+        return e is not None
+
+    timed_out = not _wait(child.pid, start, timeout, wait)
+    ended = done[0] if done else None
     if ended is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
@@ -248,6 +261,46 @@ def _forked(
     return _outcome(
         label, ended.wstatus, ended.maxrss_kib, timed_out, wall, stdout, stderr, timeout, mem_bound
     )
+
+
+STARVED_CAP = 4.0  # a run kept from the CPU waits at most this many times its bound (wall)
+
+
+def _session_cpu(sid: int) -> float:
+    """CPU seconds of the processes of session `sid` (the command and its workers; the workers it waited
+    for count in its own stat), 0.0 where /proc cannot tell."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if int(fields[3]) == sid:  # session id (field 6 of stat)
+            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+    return total / tick
+
+
+def _wait(sid: int, start: float, bound: float, wait: Callable[[float], bool]) -> bool:
+    """Wait (`wait(seconds)` → ended?) for the command leading session `sid` until it ends (True) or its
+    hang bound is spent (False): `bound` seconds of wall time, stretched while the command got less
+    CPU time than that because other work held the cores, up to STARVED_CAP × bound."""
+    cap = start + STARVED_CAP * bound
+    remaining = bound
+    while True:
+        if wait(remaining):
+            return True
+        now = time.monotonic()
+        short = bound - _session_cpu(sid)  # CPU time it has not had yet
+        if short < 0.25 or now >= cap:
+            return False
+        remaining = min(short, cap - now)
 
 
 def _outcome(
