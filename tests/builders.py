@@ -198,8 +198,10 @@ def write_json_list(d: Path, name: str, objs: Iterable[Any]) -> str:
     return write(d, name, json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}))
 
 
-def line_of(text: str, line: str, start: int = 1) -> int:
-    """The 1-based number of the first line of `text` equal to `line`, at or after line `start`: for
-    asserting a finding's line from the text a test wrote, rather than from its layout."""
-    lines = text.splitlines()
-    return lines.index(line, start - 1) + 1
+def line_of(text: str, part: str, start: int = 1) -> int:
+    """The 1-based number of the first line of `text` that contains `part`, at or after line `start`: a
+    test asserts a finding's line from the text it wrote, never from a layout it assumes."""
+    for number, line in enumerate(text.splitlines()[start - 1 :], start):
+        if part in line:
+            return number
+    raise ValueError(f"no line contains {part!r}")
