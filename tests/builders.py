@@ -105,14 +105,14 @@ def claim(
     name: str,
     requests: Sequence[dict[str, Any]],
     constraints: Sequence[dict[str, Any]] = (),
-    ns: str = "default",
+    ns: str | None = "default",
     kind: str = "ResourceClaim",
     *,
     config: Sequence[dict[str, Any]] = (),
     status: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ResourceClaim (or, with `kind`, a ResourceClaimTemplate) of `requests`, `constraints` and
-    `config`; `status` as given."""
+    `config` in namespace `ns` (None: none); `status` as given."""
     devices: dict[str, Any] = {"requests": list(requests)}
     if constraints:
         devices["constraints"] = list(constraints)
@@ -128,7 +128,7 @@ def claim(
 
 
 def claim_template(
-    name: str, requests: Sequence[dict[str, Any]], ns: str = "default", **kw: Any
+    name: str, requests: Sequence[dict[str, Any]], ns: str | None = "default", **kw: Any
 ) -> dict[str, Any]:
     return claim(name, requests, ns=ns, kind="ResourceClaimTemplate", **kw)
 
