@@ -4,7 +4,8 @@ The suite's one fixture style: a test builds its objects with these functions (o
 returns a dict literal, for a shape only it needs), and a test that needs a file writes them with
 `dump_yaml` / `write` (`yaml.safe_dump_all`). A test whose subject is the text itself (a line number, a YAML
 trick, an unrendered Helm template) keeps a real YAML file under tests/fixtures/, or builds the text by plain
-concatenation: never YAML assembled in an f-string with `{{` escapes.
+concatenation or a `string.Template`: never YAML or CEL assembled in an f-string with `{{` escapes; and it
+reads a finding's line from the text it wrote (`line_of`).
 
 `tests/hostile/k8s.py` adds the hostile corpus's own composites (names unique per case, devices with many
 attributes, small clusters) on top of these."""
