@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import dump_yaml, obj
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.io.documents import Document
@@ -30,7 +31,7 @@ def test_duplicate_key_is_an_error_at_its_path() -> None:
 )
 def test_other_resource_api_versions_are_not_served_by_default(api_version: str) -> None:
     # v1alpha3 has no DeviceClass, v1beta1/v1beta2 are off unless --runtime-config enables them (tests/convert)
-    text = f"apiVersion: {api_version}\nkind: DeviceClass\nmetadata: {{name: c}}\nspec: {{}}\n"
+    text = dump_yaml([obj("DeviceClass", "c", api=api_version, spec={})])
     assert rules_of(text) == [("input.api-version", "error", "apiVersion")]
 
 

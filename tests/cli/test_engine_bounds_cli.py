@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import claim_template, dump_yaml, obj, request
 from tests.cliproc import draguard
 from tests.hostile import inputs_engine as hostile
 from webhook.cel.runtime import SelectorEvaluator
@@ -57,34 +58,22 @@ def test_many_workers_on_one_file_just_work(tmp_path: Path) -> None:
 
 # --- the run deadline -----------------------------------------------------------------------------
 
-PODS = """
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: one, namespace: default}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: r
-        exactly: {deviceClassName: gpu}
-"""
+TEMPLATE = claim_template("one", [request("r", "gpu")])
 
 
-def pod(name: str) -> str:
-    return f"""
----
-apiVersion: v1
-kind: Pod
-metadata: {{name: {name}, namespace: default}}
-spec:
-  containers: [{{name: c, image: busybox}}]
-  resourceClaims: [{{name: g, resourceClaimTemplateName: one}}]
-"""
+def pod(name: str) -> dict[str, Any]:
+    """Pod default/name: one container, one claim from template one."""
+    spec = {
+        "containers": [{"name": "c", "image": "busybox"}],
+        "resourceClaims": [{"name": "g", "resourceClaimTemplateName": "one"}],
+    }
+    return obj("Pod", name, "default", "v1", spec=spec)
 
 
 def cluster(tmp_path: Path, pods: int) -> Path:
     path = hostile.write_max_slices(tmp_path, slices=1)
-    path.write_text(path.read_text() + "\n---\n" + PODS + "".join(pod(f"p{i}") for i in range(pods)))
+    objs = [TEMPLATE, *(pod(f"p{i}") for i in range(pods))]
+    path.write_text(path.read_text() + "\n---\n" + dump_yaml(objs))
     return path
 
 

@@ -14,91 +14,38 @@ from typing import Any
 
 import pytest
 
+from tests import builders
+from tests.builders import claim_template, device_class, dump_yaml, line_of, obj, request, resource_slice
 from webhook.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
-GPU_CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata:
-  name: gpu.example.com
-spec:
-  selectors:
-  - cel:
-      expression: device.driver == "gpu.example.com"
-"""
-
-NIC_CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata:
-  name: nic.example.com
-spec:
-  selectors:
-  - cel:
-      expression: device.driver == "nic.example.com"
-"""
+GPU_CLASS = device_class("gpu.example.com", 'device.driver == "gpu.example.com"')
+NIC_CLASS = device_class("nic.example.com", 'device.driver == "nic.example.com"')
 
 
-def gpu_slice(node: str, count: int) -> str:
-    devices = "".join(f"  - name: gpu-{i}\n" for i in range(count))
-    return f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata:
-  name: {node}-gpus
-spec:
-  driver: gpu.example.com
-  nodeName: {node}
-  pool: {{name: {node}, generation: 1, resourceSliceCount: 1}}
-  devices:
-{devices}"""
+def gpu_slice(node: str, count: int) -> dict[str, Any]:
+    return resource_slice(f"{node}-gpus", [{"name": f"gpu-{i}"} for i in range(count)], pool=node, node=node)
 
 
-def claim(name: str, count: int, device_class: str = "gpu.example.com") -> str:
-    return f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: {name}
-  namespace: ml
-spec:
-  devices:
-    requests:
-    - name: gpus
-      exactly:
-        deviceClassName: {device_class}
-        count: {count}
-"""
+def claim(name: str, count: int, device_class: str = "gpu.example.com") -> dict[str, Any]:
+    return builders.claim(name, [request("gpus", device_class, count=count)], ns="ml")
 
 
-def pod(name: str, claim_name: str) -> str:
-    return f"""\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: ml
-spec:
-  containers:
-  - name: c
-    image: busybox
-    resources:
-      claims:
-      - name: dev
-  resourceClaims:
-  - name: dev
-    resourceClaimName: {claim_name}
-"""
+def pod(name: str, claim_name: str) -> dict[str, Any]:
+    spec = {
+        "containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "dev"}]}}],
+        "resourceClaims": [{"name": "dev", "resourceClaimName": claim_name}],
+    }
+    return obj("Pod", name, "ml", "v1", spec=spec)
 
 
-def write(root: Path, **files: str) -> Path:
-    """`name=text` as root/name.yaml (`a__b`: a/b.yaml)."""
-    for name, text in files.items():
+def write(root: Path, **files: list[dict[str, Any]]) -> Path:
+    """`name=objects` as root/name.yaml (`a__b`: a/b.yaml)."""
+    for name, objs in files.items():
         path = root / (name.replace("__", "/") + ".yaml")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(dump_yaml(objs))
     return root
 
 
@@ -122,8 +69,8 @@ def rules(found: list[dict[str, Any]], prefix: str) -> list[tuple[str, str]]:
 def test_a_claim_for_five_gpus_on_nodes_of_two_is_found_without_a_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(tmp_path, cluster=GPU_CLASS + "---\n" + gpu_slice("node-a", 2) + "---\n" + gpu_slice("node-b", 2))
-    write(tmp_path, claims=claim("five", 5) + "---\n" + claim("two", 2))
+    write(tmp_path, cluster=[GPU_CLASS, gpu_slice("node-a", 2), gpu_slice("node-b", 2)])
+    write(tmp_path, claims=[claim("five", 5), claim("two", 2)])
     code, found = validate(capsys, str(tmp_path))
     # open world: the input's devices stand for the cluster's, so a warning (the safe side of doubt)
     assert code == 0
@@ -153,15 +100,15 @@ def test_independent_claims_are_decided_each_on_its_own(
     # one GPU, two claims for one each and no Pod: each fits; they are not applied together by default
     write(
         tmp_path,
-        cluster=GPU_CLASS + "---\n" + gpu_slice("node-a", 1),
-        claims=claim("a", 1) + "---\n" + claim("b", 1),
+        cluster=[GPU_CLASS, gpu_slice("node-a", 1)],
+        claims=[claim("a", 1), claim("b", 1)],
     )
     code, found = validate(capsys, str(tmp_path))
     assert code == 0 and rules(found, "feasibility.") == []
     # two Pods sharing nothing, each for the one GPU: the same
     write(
         tmp_path,
-        claims=claim("a", 1) + "---\n" + claim("b", 1) + "---\n" + pod("pa", "a") + "---\n" + pod("pb", "b"),
+        claims=[claim("a", 1), claim("b", 1), pod("pa", "a"), pod("pb", "b")],
     )
     code, found = validate(capsys, str(tmp_path))
     assert code == 0 and rules(found, "feasibility.") == []
@@ -174,14 +121,13 @@ def test_what_the_input_does_not_hold_is_counted_once_and_never_infeasible(
     # claim whose class is installed elsewhere, a Pod whose claim is elsewhere
     write(
         tmp_path,
-        cluster=GPU_CLASS + "---\n" + NIC_CLASS + "---\n" + gpu_slice("node-a", 2),
-        claims=claim("gpu", 1)
-        + "---\n"
-        + claim("nic", 8, "nic.example.com")
-        + "---\n"
-        + claim("fpga", 1, "fpga.example.com")
-        + "---\n"
-        + pod("uses-elsewhere", "kept-in-the-cluster"),
+        cluster=[GPU_CLASS, NIC_CLASS, gpu_slice("node-a", 2)],
+        claims=[
+            claim("gpu", 1),
+            claim("nic", 8, "nic.example.com"),
+            claim("fpga", 1, "fpga.example.com"),
+            pod("uses-elsewhere", "kept-in-the-cluster"),
+        ],
     )
     code, found = validate(capsys, str(tmp_path))
     assert code == 0, found
@@ -191,7 +137,7 @@ def test_what_the_input_does_not_hold_is_counted_once_and_never_infeasible(
     assert line["message"].startswith("2 claims and 1 Pod or workload not checked for feasibility")
     assert "--cluster DIR" in line["message"]
     # with the cluster given, the world is closed: the claim for 8 NICs is decided (no NIC anywhere)
-    cluster = write(tmp_path / "cluster-dump", nics=gpu_slice("node-a", 2))
+    cluster = write(tmp_path / "cluster-dump", nics=[gpu_slice("node-a", 2)])
     code, found = validate(
         capsys, "--cluster", str(cluster), str(tmp_path / "claims.yaml"), str(tmp_path / "cluster.yaml")
     )
@@ -199,9 +145,9 @@ def test_what_the_input_does_not_hold_is_counted_once_and_never_infeasible(
 
 
 def test_devices_alone_never_load_the_simulation(tmp_path: Path) -> None:
-    write(tmp_path, classes=GPU_CLASS)
+    write(tmp_path, classes=[GPU_CLASS])
     for n in range(3):
-        write(tmp_path, **{f"slices-{n}": gpu_slice(f"node-{n}", 4)})
+        write(tmp_path, **{f"slices-{n}": [gpu_slice(f"node-{n}", 4)]})
     script = (
         "import sys\n"
         "from webhook.cli.main import main\n"
@@ -213,21 +159,18 @@ def test_devices_alone_never_load_the_simulation(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip().splitlines()[-1] == "not loaded"
     # a claim among them: the same run simulates (a second pass in the workers when the input is large)
-    write(tmp_path, claim=claim("nine", 9))
+    write(tmp_path, claim=[claim("nine", 9)])
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert p.returncode == 0 and "feasibility.infeasible" in p.stdout and "loaded" in p.stdout  # a warning
 
 
 def test_identical_copies_are_one_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the same class in two files, once with server-set metadata and keys in another order (a dump)
-    dumped = GPU_CLASS.replace(
-        "metadata:\n  name: gpu.example.com\n",
-        "metadata:\n  resourceVersion: '42'\n  name: gpu.example.com\n  uid: 5d0e\n",
-    )
+    dumped = {**GPU_CLASS, "metadata": {"resourceVersion": "42", "name": "gpu.example.com", "uid": "5d0e"}}
     write(
         tmp_path,
-        a=GPU_CLASS + "---\n" + gpu_slice("node-a", 2),
-        b=dumped + "---\n" + gpu_slice("node-a", 2) + "---\n" + claim("one", 1),
+        a=[GPU_CLASS, gpu_slice("node-a", 2)],
+        b=[dumped, gpu_slice("node-a", 2), claim("one", 1)],
     )
     code, found = validate(capsys, str(tmp_path))
     assert code == 0, found
@@ -237,8 +180,8 @@ def test_identical_copies_are_one_object(tmp_path: Path, capsys: pytest.CaptureF
 def test_copies_with_other_content_name_what_differs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    other = GPU_CLASS.replace('device.driver == "gpu.example.com"', 'device.driver == "gpu.example.org"')
-    write(tmp_path, a=GPU_CLASS, b=other)
+    other = device_class("gpu.example.com", 'device.driver == "gpu.example.org"')
+    write(tmp_path, a=[GPU_CLASS], b=[other])
     # in two files (kustomize overlays do that): a warning on both definitions
     code, found = validate(capsys, str(tmp_path))
     dups = [f for f in found if f["rule"] == "input.duplicate-object"]
@@ -255,7 +198,7 @@ def test_copies_with_other_content_name_what_differs(
     assert code == 1 and {f["severity"] for f in found if f["rule"] == "input.duplicate-object"} == {"error"}
     # in one file: an error for plain validate too
     (tmp_path / "b.yaml").unlink()
-    (tmp_path / "a.yaml").write_text(GPU_CLASS + "---\n" + other)
+    write(tmp_path, a=[GPU_CLASS, other])
     code, found = validate(capsys, str(tmp_path))
     assert code == 1 and {f["severity"] for f in found if f["rule"] == "input.duplicate-object"} == {"error"}
 
@@ -263,13 +206,15 @@ def test_copies_with_other_content_name_what_differs(
 def test_an_invalid_definition_is_never_the_one_simulated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    invalid = claim("big", 1).replace("count: 1", "count: -1")  # the API server rejects it
-    write(tmp_path, a=GPU_CLASS + "---\n" + gpu_slice("node-a", 2), b=invalid + "---\n" + claim("big", 3))
+    invalid = claim("big", -1)  # the API server rejects it
+    write(tmp_path, a=[GPU_CLASS, gpu_slice("node-a", 2)], b=[invalid, claim("big", 3)])
     code, found = validate(capsys, str(tmp_path))
     assert code == 1
     infeasible = [f for f in found if f["rule"] == "feasibility.infeasible"]
-    # the valid one: its request, in the second document (lines 14-25)
-    assert [(f["name"], f["line"]) for f in infeasible] == [("big", 22)]
+    # the valid one: its request, in the second document
+    written = (tmp_path / "b.yaml").read_text()
+    request_line = line_of(written, "- name: gpus", start=line_of(written, "---"))
+    assert [(f["name"], f["line"]) for f in infeasible] == [("big", request_line)]
     assert "3 requested" in infeasible[0]["message"]
     assert not [
         f for f in found if f["rule"] == "input.duplicate-object"
@@ -282,59 +227,47 @@ def test_an_invalid_definition_is_never_the_one_simulated(
 
 
 def test_a_kustomize_base_and_overlay_stay_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    deployment = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: trainer
-  namespace: ml
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: trainer}}
-  template:
-    metadata: {labels: {app: trainer}}
-    spec:
-      containers:
-      - name: c
-        image: trainer:1
-        resources: {claims: [{name: gpu}]}
-      resourceClaims:
-      - name: gpu
-        resourceClaimTemplateName: one-gpu
-"""
-    template = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: one-gpu
-  namespace: ml
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly: {deviceClassName: gpu.example.com, count: 1}
-"""
-    prod_class = GPU_CLASS.replace(
-        'device.driver == "gpu.example.com"',
+    container = {"name": "c", "image": "trainer:1", "resources": {"claims": [{"name": "gpu"}]}}
+    deployment = obj(
+        "Deployment",
+        "trainer",
+        "ml",
+        "apps/v1",
+        spec={
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "trainer"}},
+            "template": {
+                "metadata": {"labels": {"app": "trainer"}},
+                "spec": {
+                    "containers": [container],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+                },
+            },
+        },
+    )
+
+    def template(count: int) -> dict[str, Any]:
+        return claim_template("one-gpu", [request("gpu", "gpu.example.com", count=count)], ns="ml")
+
+    prod_class = device_class(
+        "gpu.example.com",
         'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "H100"',
     )
+    patches = [{"path": "deviceclass.yaml"}, {"path": "template.yaml"}, {"path": "replicas.yaml"}]
     write(
         tmp_path,
-        base__kustomization="resources: [deviceclass.yaml, template.yaml, deployment.yaml]\n",
-        base__deviceclass=GPU_CLASS,
-        base__template=template,
-        base__deployment=deployment,
+        base__kustomization=[{"resources": ["deviceclass.yaml", "template.yaml", "deployment.yaml"]}],
+        base__deviceclass=[GPU_CLASS],
+        base__template=[template(1)],
+        base__deployment=[deployment],
         # the overlay replaces the class's selectors, raises the count and scales the Deployment (a patch
         # without a Pod template: no DRA in it)
-        overlays__prod__kustomization="resources: [../../base]\npatches:\n- path: deviceclass.yaml\n"
-        "- path: template.yaml\n- path: replicas.yaml\n",
-        overlays__prod__deviceclass=prod_class,
-        overlays__prod__template=template.replace("count: 1", "count: 2"),
-        overlays__prod__replicas="apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer, "
-        "namespace: ml}\nspec: {replicas: 4}\n",
+        overlays__prod__kustomization=[{"resources": ["../../base"], "patches": patches}],
+        overlays__prod__deviceclass=[prod_class],
+        overlays__prod__template=[template(2)],
+        overlays__prod__replicas=[obj("Deployment", "trainer", "ml", "apps/v1", spec={"replicas": 4})],
         # and the repository keeps a sample node's devices for its docs
-        samples__node=gpu_slice("node-a", 1),
+        samples__node=[gpu_slice("node-a", 1)],
     )
     code, found = validate(capsys, str(tmp_path))
     assert code == 0, [f for f in found if f["severity"] == "error"]
@@ -346,9 +279,9 @@ spec:
 
 def test_the_default_check_stays_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # 401 claims against 1,000 devices: more pairs than the default check takes on (400,000)
-    claims = "---\n".join(claim(f"c{i}", 1) for i in range(401))
-    slices = "---\n".join(gpu_slice(f"node-{n}", 125) for n in range(8))
-    write(tmp_path, cluster=GPU_CLASS + "---\n" + slices, claims=claims)
+    claims = [claim(f"c{i}", 1) for i in range(401)]
+    slices = [gpu_slice(f"node-{n}", 125) for n in range(8)]
+    write(tmp_path, cluster=[GPU_CLASS, *slices], claims=claims)
     code, found = validate(capsys, str(tmp_path))
     assert code == 0 and rules(found, "feasibility.") == [("c0", "feasibility.open-world")]
     (line,) = [f for f in found if f["rule"] == "feasibility.open-world"]
@@ -362,8 +295,8 @@ def test_undecided_answers_are_counted_by_default_and_warnings_when_asked(
 ) -> None:
     write(
         tmp_path,
-        cluster=GPU_CLASS + "---\n" + gpu_slice("node-a", 2),
-        claims=claim("a", 1) + "---\n" + claim("b", 1),
+        cluster=[GPU_CLASS, gpu_slice("node-a", 2)],
+        claims=[claim("a", 1), claim("b", 1)],
     )
     code, found = validate(capsys, "--budget-steps", "0", str(tmp_path))
     assert code == 0 and rules(found, "feasibility.") == [("a", "feasibility.open-world")]

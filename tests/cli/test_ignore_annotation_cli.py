@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from tests.builders import claim, device_class, dump_yaml, request
 from tests.cliproc import draguard
 
 MANIFESTS = """\
@@ -94,18 +96,22 @@ def test_sarif_keeps_suppressed_results_with_an_in_source_suppression(tmp_path: 
     assert shown == ["input.ignore-annotation", "meta.name"]
 
 
+def ml_claim(device_class: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """Claim ml/c for one device of `device_class`, with `annotations` if given."""
+    c = claim("c", [request("gpu", device_class)], ns="ml")
+    if annotations:
+        c["metadata"]["annotations"] = annotations
+    return c
+
+
 def test_simulate_uses_an_object_whose_errors_are_silenced(tmp_path: Path) -> None:
     """A claim draguard rejects (`Bad_Class` is no valid class name) is left out of a simulation; with the
     rule silenced on the claim it is simulated (a false positive must not cost the simulation)."""
-    claim = (
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: c\n  namespace: ml\n{ann}"
-        "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: {{deviceClassName: Bad_Class}}\n"
-    )
-    (tmp_path / "claim.yaml").write_text(claim.format(ann=""))
+    (tmp_path / "claim.yaml").write_text(dump_yaml([ml_claim("Bad_Class")]))
     left_out = draguard("simulate", str(tmp_path / "claim.yaml"), "-o", "json")
     assert left_out.returncode == 1 and json.loads(left_out.stdout)["invalid"], left_out.stdout
-    ann = "  annotations: {draguard.io/ignore: claim.device-class-name}\n"
-    (tmp_path / "claim.yaml").write_text(claim.format(ann=ann))
+    ann = {"draguard.io/ignore": "claim.device-class-name"}
+    (tmp_path / "claim.yaml").write_text(dump_yaml([ml_claim("Bad_Class", ann)]))
     used = draguard("simulate", str(tmp_path / "claim.yaml"), "-o", "json")
     out = json.loads(used.stdout)
     assert not out["invalid"] and out["pods"], used.stdout  # simulated (and infeasible: no class, no slice)
@@ -113,19 +119,13 @@ def test_simulate_uses_an_object_whose_errors_are_silenced(tmp_path: Path) -> No
 
 def test_validate_feasibility_silences_a_feasibility_finding_named_on_the_object(tmp_path: Path) -> None:
     """`feasibility.*` findings are added after validation (webhook.offline.run): silenced too."""
-    claim = (
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: c\n  namespace: ml\n{ann}"
-        "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: {{deviceClassName: gpu.example.com}}\n"
-        # the class exists and no device can ever serve it: unsatisfiable (a missing class is only busy)
-        "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu.example.com\n"
-        "spec:\n  selectors:\n  - cel: {{expression: 'device.driver == \"gpu.example.com\"'}}\n"
-    )
-    (tmp_path / "claim.yaml").write_text(claim.format(ann=""))
+    # the class exists and no device can ever serve it: unsatisfiable (a missing class is only busy)
+    cls = device_class("gpu.example.com", 'device.driver == "gpu.example.com"')
+    (tmp_path / "claim.yaml").write_text(dump_yaml([ml_claim("gpu.example.com"), cls]))
     plain = draguard("validate", "--feasibility", str(tmp_path / "claim.yaml"))
     assert plain.returncode == 1 and " error feasibility.infeasible: " in plain.stdout
-    (tmp_path / "claim.yaml").write_text(
-        claim.format(ann="  annotations: {draguard.io/ignore: feasibility.infeasible}\n")
-    )
+    ann = {"draguard.io/ignore": "feasibility.infeasible"}
+    (tmp_path / "claim.yaml").write_text(dump_yaml([ml_claim("gpu.example.com", ann), cls]))
     p = draguard("validate", "--feasibility", str(tmp_path / "claim.yaml"), "-o", "json")
     assert p.returncode == 0, p.stdout
     [o] = [o for o in json.loads(p.stdout)["objects"] if o["kind"] == "ResourceClaim"]

@@ -1,29 +1,28 @@
-"""Builders for allocation tests: YAML manifests in, ClusterState and allocate() outcomes out."""
+"""Builders for allocation tests: objects (plain dicts, tests/builders.py) in, ClusterState and allocate()
+outcomes out."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-import yaml
-
+from tests import builders
+from tests.builders import DRIVER, request
 from webhook.config.profile import load_profile
 from webhook.engine import Budget, Outcome, allocate
 from webhook.state import ClusterState
 
-DRIVER = "gpu.example.com"
+__all__ = ["DRIVER", "claim", "devices", "gpu_class", "node_slice", "picked", "req", "run", "state_of"]
 
 
-def docs(text: str) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(text) if d]
+def state_of(objs: Iterable[dict[str, Any]], gates: dict[str, bool] | None = None) -> ClusterState:
+    return ClusterState.from_objects(copy.deepcopy(list(objs)), load_profile("1.37", gates or {}))
 
 
-def state_of(text: str, gates: dict[str, bool] | None = None) -> ClusterState:
-    return ClusterState.from_objects(docs(text), load_profile("1.37", gates or {}))
-
-
-def run(text: str, gates: dict[str, bool] | None = None, **kw: Any) -> Outcome:
+def run(objs: Iterable[dict[str, Any]], gates: dict[str, bool] | None = None, **kw: Any) -> Outcome:
     """Objects without status.allocation among the ResourceClaims are the claims to allocate."""
-    objs = docs(text)
+    objs = copy.deepcopy(list(objs))  # a test's objects are its own: nothing the engine does reaches them
     pending = [
         o for o in objs if o["kind"] == "ResourceClaim" and not (o.get("status") or {}).get("allocation")
     ]
@@ -42,42 +41,27 @@ def devices(out: Outcome) -> list[str]:
     return [r.device for c in out.claims for r in c.results]
 
 
-def gpu_class(name: str = "gpu", expr: str | None = None, extra: str = "") -> str:
-    sel = f"\n  selectors:\n  - cel: {{expression: {expr!r}}}" if expr else ""
-    return f"""
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {{name: {name}}}
-spec:{sel or ("" if extra else " {}")}{extra}
-"""
+def gpu_class(name: str = "gpu", expr: str | None = None, **spec: Any) -> dict[str, Any]:
+    """DeviceClass `name`, with one selector when `expr` is given (else no selectors) and more spec fields."""
+    return builders.device_class(name, *([expr] if expr else []), **spec)
 
 
-def claim(requests: str, name: str = "c", extra: str = "") -> str:
-    return f"""
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {{name: {name}, namespace: ns}}
-spec:
-  devices:
-    requests:
-{requests}{extra}
-"""
+def req(name: str = "gpu", cls: str = "gpu", selectors: Sequence[str] = (), **exactly: Any) -> dict[str, Any]:
+    """A request for exactly `cls`'s devices (count, allocationMode, adminAccess... as given)."""
+    return request(name, cls, selectors, **exactly)
+
+
+def claim(*requests: dict[str, Any], name: str = "c", ns: str = "ns", **devices: Any) -> dict[str, Any]:
+    """ResourceClaim ns/c of `requests` (constraints, config, status as builders.claim takes them)."""
+    return builders.claim(name, requests, ns=ns, **devices)
 
 
 def node_slice(
-    node: str, devices: str, name: str | None = None, pool: str | None = None, extra: str = ""
-) -> str:
-    return f"""
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {{name: {name or node + "-slice"}}}
-spec:
-  driver: {DRIVER}
-  nodeName: {node}
-  pool: {{name: {pool or node}, generation: 1, resourceSliceCount: 1}}{extra}
-  devices:
-{devices}
-"""
+    node: str,
+    devices: Sequence[dict[str, Any]],
+    name: str | None = None,
+    pool: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """The slice `<node>-slice` of pool `<node>` (one slice, generation 1 unless `spec` says otherwise)."""
+    return builders.resource_slice(name or node + "-slice", devices, pool=pool or node, node=node, **spec)

@@ -4,46 +4,27 @@ device taints ignored, read through a view that never changes the state (admissi
 
 from __future__ import annotations
 
-from engine_fixtures import claim, devices, docs, gpu_class, node_slice
+from typing import Any
 
-from webhook.config.profile import load_profile
+from engine_fixtures import claim, devices, gpu_class, node_slice, req, state_of
+
+from tests.builders import allocated, resource_slice, result
 from webhook.engine import Budget, allocate
-from webhook.state import ClusterState
 
-GPUS = """
-  - name: g0
-  - name: g1
-"""
+GPUS = [{"name": "g0"}, {"name": "g1"}]
 BUDGET = Budget(steps=100_000, seconds=20.0)
 
 
-def _allocated(name: str, device: str, node: str = "n1") -> str:
-    return f"""
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {{name: {name}, namespace: ns}}
-spec:
-  devices:
-    requests: [{{name: gpu, exactly: {{deviceClassName: gpu}}}}]
-status:
-  allocation:
-    devices:
-      results: [{{request: gpu, driver: gpu.example.com, pool: {node}, device: {device}}}]
-"""
+def _allocated(name: str, device: str, node: str = "n1") -> dict[str, Any]:
+    return claim(req(), name=name, status=allocated(result("gpu", node, device)))
 
 
-def _state(text: str) -> ClusterState:
-    return ClusterState.from_objects(docs(text), load_profile("1.37"))
-
-
-def _claim(count: int, extra: str = "") -> dict:
-    body = f"deviceClassName: gpu, count: {count}{extra}"
-    return docs(claim(f"    - name: gpu\n      exactly: {{{body}}}\n", name="new"))[0]
+def _claim(count: int, selectors: list[str] | None = None) -> dict[str, Any]:
+    return claim(req(count=count, selectors=selectors or []), name="new")
 
 
 def test_allocated_devices_are_free_in_the_empty_cluster_and_the_state_is_untouched() -> None:
-    state = _state(gpu_class() + node_slice("n1", GPUS) + _allocated("a", "g0") + _allocated("b", "g1"))
+    state = state_of([gpu_class(), node_slice("n1", GPUS), _allocated("a", "g0"), _allocated("b", "g1")])
     version = state.version
     now = allocate(state, [_claim(1)], budget=BUDGET)
     assert now.feasible is False
@@ -60,20 +41,18 @@ def test_allocated_devices_are_free_in_the_empty_cluster_and_the_state_is_untouc
 
 
 def test_too_many_devices_stay_infeasible_in_the_empty_cluster() -> None:
-    state = _state(gpu_class() + node_slice("n1", GPUS) + _allocated("a", "g0"))
+    state = state_of([gpu_class(), node_slice("n1", GPUS), _allocated("a", "g0")])
     out = allocate(state, [_claim(3)], budget=BUDGET, ignore_allocations=True, ignore_taints=True)
     assert out.feasible is False
     assert "request gpu" in out.reason
 
 
 def test_taints_are_ignored_only_when_asked() -> None:
-    tainted = """
-  - name: g0
-    taints: [{key: broken, effect: NoSchedule}]
-  - name: g1
-    taints: [{key: drain, effect: NoExecute}]
-"""
-    state = _state(gpu_class() + node_slice("n1", tainted))
+    tainted = [
+        {"name": "g0", "taints": [{"key": "broken", "effect": "NoSchedule"}]},
+        {"name": "g1", "taints": [{"key": "drain", "effect": "NoExecute"}]},
+    ]
+    state = state_of([gpu_class(), node_slice("n1", tainted)])
     assert allocate(state, [_claim(1)], budget=BUDGET).feasible is False
     out = allocate(state, [_claim(2)], budget=BUDGET, ignore_taints=True)
     assert out.feasible is True and devices(out) == ["g0", "g1"]
@@ -83,34 +62,22 @@ def test_taints_are_ignored_only_when_asked() -> None:
 
 
 def test_partitioned_counters_are_available_again_in_the_empty_cluster() -> None:
-    slice_ = """
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: n1-slice}
-spec:
-  driver: gpu.example.com
-  nodeName: n1
-  pool: {name: n1, generation: 1, resourceSliceCount: 1}
-  sharedCounters:
-  - name: gpu-0
-    counters: {memory: {value: 80Gi}}
-  devices:
-  - name: half-a
-    attributes: {whole: {bool: false}}
-    consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}}}]
-  - name: half-b
-    attributes: {whole: {bool: false}}
-    consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}}}]
-  - name: whole
-    attributes: {whole: {bool: true}}
-    consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 80Gi}}}]
-"""
+    def half(name: str, whole: bool, memory: str) -> dict[str, Any]:
+        counters = {"counterSet": "gpu-0", "counters": {"memory": {"value": memory}}}
+        return {"name": name, "attributes": {"whole": {"bool": whole}}, "consumesCounters": [counters]}
+
+    slice_ = resource_slice(
+        "n1-slice",
+        [half("half-a", False, "40Gi"), half("half-b", False, "40Gi"), half("whole", True, "80Gi")],
+        pool="n1",
+        node="n1",
+        sharedCounters=[{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}],
+    )
     whole = 'device.attributes["gpu.example.com"].whole == true'
-    state = _state(gpu_class() + slice_ + _allocated("a", "half-a"))
-    req = _claim(1, f", selectors: [{{cel: {{expression: '{whole}'}}}}]")
-    assert allocate(state, [req], budget=BUDGET).feasible is False
-    out = allocate(state, [req], budget=BUDGET, ignore_allocations=True)
+    state = state_of([gpu_class(), slice_, _allocated("a", "half-a")])
+    whole_claim = _claim(1, [whole])
+    assert allocate(state, [whole_claim], budget=BUDGET).feasible is False
+    out = allocate(state, [whole_claim], budget=BUDGET, ignore_allocations=True)
     assert out.feasible is True and devices(out) == ["whole"]
     pools = state.pools_for(state.candidate_nodes()[0])
     assert (
@@ -124,12 +91,14 @@ def test_concurrent_readers_of_both_modes_get_the_single_threaded_answers() -> N
     the one computed alone (the view's cached copies and counts never leak into the real ones)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    state = _state(
-        gpu_class()
-        + node_slice("n1", GPUS)
-        + node_slice("n2", GPUS)
-        + _allocated("a", "g0")
-        + _allocated("b", "g1")
+    state = state_of(
+        [
+            gpu_class(),
+            node_slice("n1", GPUS),
+            node_slice("n2", GPUS),
+            _allocated("a", "g0"),
+            _allocated("b", "g1"),
+        ]
     )
     view = state.view
     calls = [(count, empty) for count in (1, 2, 3) for empty in (False, True)] * 8

@@ -163,7 +163,7 @@ def forged_output(d: Path) -> Path:
         d,
         "forged.yaml",
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n"
-        f'  name: "{fake}"\n  namespace: "{fake}"\n  labels: {{"{fake}": "{fake}"}}\n'
+        f'  name: "{fake}"\n  namespace: "{fake}"\n  labels: ' + "{" + f'"{fake}": "{fake}"' + "}\n"
         "spec:\n  devices:\n    requests:\n"
         f'    - name: "{fake}"\n      exactly:\n        deviceClassName: "{fake}"\n'
         f'        selectors:\n        - cel:\n            expression: "device.driver == \\"a\\" &&\\n\\n  {fake}"\n',

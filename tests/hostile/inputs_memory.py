@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from tests.hostile.corpus import CEL_EVAL, ENGINE, INPUT_IO, register, simulate, validate
@@ -83,13 +84,19 @@ _reg(
 )
 
 
+# one flow-style class: text (the one long line is the subject), filled by a Template, braces as written
+ITEM = Template(
+    "{apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: $u-$i}, "
+    "spec: {selectors: [{cel: {expression: \"device.driver == 'd$i'\"}}]}}"
+)
+
+
 def _single_line(d: Path, size: int) -> list[str]:
     """One YAML flow List on a single line of about `size` bytes (not JSON: the YAML path reads it)."""
     u = uid(d)
-    item = "{{apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {{name: {u}-{i}}}, spec: {{selectors: [{{cel: {{expression: \"device.driver == 'd{i}'\"}}}}]}}}}"
     parts, total, i = [], 0, 0
     while total < size:
-        p = item.format(u=u, i=i)
+        p = ITEM.substitute(u=u, i=i)
         parts.append(p)
         total += len(p) + 2
         i += 1

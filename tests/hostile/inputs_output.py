@@ -301,7 +301,7 @@ register(
 
 def _parse_error_snippet(d: Path) -> list[str]:
     """A YAML syntax error on a line that carries ANSI escapes (parse errors quote the input)."""
-    text = f'apiVersion: v1\nkind: Pod\nmetadata: {{name: "\x1b[2K{FORGED}"}}\n  bad: [\n'
+    text = 'apiVersion: v1\nkind: Pod\nmetadata: {name: "\x1b[2K' + FORGED + '"}\n  bad: [\n'
     return [write(d, "parse.yaml", text)]
 
 

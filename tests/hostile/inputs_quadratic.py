@@ -30,8 +30,10 @@ VALID_OR_INVALID = (0, 1)
 def flow_documents_16000(d: Path) -> list[str]:
     """16,000 flow-style claim documents in one file (51 s today)"""
     docs = "".join(
-        f"--- {{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {{name: c{i}, namespace: default}}, "
-        f"spec: {{devices: {{requests: [{{name: r, exactly: {{deviceClassName: g}}}}]}}}}}}\n"
+        "--- {apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c"
+        + str(i)
+        + ", namespace: default}, "
+        "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g}}]}}}\n"
         for i in range(16_000)
     )
     return [write(d, "docs.yaml", docs)]

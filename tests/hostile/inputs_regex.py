@@ -17,7 +17,7 @@ BACKTRACK = {
     "find-nested-plus-5000": (f"'{A5000}'.find('(a+)+$') == ''", 0),
     "findall-alternation-40": (f"'{A40}'.findAll('(a|aa)+$').size() == 0", 0),
     "findall-limit-star-star": (f"'{A40}'.findAll('(a*)*$', 3).size() >= 0", 0),
-    "find-dot-star-repeat": (f"('{A40}' + '{A40}').find('(.*a){{20}}') != 'zz'", 0),
+    "find-dot-star-repeat": (f"('{A40}' + '{A40}')" + ".find('(.*a){20}') != 'zz'", 0),
     "find-attribute-nested-plus": (f"{D}.model.find('(a+)+$') == ''", 0),
     "findall-attribute-x-plus": (f"{D}.model.findAll('(x+x+)+y').size() == 0", 0),
     "matches-nested-plus-5000": (f"!'{A5000}'.matches('(a+)+$')", 0),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from string import Template
 
 from tests.hostile.corpus import (
     INPUT_ERROR,
@@ -87,12 +88,17 @@ def laughs_wide(d: Path) -> list[str]:
     return [write(d, "bomb.yaml", params("laughs:\n" + _laughs(4, 200)))]
 
 
+# the hostile documents are text (what they do to a reader is the subject), filled in by concatenation or a
+# Template: their YAML flow maps keep their braces as written
+MERGE = Template("  m$i: &m$i {<<: *m$prev, k$i: [*m$prev, *m$prev]}")
+
+
 @case("yaml", *EVERYWHERE, area=INPUT_IO)
 def laughs_merge_keys(d: Path) -> list[str]:
     """merge keys (`<<: *a`) fanning out"""
     lines = ["  m0: &m0 {k0: lol}"]
     for i in range(1, 25):
-        lines.append(f"  m{i}: &m{i} {{<<: *m{i - 1}, k{i}: [*m{i - 1}, *m{i - 1}]}}")
+        lines.append(MERGE.substitute(i=i, prev=i - 1))
     return [write(d, "bomb.yaml", params("laughs:\n" + "\n".join(lines)))]
 
 
@@ -196,7 +202,7 @@ def huge_int_attribute(d: Path) -> list[str]:
     text = (
         "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n  driver: gpu.example.com\n"
         "  nodeName: n\n  pool: {name: p, generation: 1, resourceSliceCount: 1}\n  devices:\n  - name: d\n"
-        f"    attributes:\n      big: {{int: {'1' * 4301}}}\n"
+        "    attributes:\n      big: {int: " + "1" * 4301 + "}\n"
     )
     return [write(d, "bigint.yaml", text)]
 
@@ -402,7 +408,12 @@ def float_specials(d: Path) -> list[str]:
     """`.inf`, `-.Inf`, `.NaN`, `1e400` as numbers in int fields"""
     text = CLAIM_HEAD.format(name="c") + "spec:\n  devices:\n    requests:\n"
     for i, v in enumerate((".inf", "-.Inf", ".NaN", "1e400", "-0.0")):
-        text += f"    - name: r{i}\n      exactly: {{deviceClassName: g, allocationMode: ExactCount, count: {v}}}\n"
+        text += (
+            f"    - name: r{i}\n      exactly: "
+            + "{deviceClassName: g, allocationMode: ExactCount, count: "
+            + v
+            + "}\n"
+        )
     return [write(d, "floats.yaml", text)]
 
 

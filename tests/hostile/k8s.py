@@ -1,18 +1,26 @@
-"""Builders for the DRA objects the hostile cases are made of, and writers for them. Names are made
-unique per case (from the case directory's name) so that many cases can share one `validate` run
-without meeting in the cross-object rules."""
+"""The hostile cases' own builders, on top of the suite's (tests/builders.py, re-exported here): names
+made unique per case (from the case directory's name) so that many cases can share one `validate` run
+without meeting in the cross-object rules, devices with many attributes, small clusters."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-DRIVER = "gpu.example.com"
-V1 = "resource.k8s.io/v1"
+from tests import builders
+from tests.builders import (  # noqa: F401 (the corpus's modules take them from here)
+    DRIVER,
+    V1,
+    claim,
+    dump_flow,
+    dump_yaml,
+    node,
+    pod,
+    request,
+    resource_slice,
+    write,
+    write_json_list,
+)
 
 
 def uid(d: Path) -> str:
@@ -38,115 +46,9 @@ def device(name: str, i: int = 0, *, attrs: dict[str, Any] | None = None, **extr
     return dev
 
 
-def resource_slice(
-    name: str,
-    devices: Sequence[dict[str, Any]],
-    *,
-    pool: str,
-    node: str,
-    count: int = 1,
-    driver: str = DRIVER,
-    **spec: Any,
-) -> dict[str, Any]:
-    s: dict[str, Any] = {
-        "driver": driver,
-        "nodeName": node,
-        "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
-        "devices": list(devices),
-    }
-    s.update(spec)
-    return {"apiVersion": V1, "kind": "ResourceSlice", "metadata": {"name": name}, "spec": s}
-
-
-def node(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
-
-
 def device_class(name: str, expr: str | None = None, **spec: Any) -> dict[str, Any]:
-    expr = expr or f"device.driver == '{DRIVER}'"
-    s: dict[str, Any] = {"selectors": [{"cel": {"expression": expr}}]}
-    s.update(spec)
-    return {"apiVersion": V1, "kind": "DeviceClass", "metadata": {"name": name}, "spec": s}
-
-
-def request(
-    name: str, cls: str, selectors: Sequence[str] = (), count: int | None = None, **exactly: Any
-) -> dict[str, Any]:
-    ex: dict[str, Any] = {"deviceClassName": cls}
-    if selectors:
-        ex["selectors"] = [{"cel": {"expression": e}} for e in selectors]
-    if count is not None:
-        ex["count"] = count
-    ex.update(exactly)
-    return {"name": name, "exactly": ex}
-
-
-def claim(
-    name: str,
-    requests: Sequence[dict[str, Any]],
-    constraints: Sequence[dict[str, Any]] = (),
-    ns: str = "default",
-    kind: str = "ResourceClaim",
-) -> dict[str, Any]:
-    devices: dict[str, Any] = {"requests": list(requests)}
-    if constraints:
-        devices["constraints"] = list(constraints)
-    spec: dict[str, Any] = {"devices": devices}
-    if kind == "ResourceClaimTemplate":
-        spec = {"spec": spec}
-    return {"apiVersion": V1, "kind": kind, "metadata": {"name": name, "namespace": ns}, "spec": spec}
-
-
-def pod(name: str, claims: Iterable[str], ns: str = "default", template: bool = False) -> dict[str, Any]:
-    key = "resourceClaimTemplateName" if template else "resourceClaimName"
-    refs = [{"name": f"c{i}", key: c} for i, c in enumerate(claims)]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "resourceClaims": refs,
-            "containers": [
-                {
-                    "name": "app",
-                    "image": "registry.example.com/app:1",
-                    "resources": {"claims": [{"name": r["name"]} for r in refs]},
-                }
-            ],
-        },
-    }
-
-
-# ---- writers ---------------------------------------------------------------------------------------
-
-
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-def dump_yaml(objs: Iterable[Any]) -> str:
-    return yaml.dump_all(list(objs), Dumper=_Dumper, sort_keys=False, width=1_000_000)
-
-
-def dump_flow(objs: Iterable[Any]) -> str:
-    """One JSON (= flow YAML) document per object, `---` between: fast to write and to read back."""
-    return "".join(f"---\n{json.dumps(o, separators=(',', ':'))}\n" for o in objs)
-
-
-def write(d: Path, name: str, content: str | bytes | Iterable[Any], flow: bool = False) -> str:
-    p = d / name
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        p.write_bytes(content)
-    elif isinstance(content, str):
-        p.write_text(content, encoding="utf-8", errors="surrogatepass")
-    else:
-        p.write_text(dump_flow(content) if flow else dump_yaml(content), encoding="utf-8")
-    return str(p)
-
-
-def write_json_list(d: Path, name: str, objs: Iterable[Any]) -> str:
-    """Objects as one JSON `v1 List` document: numbers and strings exactly as written, no YAML resolution."""
-    return write(d, name, json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}))
+    """The corpus's classes select the driver's devices unless `expr` says otherwise."""
+    return builders.device_class(name, expr or f"device.driver == '{DRIVER}'", **spec)
 
 
 def own_class(u: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import line_of
 from tests.cliproc import draguard
 from webhook.admission import AdmissionConfig, review
 from webhook.io.yamlload import MAX_DEPTH
@@ -29,7 +30,11 @@ def nested(levels: int, key: str | None = None) -> str:
     """JSON text of `levels` nested arrays (or objects under `key`)."""
     if key is None:
         return "[" * levels + "]" * levels
-    return f'{{"{key}":' * (levels - 1) + "{}" + "}" * (levels - 1)
+    return ('{"' + key + '":') * (levels - 1) + "{}" + "}" * (levels - 1)
+
+
+# The pathological documents are text (the nesting is their subject), built by concatenation: `%s` and `+`
+# put the deep parts in, so no brace of JSON or YAML needs escaping.
 
 
 def claim_json(depth: int, params: int = PARAMS_LEVELS) -> str:
@@ -38,17 +43,14 @@ def claim_json(depth: int, params: int = PARAMS_LEVELS) -> str:
     return (
         '{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "deep", '
         '"namespace": "default", "managedFields": [{"manager": "kubectl", "operation": "Update", '
-        f'"apiVersion": "resource.k8s.io/v1", "fieldsType": "FieldsV1", "fieldsV1": {fields}}}]}}, '
+        '"apiVersion": "resource.k8s.io/v1", "fieldsType": "FieldsV1", "fieldsV1": ' + fields + "}]}, "
         '"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}], '
         '"config": [{"requests": ["r"], "opaque": {"driver": "gpu.example.com", '
-        f'"parameters": {{"x": {nested(params)}}}}}}}]}}}}}}'
+        '"parameters": {"x": ' + nested(params) + "}}}]}}}"
     )
 
 
-def claim_yaml(depth: int) -> str:
-    """The same claim, block-style YAML with its deep values in flow style (as kubectl writes them)."""
-    fields = nested(depth - FIELDS_ABOVE, "f:spec")
-    return f"""\
+CLAIM_YAML = """\
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata:
@@ -59,18 +61,23 @@ metadata:
     operation: Update
     apiVersion: resource.k8s.io/v1
     fieldsType: FieldsV1
-    fieldsV1: {fields}
+    fieldsV1: %s
 spec:
   devices:
     requests:
     - name: r
-      exactly: {{deviceClassName: gpu}}
+      exactly: {deviceClassName: gpu}
     config:
     - requests: [r]
       opaque:
         driver: gpu.example.com
-        parameters: {{x: {nested(PARAMS_LEVELS)}}}
+        parameters: {x: %s}
 """
+
+
+def claim_yaml(depth: int) -> str:
+    """The same claim, block-style YAML with its deep values in flow style (as kubectl writes them)."""
+    return CLAIM_YAML % (nested(depth - FIELDS_ABOVE, "f:spec"), nested(PARAMS_LEVELS))
 
 
 def depth_of(text: str) -> int:
@@ -119,11 +126,12 @@ def test_one_level_more_is_an_input_error_at_its_field(tmp_path: Path) -> None:
     p = draguard("validate", str(tmp_path))
     assert p.returncode == 1 and "Traceback" not in p.stderr and "RecursionError" not in p.stdout
     where = "metadata.managedFields[0].fieldsV1.f:spec.f:spec.f:spec.f:spec..."
+    fields_line = line_of(claim_yaml(MAX_DEPTH + 1), "fieldsV1: ")  # the YAML error is at the deep value
     assert p.stdout.splitlines() == [
         f"{tmp_path}/deep.json:1: error input.parse: document is nested deeper than 10000 levels at {where}: "
         "kubectl and the API server stop at 10000",
-        f"{tmp_path}/deep.yaml:11: error input.parse: document is nested deeper than 10000 levels at {where}: "
-        "kubectl and the API server stop at 10000",
+        f"{tmp_path}/deep.yaml:{fields_line}: error input.parse: document is nested deeper than 10000 levels "
+        f"at {where}: kubectl and the API server stop at 10000",
     ]
 
 
@@ -134,7 +142,7 @@ def _review(obj_json: str, endpoint: str) -> dict[str, Any]:
         '"kind": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"}, '
         '"resource": {"group": "resource.k8s.io", "version": "v1", "resource": "resourceclaims"}, '
         '"namespace": "default", "name": "deep", "operation": "CREATE", "userInfo": {"username": "u"}, '
-        f'"object": {obj_json}, "oldObject": null, "dryRun": false}}}}'
+        '"object": ' + obj_json + ', "oldObject": null, "dryRun": false}}'
     ).encode()
     return review(decode_review_body(body), _snapshot(), AdmissionConfig(endpoint=endpoint))["response"]
 

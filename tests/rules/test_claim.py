@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.builders import first_available, request, subrequest
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.rules import claim
@@ -71,11 +73,13 @@ def test_valid_claim_passes_every_rule(kind: str) -> None:
         assert run(fn, obj, ctx) == [], fn.__name__
 
 
-def req(body: str) -> dict[str, Any]:
-    return yaml.safe_load(body)
+def req(body: str | dict[str, Any]) -> dict[str, Any]:
+    """The devices of a table row: flow YAML (short rows), or built (long ones)."""
+    return yaml.safe_load(body) if isinstance(body, str) else copy.deepcopy(body)
 
 
-# (rule function, devices YAML, expected path below the devices path, keywords of the message)
+# (rule function, devices (flow YAML, or built when long), expected path below the devices path, keywords of the
+# message)
 CASES = [
     (claim.check_requests, "requests: [{name: gpu}]", ".requests[0]", "Required value: exactly one of"),
     (
@@ -98,9 +102,7 @@ CASES = [
     ),
     (
         claim.check_requests,
-        "requests: ["
-        + ", ".join(f"{{name: r{i}, exactly: {{deviceClassName: c}}}}" for i in range(33))
-        + "]",
+        {"requests": [request(f"r{i}", "c") for i in range(33)]},
         ".requests",
         "Too many: 33: must have at most 32 items",
     ),
@@ -112,9 +114,7 @@ CASES = [
     ),
     (
         claim.check_first_available,
-        "requests: [{name: r, firstAvailable: ["
-        + ", ".join(f"{{name: s{i}, deviceClassName: c}}" for i in range(9))
-        + "]}]",
+        {"requests": [first_available("r", *(subrequest(f"s{i}", "c") for i in range(9)))]},
         ".requests[0].firstAvailable",
         "Too many: 9: must have at most 8 items",
     ),
@@ -258,9 +258,9 @@ CASES = [
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("fn", "devices", "suffix", "words"), CASES)
-def test_invalid(kind: str, fn: Any, devices: str, suffix: str, words: str) -> None:
+def test_invalid(kind: str, fn: Any, devices: str | dict[str, Any], suffix: str, words: str) -> None:
     ctx = Context(profile=load_profile("1.37", {"DRADerivedAttributes": True}))
-    found = run(fn, make(kind, yaml.safe_load(devices)), ctx)
+    found = run(fn, make(kind, req(devices)), ctx)
     path = KINDS[kind] + suffix
     assert any(p == path and words in m for p, m in found), found
 
@@ -274,12 +274,8 @@ def test_constraint_without_type_before_consumable_capacity() -> None:
 
 
 def test_too_many_requests_stops_other_request_checks() -> None:
-    body = (
-        "requests: ["
-        + ", ".join(f"{{name: r{i}, exactly: {{deviceClassName: BAD}}}}" for i in range(33))
-        + "]"
-    )
-    assert run(claim.check_device_class_name, make("ResourceClaim", req(body))) == []
+    body = {"requests": [request(f"r{i}", "BAD") for i in range(33)]}
+    assert run(claim.check_device_class_name, make("ResourceClaim", body)) == []
 
 
 @pytest.mark.parametrize("kind", KINDS)

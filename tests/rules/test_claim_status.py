@@ -3,65 +3,98 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
-import yaml
-
+from tests.builders import first_available, request, subrequest
 from webhook.config.context import Context
 from webhook.rules import claim_status as cs
 
 UID = "11111111-1111-1111-1111-111111111111"
 SHARE = "0b5c5cf6-3b4c-4fd2-9a3b-2f4e8a1d9c10"
 
-CLAIM = f"""
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {{name: c, namespace: ml}}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly: {{deviceClassName: gpu.example.com}}
-    - name: nic
-      firstAvailable:
-      - {{name: fast, deviceClassName: nic.example.com}}
-      - {{name: slow, deviceClassName: nic.example.com}}
-status:
-  allocation:
-    devices:
-      results:
-      - request: gpu
-        driver: gpu.example.com
-        pool: node-1
-        device: gpu-0
-        tolerations: [{{key: example.com/maint, operator: Exists, effect: NoSchedule}}]
-        bindingConditions: [example.com/ready]
-        bindingFailureConditions: [example.com/failed]
-      - {{request: nic/fast, driver: nic.example.com, pool: node-1, device: eth-0, shareID: {SHARE}, consumedCapacity: {{bw: 1G}}}}
-      config:
-      - source: FromClass
-        requests: [gpu]
-        opaque: {{driver: gpu.example.com, parameters: {{mode: shared}}}}
-    nodeSelector:
-      nodeSelectorTerms:
-      - matchFields: [{{key: metadata.name, operator: In, values: [node-1]}}]
-  reservedFor:
-  - {{resource: pods, name: p1, uid: {UID}}}
-  devices:
-  - driver: gpu.example.com
-    pool: node-1
-    device: gpu-0
-    conditions:
-    - {{type: Ready, status: "True", reason: Prepared, message: "", lastTransitionTime: "2026-09-01T00:00:00Z"}}
-    data: {{health: ok}}
-  - driver: nic.example.com
-    pool: node-1
-    device: eth-0
-    shareID: {SHARE}
-    networkData:
-      interfaceName: eth0
-      ips: [192.0.2.5/24, "2001:db8::5/64"]
-      hardwareAddress: "00:11:22:33:44:55"
-"""
+CLAIM: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaim",
+    "metadata": {"name": "c", "namespace": "ml"},
+    "spec": {
+        "devices": {
+            "requests": [
+                request("gpu", "gpu.example.com"),
+                first_available(
+                    "nic", subrequest("fast", "nic.example.com"), subrequest("slow", "nic.example.com")
+                ),
+            ]
+        }
+    },
+    "status": {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {
+                        "request": "gpu",
+                        "driver": "gpu.example.com",
+                        "pool": "node-1",
+                        "device": "gpu-0",
+                        "tolerations": [
+                            {"key": "example.com/maint", "operator": "Exists", "effect": "NoSchedule"}
+                        ],
+                        "bindingConditions": ["example.com/ready"],
+                        "bindingFailureConditions": ["example.com/failed"],
+                    },
+                    {
+                        "request": "nic/fast",
+                        "driver": "nic.example.com",
+                        "pool": "node-1",
+                        "device": "eth-0",
+                        "shareID": SHARE,
+                        "consumedCapacity": {"bw": "1G"},
+                    },
+                ],
+                "config": [
+                    {
+                        "source": "FromClass",
+                        "requests": ["gpu"],
+                        "opaque": {"driver": "gpu.example.com", "parameters": {"mode": "shared"}},
+                    }
+                ],
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
+                ]
+            },
+        },
+        "reservedFor": [{"resource": "pods", "name": "p1", "uid": UID}],
+        "devices": [
+            {
+                "driver": "gpu.example.com",
+                "pool": "node-1",
+                "device": "gpu-0",
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "reason": "Prepared",
+                        "message": "",
+                        "lastTransitionTime": "2026-09-01T00:00:00Z",
+                    }
+                ],
+                "data": {"health": "ok"},
+            },
+            {
+                "driver": "nic.example.com",
+                "pool": "node-1",
+                "device": "eth-0",
+                "shareID": SHARE,
+                "networkData": {
+                    "interfaceName": "eth0",
+                    "ips": ["192.0.2.5/24", "2001:db8::5/64"],
+                    "hardwareAddress": "00:11:22:33:44:55",
+                },
+            },
+        ],
+    },
+}
 
 RULES = (
     cs.results,
@@ -74,8 +107,8 @@ RULES = (
 )
 
 
-def load() -> dict:
-    return yaml.safe_load(CLAIM)
+def load() -> dict[str, Any]:
+    return copy.deepcopy(CLAIM)
 
 
 def run(fn, o: dict, ctx: Context | None = None) -> list[tuple[str, str]]:

@@ -4,57 +4,36 @@ is never present, with or without devices in the input; the fix names the domain
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from tests.builders import (
+    claim_template,
+    device_class,
+    dump_yaml,
+    first_available,
+    line_of,
+    resource_slice,
+    subrequest,
+)
 from webhook.model.report import Report
 from webhook.validate import RunOptions, check_files
 
 RULE = "selector.qualified-name-key"
 
-SLICE = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: node-1-nics}
-spec:
-  driver: dra.net
-  nodeName: node-1
-  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
-  devices:
-  - name: eth0
-    attributes:
-      rdma: {bool: true}
-      resource.kubernetes.io/pcieRoot: {string: pci0000:15}
-    capacity:
-      bandwidth: {value: 100G}
-"""
+NIC = {
+    "name": "eth0",
+    "attributes": {"rdma": {"bool": True}, "resource.kubernetes.io/pcieRoot": {"string": "pci0000:15"}},
+    "capacity": {"bandwidth": {"value": "100G"}},
+}
+SLICE = resource_slice("node-1-nics", [NIC], pool="node-1", node="node-1", driver="dra.net")
 
 
-def template(name: str, expression: str) -> str:
-    return f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {{name: {name}, namespace: ml}}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: nic
-        firstAvailable:
-        - name: fast
-          deviceClassName: nic
-          selectors:
-          - cel:
-              expression: {expression!r}
-"""
+def template(name: str, expression: str) -> dict[str, Any]:
+    fast = subrequest("fast", "nic", [expression])
+    return claim_template(name, [first_available("nic", fast)], ns="ml")
 
 
-CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: nic}
-spec:
-  selectors:
-  - cel: {expression: 'device.attributes["dra.net/rdma"].bool'}
-"""
+CLASS = device_class("nic", 'device.attributes["dra.net/rdma"].bool')
 
 TEMPLATES = {
     "membership": '"dra.net/rdma" in device.attributes',
@@ -67,10 +46,10 @@ TEMPLATES = {
 
 def run(tmp_path: Path, devices: bool) -> Report:
     (tmp_path / "objects.yaml").write_text(
-        "---\n".join([CLASS, *(template(n, e) for n, e in TEMPLATES.items())])
+        dump_yaml([CLASS, *(template(n, e) for n, e in TEMPLATES.items())])
     )
     if devices:
-        (tmp_path / "slice.yaml").write_text(SLICE)
+        (tmp_path / "slice.yaml").write_text(dump_yaml([SLICE]))
     return check_files([str(tmp_path)], RunOptions())
 
 
@@ -89,7 +68,9 @@ def test_a_qualified_name_as_a_domain_key_with_or_without_devices(tmp_path: Path
         assert sorted(got) == ["capacity", "guarded", "membership", "nic", "standard"], got  # not "right"
         assert {rule for found in got.values() for rule, *_ in found} == {RULE}  # no unknown-attribute twice
         ((_, severity, message, line),) = got["nic"]
-        assert (severity, line) == ("warning", 6)
+        # the class is the input's first document: the finding is on the line of its selector's expression
+        written = (tmp_path / "objects.yaml").read_text()
+        assert (severity, line) == ("warning", line_of(written, "expression: "))
         assert message == (
             '`device.attributes["dra.net/rdma"]` is never present: the keys of device.attributes are domains, '
             "which have no `/` (a fully-qualified name is <domain>/<id>), so it is an empty map and selecting "

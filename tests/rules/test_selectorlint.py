@@ -5,72 +5,62 @@ names no device publishes, the wrong type, selectors that match nothing; severit
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.builders import (
+    claim_template,
+    device_class,
+    dump_yaml,
+    first_available,
+    request,
+    resource_slice,
+    subrequest,
+)
 from webhook.model.report import Report
 from webhook.rules import selectorlint
 from webhook.validate import RunOptions, check_files
 
-SLICE = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: node-1-gpus}
-spec:
-  driver: gpu.example.com
-  nodeName: node-1
-  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
-  devices:
-  - name: gpu-0
-    attributes:
-      model: {string: A100-SXM4-80GB}
-      index: {int: 0}
-      nvlink: {bool: true}
-      resource.kubernetes.io/pcieRoot: {string: pci0000:15}
-    capacity:
-      memory: {value: 80Gi}
-  - name: gpu-1
-    attributes:
-      model: {string: A100-SXM4-80GB}
-      index: {int: 1}
-      nvlink: {bool: true}
-      resource.kubernetes.io/pcieRoot: {string: pci0000:16}
-    capacity:
-      memory: {value: 80Gi}
-"""
 
-CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
-"""
+def gpu(
+    i: int, model: str, firmware: dict[str, Any] | None, memory: str, root: str | None = None
+) -> dict[str, Any]:
+    """Device gpu-<i>: a `model` GPU with `memory`, its index, NVLink and PCIe root, or its firmware."""
+    attributes: dict[str, Any] = {"model": {"string": model}}
+    if firmware is None:
+        attributes.update(
+            {
+                "index": {"int": i},
+                "nvlink": {"bool": True},
+                "resource.kubernetes.io/pcieRoot": {"string": root},
+            }
+        )
+    else:
+        attributes["firmware"] = firmware
+    return {"name": f"gpu-{i}", "attributes": attributes, "capacity": {"memory": {"value": memory}}}
 
 
-def claim(name: str, expression: str, cls: str = "gpu") -> str:
-    return f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {{name: {name}, namespace: ml}}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: {cls}
-          selectors:
-          - cel:
-              expression: {expression!r}
-"""
+SLICE = resource_slice(
+    "node-1-gpus",
+    [
+        gpu(0, "A100-SXM4-80GB", None, "80Gi", "pci0000:15"),
+        gpu(1, "A100-SXM4-80GB", None, "80Gi", "pci0000:16"),
+    ],
+    pool="node-1",
+    node="node-1",
+)
+CLASS = device_class("gpu", "device.driver == 'gpu.example.com'")
+
+
+def claim(name: str, expression: str, cls: str = "gpu") -> dict[str, Any]:
+    return claim_template(name, [request("gpu", cls, [expression])], ns="ml")
 
 
 def run(tmp_path: Path, claims: dict[str, str], cluster: bool = False) -> Report:
-    (tmp_path / "claims.yaml").write_text("---\n".join([CLASS, *claims.values()]))
+    (tmp_path / "claims.yaml").write_text(dump_yaml([CLASS, *claims.values()]))
     (tmp_path / "state").mkdir(exist_ok=True)
-    (tmp_path / "state" / "slices.yaml").write_text(SLICE)
+    (tmp_path / "state" / "slices.yaml").write_text(dump_yaml([SLICE]))
     if cluster:
         return check_files([str(tmp_path / "claims.yaml")], RunOptions(cluster=(str(tmp_path / "state"),)))
     return check_files([str(tmp_path)], RunOptions())
@@ -176,7 +166,7 @@ def test_a_selector_matching_nothing_names_the_values_the_devices_have(tmp_path:
 
 def test_no_lint_without_devices_or_past_the_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "claims.yaml").write_text(
-        CLASS + "---\n" + claim("typo", "device.attributes['gpu.example.com'].modle")
+        dump_yaml([CLASS, claim("typo", "device.attributes['gpu.example.com'].modle")])
     )
     report = check_files([str(tmp_path / "claims.yaml")], RunOptions())
     assert not any(v.rule.startswith("selector.") for o in report.objects for v in o.violations)
@@ -187,28 +177,18 @@ def test_no_lint_without_devices_or_past_the_bounds(tmp_path: Path, monkeypatch:
     assert found(report, "selector.matches-nothing") == {}
 
 
-def _big_slice(n: int) -> str:
+def _big_slice(n: int) -> dict[str, Any]:
     """One slice of n GPUs: the first ones A100s with string firmware versions, the last one an H200 whose
     firmware is published as an int (as a driver upgrade mid-rollout may do)."""
-    devices = "".join(
-        f"""
-  - name: gpu-{i}
-    attributes:
-      model: {{string: {"H200" if i == n - 1 else "A100-SXM4-80GB"}}}
-      firmware: {"{int: 3}" if i == n - 1 else "{string: '3.1'}"}
-    capacity:
-      memory: {{value: {"141Gi" if i == n - 1 else "80Gi"}}}"""
-        for i in range(n)
-    )
-    return SLICE.split("  devices:")[0] + "  devices:" + devices + "\n"
+    devices = [gpu(i, "A100-SXM4-80GB", {"string": "3.1"}, "80Gi") for i in range(n - 1)]
+    devices.append(gpu(n - 1, "H200", {"int": 3}, "141Gi"))
+    return {**SLICE, "spec": {**SLICE["spec"], "devices": devices}}
 
 
 def test_the_facts_cover_every_device_of_a_slice(tmp_path: Path) -> None:
-    import yaml
-
     from webhook.rules.facts import SliceFacts, facts_of
 
-    f = facts_of(yaml.safe_load(_big_slice(40)), [0])  # samples not kept: the facts alone
+    f = facts_of(_big_slice(40), [0])  # samples not kept: the facts alone
     assert isinstance(f, SliceFacts) and f.samples == ()
     types, values = f.attributes[("gpu.example.com", "firmware")]
     assert types == {"string", "int"} and values == ("3.1", "3")
@@ -217,7 +197,7 @@ def test_the_facts_cover_every_device_of_a_slice(tmp_path: Path) -> None:
 
 def test_a_type_or_value_only_a_late_device_publishes_is_not_reported(tmp_path: Path) -> None:
     (tmp_path / "state").mkdir()
-    (tmp_path / "state" / "slices.yaml").write_text(_big_slice(40))
+    (tmp_path / "state" / "slices.yaml").write_text(dump_yaml([_big_slice(40)]))
     claims = {
         # the 40th device has an int firmware: comparing with an int is not "never true"
         "int": claim("int", "device.attributes['gpu.example.com'].firmware == 3"),
@@ -228,7 +208,7 @@ def test_a_type_or_value_only_a_late_device_publishes_is_not_reported(tmp_path: 
             "device.capacity['gpu.example.com'].memory.compareTo(quantity('200Gi')) >= 0",
         ),
     }
-    (tmp_path / "claims.yaml").write_text("---\n".join([CLASS, *claims.values()]))
+    (tmp_path / "claims.yaml").write_text(dump_yaml([CLASS, *claims.values()]))
     report = check_files([str(tmp_path)], RunOptions())
     assert found(report, "selector.attribute-type") == {}
     nothing = found(report, "selector.matches-nothing")
@@ -248,10 +228,10 @@ def test_a_domain_the_input_lacks_is_an_info_even_when_another_domain_has_the_na
 
 
 def test_a_class_for_a_driver_without_devices_in_the_cluster_is_an_info(tmp_path: Path) -> None:
-    nic_class = CLASS.replace("name: gpu}", "name: nic}").replace("gpu.example.com", "nic.example.com")
-    (tmp_path / "classes.yaml").write_text(CLASS + "---\n" + nic_class)
+    nic_class = device_class("nic", "device.driver == 'nic.example.com'")
+    (tmp_path / "classes.yaml").write_text(dump_yaml([CLASS, nic_class]))
     (tmp_path / "state").mkdir()
-    (tmp_path / "state" / "slices.yaml").write_text(SLICE)
+    (tmp_path / "state" / "slices.yaml").write_text(dump_yaml([SLICE]))
     report = check_files([str(tmp_path / "classes.yaml")], RunOptions(cluster=(str(tmp_path / "state"),)))
     got = found(report, "selector.matches-nothing")
     assert got == {
@@ -266,12 +246,9 @@ def test_a_class_for_a_driver_without_devices_in_the_cluster_is_an_info(tmp_path
 def test_a_first_available_alternative_matching_nothing_is_an_info_when_another_matches(
     tmp_path: Path,
 ) -> None:
-    prioritized = (
-        claim("prioritized", "device.attributes['gpu.example.com'].model == 'B200'").replace(
-            "        exactly:\n          deviceClassName: gpu\n          selectors:",
-            "        firstAvailable:\n        - name: b200\n          deviceClassName: gpu\n          selectors:",
-        )
-        + "        - {name: any, deviceClassName: gpu}\n"
+    b200 = subrequest("b200", "gpu", ["device.attributes['gpu.example.com'].model == 'B200'"])
+    prioritized = claim_template(
+        "prioritized", [first_available("gpu", b200, subrequest("any", "gpu"))], ns="ml"
     )
     got = found(run(tmp_path, {"prioritized": prioritized}, cluster=True), "selector.matches-nothing")
     assert got["prioritized"][0] == "info", got

@@ -9,12 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import device_class, dump_yaml
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.io.files import UnreadableInput, discover_all
 from webhook.server.loader import ManifestDirectory, StateLoader, manifest_files
 
-CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {{name: {name}}}\nspec: {{}}\n"
+
+def classes(*names: str) -> str:
+    """DeviceClasses `names` (an empty spec), one YAML document each."""
+    return dump_yaml(device_class(name) for name in names)
 
 
 def _dir(root: Path) -> ManifestDirectory:
@@ -47,15 +51,15 @@ def test_finds_what_discover_finds(tmp_path: Path) -> None:
 
 
 def test_changes_removals_and_broken_files(tmp_path: Path) -> None:
-    _write(tmp_path / "a.yaml", CLASS.format(name="a"))
-    _write(tmp_path / "b.yaml", CLASS.format(name="b") + "---\n" + CLASS.format(name="b2"))
+    _write(tmp_path / "a.yaml", classes("a"))
+    _write(tmp_path / "b.yaml", classes("b", "b2"))
     d = _dir(tmp_path)
     first = d.scan()
     assert sorted(Path(p).name for p in first.changed) == ["a.yaml", "b.yaml"]
     assert _names(d) == ["a", "b", "b2"]
     a_obj = next(o for o in d.objects() if o["metadata"]["name"] == "a")
     assert d.scan().changed == []  # nothing changed, nothing read
-    _write(tmp_path / "b.yaml", CLASS.format(name="b3"))
+    _write(tmp_path / "b.yaml", classes("b3"))
     r = d.scan()
     assert [Path(p).name for p in r.changed] == ["b.yaml"]
     assert _names(d) == ["a", "b3"]
@@ -67,7 +71,7 @@ def test_changes_removals_and_broken_files(tmp_path: Path) -> None:
     assert [Path(p).name for p in r.unparsable] == ["b.yaml"] and r.changed == []
     assert _names(d) == ["a", "b3"]  # the last good objects stay
     assert d.scan().unparsable == []  # and the broken file is not read again until it changes
-    _write(tmp_path / "b.yaml", CLASS.format(name="Bad_Name") + "---\n" + CLASS.format(name="good"))
+    _write(tmp_path / "b.yaml", classes("Bad_Name", "good"))
     r = d.scan()
     assert r.invalid == 1 and _names(d) == ["a", "good"]  # an invalid object is left out, not the file
     (tmp_path / "a.yaml").unlink()
@@ -76,27 +80,26 @@ def test_changes_removals_and_broken_files(tmp_path: Path) -> None:
 
 
 def test_only_changed_documents_are_validated_again(tmp_path: Path) -> None:
-    docs = [CLASS.format(name=f"c{i}") for i in range(10)]
-    _write(tmp_path / "many.yaml", "---\n".join(docs))
+    docs = [device_class(f"c{i}") for i in range(10)]
+    _write(tmp_path / "many.yaml", dump_yaml(docs))
     d = _dir(tmp_path)
     assert d.scan().validated == 10
     before = {o["metadata"]["name"]: o for o in d.objects()}
-    docs[3] = CLASS.format(name="c3").replace("spec: {}", "spec: {selectors: []}")
-    _write(tmp_path / "many.yaml", "# a comment moves every line\n" + "---\n".join(docs))
+    docs[3] = device_class("c3", selectors=[])
+    _write(tmp_path / "many.yaml", "# a comment moves every line\n" + dump_yaml(docs))
     r = d.scan()
     assert r.validated == 1 and [o["metadata"]["name"] for o in r.upserts] == ["c3"] and r.deletes == []
     after = {o["metadata"]["name"]: o for o in d.objects()}
     assert all(after[n] is before[n] for n in before if n != "c3") and after["c3"] is not before["c3"]
-    docs[5] = CLASS.format(name="Bad_Name")
-    _write(tmp_path / "many.yaml", "---\n".join(docs))
+    docs[5] = device_class("Bad_Name")
+    _write(tmp_path / "many.yaml", dump_yaml(docs))
     r = d.scan()
     assert r.invalid == 1 and [k[2] for k in r.deletes] == ["c5"]
 
 
 def test_the_last_file_defining_an_object_wins(tmp_path: Path) -> None:
-    cls = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {{name: same}}\nspec: {{selectors: [{{cel: {{expression: '{e}'}}}}]}}\n"
-    _write(tmp_path / "a.yaml", cls.format(e="true"))
-    _write(tmp_path / "b.yaml", cls.format(e="false"))
+    _write(tmp_path / "a.yaml", dump_yaml([device_class("same", "true")]))
+    _write(tmp_path / "b.yaml", dump_yaml([device_class("same", "false")]))
     d = _dir(tmp_path)
     d.scan()
     (obj,) = d.objects()
@@ -109,7 +112,7 @@ def test_the_last_file_defining_an_object_wins(tmp_path: Path) -> None:
 
 
 def test_a_new_broken_file_contributes_what_parsed(tmp_path: Path) -> None:
-    _write(tmp_path / "a.yaml", CLASS.format(name="a") + "---\nkind: [\n")
+    _write(tmp_path / "a.yaml", classes("a") + "---\nkind: [\n")
     d = _dir(tmp_path)
     d.scan()
     assert _names(d) == ["a"]
@@ -118,20 +121,20 @@ def test_a_new_broken_file_contributes_what_parsed(tmp_path: Path) -> None:
 def test_the_loader_publishes_the_first_load_and_every_change(tmp_path: Path) -> None:
     from webhook.state.store import StateStore
 
-    _write(tmp_path / "a.yaml", CLASS.format(name="a"))
+    _write(tmp_path / "a.yaml", classes("a"))
     store = StateStore(load_profile("1.37"))
     published: list[int] = []
     loader = StateLoader(_dir(tmp_path), store, 0.01, on_publish=lambda s, t, r: published.append(s.version))
     assert loader.load_once() is True and loader.ready.is_set()
     first = store.snapshot()
     assert loader.load_once() is False and store.snapshot() is first  # no change: no publish
-    _write(tmp_path / "b.yaml", CLASS.format(name="b"))
+    _write(tmp_path / "b.yaml", classes("b"))
     assert loader.load_once() is True
     assert first.counts()["DeviceClass"] == 1 and store.snapshot().counts()["DeviceClass"] == 2
     assert len(published) == 2 and published[1] > published[0]
     loader.start()
     (tmp_path / "a.yaml").unlink()
-    _write(tmp_path / "c.yaml", CLASS.format(name="c") + "---\n" + CLASS.format(name="d"))
+    _write(tmp_path / "c.yaml", classes("c", "d"))
     end = time.monotonic() + 60
     while store.snapshot().counts()["DeviceClass"] != 3 and time.monotonic() < end:
         time.sleep(0.01)

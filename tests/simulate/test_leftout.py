@@ -9,81 +9,43 @@ from typing import Any
 
 import pytest
 
+from tests import builders
+from tests.builders import claim_template, device_class, dump_yaml, node, obj, request, resource_slice
 from webhook.cli.main import main
 
-NODES = """\
-apiVersion: v1
-kind: Node
-metadata: {name: node-a}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-b}
-"""
-
-GPU_CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors:
-  - cel: {expression: 'device.driver == "gpu.example.com"'}
-"""
+NODES = [node("node-a"), node("node-b")]
+GPU_CLASS = device_class("gpu", 'device.driver == "gpu.example.com"')
 
 
-def gpu_slice(name: str, node: str, devices: int, extra: str = "", driver: str = "gpu.example.com") -> str:
-    devs = "".join(f"\n  - name: gpu-{i}" for i in range(devices))
-    return f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {{name: {name}}}
-spec:
-  driver: {driver}
-  nodeName: {node}
-{extra}  pool: {{name: {node}, generation: 1, resourceSliceCount: 1}}
-  devices:{devs}
-"""
+def gpu_slice(
+    name: str, node: str, devices: int, driver: str = "gpu.example.com", **spec: Any
+) -> dict[str, Any]:
+    """Slice `name`: the pool of `node`, `devices` GPUs gpu-0... of `driver` (more spec fields as given)."""
+    gpus = [{"name": f"gpu-{i}"} for i in range(devices)]
+    return resource_slice(name, gpus, pool=node, node=node, driver=driver, **spec)
 
 
-def pod(name: str, gpus: int = 1, claim: str | None = None, template: bool = True) -> str:
-    ref = f"resourceClaimName: {claim}" if claim else f"resourceClaimTemplateName: gpus-{gpus}"
-    head = f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {{name: gpus-{gpus}, namespace: team}}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpus
-        exactly: {{deviceClassName: gpu, count: {gpus}}}
----
-"""
-    return f"""{head if template and not claim else ""}apiVersion: v1
-kind: Pod
-metadata: {{name: {name}, namespace: team}}
-spec:
-  containers: [{{name: c, image: x, resources: {{claims: [{{name: g}}]}}}}]
-  resourceClaims: [{{name: g, {ref}}}]
-"""
+def pod(name: str, gpus: int = 1, claim: str | None = None, template: bool = True) -> list[dict[str, Any]]:
+    """Pod team/name whose claim g is `claim`, else made from template gpus-<gpus> (the template first,
+    unless `template` is False)."""
+    ref = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": f"gpus-{gpus}"}
+    container = {"name": "c", "image": "x", "resources": {"claims": [{"name": "g"}]}}
+    the_pod = obj(
+        "Pod", name, "team", "v1", spec={"containers": [container], "resourceClaims": [{"name": "g", **ref}]}
+    )
+    if template and not claim:
+        return [claim_template(f"gpus-{gpus}", [request("gpus", "gpu", count=gpus)], ns="team"), the_pod]
+    return [the_pod]
 
 
-def claim(name: str, gpus: int) -> str:
-    return f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {{name: {name}, namespace: team}}
-spec:
-  devices:
-    requests:
-    - name: gpus
-      exactly: {{deviceClassName: gpu, count: {gpus}}}
-"""
+def claim(name: str, gpus: int) -> dict[str, Any]:
+    return builders.claim(name, [request("gpus", "gpu", count=gpus)], ns="team")
 
 
-def write(tmp_path: Path, **files: str) -> Path:
-    for name, text in files.items():
-        (tmp_path / f"{name}.yaml").write_text(text)
+def write(tmp_path: Path, **files: str | list[dict[str, Any]]) -> Path:
+    """`name=objects` as tmp_path/name.yaml (text as it is)."""
+    for name, content in files.items():
+        (tmp_path / f"{name}.yaml").write_text(content if isinstance(content, str) else dump_yaml(content))
     return tmp_path
 
 
@@ -93,8 +55,8 @@ def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
 
 
 def test_a_left_out_class_is_named_in_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    broken = GPU_CLASS.replace('"gpu.example.com"\'', '"gpu.example.com" &&\'')
-    write(tmp_path, a=NODES, b=broken + "---\n" + gpu_slice("s", "node-a", 2), c=pod("p"))
+    broken = device_class("gpu", 'device.driver == "gpu.example.com" &&')
+    write(tmp_path, a=NODES, b=[broken, gpu_slice("s", "node-a", 2)], c=pod("p"))
     code, out = simulate(capsys, str(tmp_path))
     (sim,) = out["pods"]
     assert code == 1 and sim["feasible"] is False
@@ -108,11 +70,11 @@ def test_a_left_out_class_is_named_in_the_reason(tmp_path: Path, capsys: pytest.
 def test_a_left_out_slice_that_would_have_served_the_pod(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = gpu_slice("both", "node-b", 4, extra="  allNodes: true\n")
+    bad = gpu_slice("both", "node-b", 4, allNodes=True)
     write(
         tmp_path,
-        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("small", "node-a", 1),
-        b=bad,
+        a=[*NODES, GPU_CLASS, gpu_slice("small", "node-a", 1)],
+        b=[bad],
         c=pod("p", 2),
     )
     code, out = simulate(capsys, str(tmp_path))
@@ -129,9 +91,11 @@ def test_an_undecodable_slice_is_named_only_when_its_driver_may_match(
 ) -> None:
     # attributes as a list: the API server cannot decode the slice (an unknown field would not do: the
     # cluster's objects are read as stored, the field dropped with a warning, tests/cli/test_stored_state_cli.py)
-    typo = gpu_slice("typo", "node-b", 2).replace("  - name: gpu-0", "  - name: gpu-0\n    attributes: []")
-    fpga = typo.replace("gpu.example.com", "fpga.example.com").replace("typo", "fpga-typo")
-    write(tmp_path, a=NODES + "---\n" + GPU_CLASS, b=typo, c=fpga, d=pod("p"))
+    typo = gpu_slice("typo", "node-b", 2)
+    typo["spec"]["devices"][0]["attributes"] = []
+    fpga = gpu_slice("fpga-typo", "node-b", 2, driver="fpga.example.com")
+    fpga["spec"]["devices"][0]["attributes"] = []
+    write(tmp_path, a=[*NODES, GPU_CLASS], b=[typo], c=[fpga], d=pod("p"))
     code, out = simulate(capsys, str(tmp_path))
     reason = out["pods"][0]["reason"]
     assert 'ResourceSlice "typo", whose devices are unknown: it could not be decoded' in reason
@@ -142,15 +106,12 @@ def test_an_undecodable_slice_is_named_only_when_its_driver_may_match(
 def test_a_left_out_class_serving_an_extended_resource(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cls = GPU_CLASS.replace("spec:\n", "spec:\n  extendedResourceName: example.com/gpu\n  config: [{}]\n")
-    ext_pod = """\
-apiVersion: v1
-kind: Pod
-metadata: {name: legacy, namespace: team}
-spec:
-  containers: [{name: c, image: x, resources: {limits: {example.com/gpu: "1"}}}]
-"""
-    write(tmp_path, a=NODES + "---\n" + gpu_slice("s", "node-a", 2), b=cls, c=ext_pod)
+    cls = device_class(
+        "gpu", 'device.driver == "gpu.example.com"', extendedResourceName="example.com/gpu", config=[{}]
+    )
+    container = {"name": "c", "image": "x", "resources": {"limits": {"example.com/gpu": "1"}}}
+    ext_pod = obj("Pod", "legacy", "team", "v1", spec={"containers": [container]})
+    write(tmp_path, a=[*NODES, gpu_slice("s", "node-a", 2)], b=[cls], c=[ext_pod])
     code, out = simulate(capsys, str(tmp_path))
     (sim,) = out["pods"]
     # no class serves example.com/gpu in the simulation, and no node's allocatable has it
@@ -163,9 +124,8 @@ def test_errors_the_api_server_does_not_make_change_no_verdict(
 ) -> None:
     # two slices of one pool generation repeat a device: pool.duplicate-device is an error, but the API
     # server stores both and the scheduler itself treats the pool as invalid — as the simulation does
-    s1 = gpu_slice("s1", "node-a", 2).replace("resourceSliceCount: 1", "resourceSliceCount: 2")
-    s2 = s1.replace("name: s1", "name: s2")
-    write(tmp_path, a=NODES + "---\n" + GPU_CLASS, b=s1 + "---\n" + s2, c=pod("p"))
+    s1, s2 = (gpu_slice(name, "node-a", 2, count=2) for name in ("s1", "s2"))
+    write(tmp_path, a=[*NODES, GPU_CLASS], b=[s1, s2], c=pod("p"))
     code, out = simulate(capsys, str(tmp_path))
     (sim,) = out["pods"]
     assert out["invalid"] == [] and [o["name"] for o in out["errors"]] == ["s2"]
@@ -179,8 +139,8 @@ def test_a_policy_raising_a_lint_to_an_error_changes_no_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     upper = gpu_slice("s", "node-a", 1, driver="GPU.example.com")
-    cls = GPU_CLASS.replace('"gpu.example.com"', '"GPU.example.com"')
-    write(tmp_path, a=NODES + "---\n" + cls, b=upper, c=pod("p"))
+    cls = device_class("gpu", 'device.driver == "GPU.example.com"')
+    write(tmp_path, a=[*NODES, cls], b=[upper], c=pod("p"))
     policy = tmp_path / "policy.yml"
     policy.write_text("rules:\n  slice.driver.uppercase: error\n")
     code = main(["validate", "-o", "json", "--feasibility", "--policy", str(policy), str(tmp_path)])
@@ -195,9 +155,9 @@ def test_names_defined_twice_with_other_content_are_reported_and_never_merged(
 ) -> None:
     write(
         tmp_path,
-        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("s", "node-a", 2),
-        b=claim("shared", 2),
-        c=claim("shared", 1) + "---\n" + NODES.split("---\n")[0],
+        a=[*NODES, GPU_CLASS, gpu_slice("s", "node-a", 2)],
+        b=[claim("shared", 2)],
+        c=[claim("shared", 1), NODES[0]],
         d=pod("p", claim="shared"),
     )
     code, out = simulate(capsys, str(tmp_path))
@@ -232,7 +192,7 @@ def test_a_document_that_cannot_be_read_is_left_out_too(
 ) -> None:
     write(
         tmp_path,
-        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("s", "node-a", 1),
+        a=[*NODES, GPU_CLASS, gpu_slice("s", "node-a", 1)],
         b=pod("p"),
         c="kind: [unclosed\n",
     )
@@ -247,15 +207,14 @@ def test_a_document_that_cannot_be_read_is_left_out_too(
 def test_objects_named_by_generate_name_are_never_merged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    published = [
-        gpu_slice("x", node, 1).replace("metadata: {name: x}", "metadata: {generateName: gpu.example.com-}")
-        for node in ("node-a", "node-b")
-    ]
+    published = [gpu_slice("x", name, 1) for name in ("node-a", "node-b")]
+    for s in published:
+        s["metadata"] = {"generateName": "gpu.example.com-"}
     write(
         tmp_path,
-        a=NODES + "---\n" + GPU_CLASS,
-        b="---\n".join(published),
-        c=pod("p") + "---\n" + pod("q", template=False),
+        a=[*NODES, GPU_CLASS],
+        b=published,
+        c=pod("p") + pod("q", template=False),
     )
     code, out = simulate(capsys, str(tmp_path))
     assert code == 0 and [p["node"] for p in out["pods"]] == ["node-a", "node-b"]
@@ -266,8 +225,8 @@ def test_claims_no_pod_uses_are_asked_one_by_one_after_the_pods(
 ) -> None:
     write(
         tmp_path,
-        a=NODES + "---\n" + GPU_CLASS + "---\n" + gpu_slice("s", "node-a", 3),
-        b=pod("p", 2) + "---\n" + claim("never", 4) + "---\n" + claim("later", 2),
+        a=[*NODES, GPU_CLASS, gpu_slice("s", "node-a", 3)],
+        b=[*pod("p", 2), claim("never", 4), claim("later", 2)],
     )
     code, out = simulate(capsys, str(tmp_path))
     placed, never, later = out["pods"]
@@ -294,7 +253,7 @@ def test_claims_no_pod_uses_are_asked_one_by_one_after_the_pods(
         ("later", "feasibility.busy", "warning"),
     ]
     # without the claim that can never fit: a busy claim is a warning, as in admission (exit 0)
-    (tmp_path / "b.yaml").write_text(pod("p", 2) + "---\n" + claim("later", 2))
+    write(tmp_path, b=[*pod("p", 2), claim("later", 2)])
     code, out = simulate(capsys, str(tmp_path))
     assert code == 0 and out["pods"][-1]["verdict"] == "busy"
     assert main(["simulate", str(tmp_path)]) == 0
