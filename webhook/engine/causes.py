@@ -81,11 +81,12 @@ def holders(state: ClusterView, devices: set[tuple[str, str, str]]) -> Counter[s
     for key, alloc in state.allocated.claims.items():
         hit = sum(1 for d in alloc.exclusive if d in devices)
         if hit:
-            out[_claim_label(key)] += hit
+            out[claim_label(key)] += hit
     return out
 
 
-def _claim_label(key: Any) -> str:
+def claim_label(key: Any) -> str:
+    """An allocated claim's key in the allocated state as a sentence names it ("namespace/name")."""
     if isinstance(key, tuple) and len(key) == 3:
         return f"{key[1]}/{key[2]}" if key[1] else str(key[2])
     return str(key)
