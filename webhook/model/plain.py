@@ -7,18 +7,20 @@ whole process's).
     deep_equal(a, b)                        # a == b, at any depth
     nested_deeper(obj, 200)                 # whether containers nest more than 200 levels
     json_dumps(obj, indent=2)               # json.dumps(obj, ...), at any depth
+    record_json(report, {"device_class": "class"})  # a report's dataclasses as JSON data, camelCase keys
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from webhook.model.jsontext import json_text
 
-__all__ = ["as_dict", "as_list", "deep_copy", "deep_equal", "json_dumps", "nested_deeper"]
+__all__ = ["as_dict", "as_list", "deep_copy", "deep_equal", "json_dumps", "nested_deeper", "record_json"]
 
 T = TypeVar("T")
 
@@ -146,3 +148,33 @@ def json_dumps(
         )
     except RecursionError:
         return json_text(value, separators, sort_keys, allow_nan, indent, ensure_ascii)
+
+
+def record_json(value: Any, names: Mapping[str, str | None] | None = None) -> dict[str, Any]:
+    """One of draguard's own report records (a dataclass holding scalars, dicts, records and lists of
+    them, a few levels deep: never input data) as JSON data: each field under its name in camelCase
+    (`reserved_for` → `reservedFor`) unless `names` renames it (None: left out); a nested record with a
+    `to_dict()` writes itself."""
+    names = names or {}
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(value):
+        key = names.get(f.name, _camel(f.name))
+        if key is not None:
+            out[key] = _field_json(getattr(value, f.name), names)
+    return out
+
+
+def _field_json(v: Any, names: Mapping[str, str | None]) -> Any:
+    to_dict = getattr(v, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(v, list):
+        return [_field_json(x, names) for x in v]
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return record_json(v, names)
+    return v
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)

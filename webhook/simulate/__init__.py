@@ -175,15 +175,7 @@ def simulate(
         return _lined(_too_late(data, "while the cluster state was built"), data, options)
     if scope is not None:
         scope(data, state, deadline)
-    world = World(
-        claims={k: v.obj for k, v in data.claims.items()},
-        templates={k: v.obj for k, v in data.templates.items()},
-        nodes=data.nodes,
-        classes=data.classes,
-        loaded=data.claims,
-        pending=data.pending,
-        invalid=data.invalid,
-    )
+    world = World.of(data)
     notes = LeftOutNotes(data, ctx, options.budget or Budget(), deadline)
     budget = options.budget or Budget()
     spread = None

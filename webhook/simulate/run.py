@@ -19,7 +19,7 @@ from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.plain import deep_copy
 from webhook.model.text import listing
 from webhook.simulate import extended as ext
-from webhook.simulate.load import Loaded
+from webhook.simulate.load import Inputs, Loaded
 from webhook.simulate.placement import (
     FIRST_AVAILABLE_MAX,
     Spread,
@@ -185,6 +185,19 @@ class World:
     invalid: Mapping[tuple[str, str], str] = field(default_factory=dict)
     generated: GeneratedIndex | None = None
     owned: Callable[[str], Iterable[dict[str, Any]]] | None = None
+
+    @classmethod
+    def of(cls, data: Inputs) -> World:
+        """What a simulation of loaded inputs reads besides its state."""
+        return cls(
+            claims={k: v.obj for k, v in data.claims.items()},
+            templates={k: v.obj for k, v in data.templates.items()},
+            nodes=data.nodes,
+            classes=data.classes,
+            loaded=data.claims,
+            pending=data.pending,
+            invalid=data.invalid,
+        )
 
 
 class PodRun:
