@@ -4,7 +4,7 @@ deadline, input bounds, cluster, placement) and the values derived from them."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from webhook.cli import argtypes
 from webhook.config.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS
@@ -48,7 +48,7 @@ def add_profile_args(p: argparse.ArgumentParser, runtime_config: bool = True) ->
     )
 
 
-def add_budget_args(p: argparse.ArgumentParser, validate: bool = False) -> None:
+def add_budget_args(p: argparse.ArgumentParser, validate: bool = False, deadline_help: str = "") -> None:
     p.add_argument(
         "--budget-steps",
         type=argtypes.whole_number,
@@ -71,7 +71,7 @@ def add_budget_args(p: argparse.ArgumentParser, validate: bool = False) -> None:
             f"one info finding); {RUN_SECONDS:g} for the whole run with --feasibility"
         )
     else:
-        help_ = (
+        help_ = deadline_help or (
             "deadline of the whole run (reading, validation, every Pod): objects not checked and Pods not "
             f"decided by then make the answer undecided (exit 3); default {RUN_SECONDS:g}"
         )
@@ -101,6 +101,37 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
         "(fnmatch, * also matches /: e.g. vendor, '*.json', 'charts/*/ci'); never read, counted as "
         "excluded (repeatable)",
     )
+
+
+def add_jobs_arg(p: argparse.ArgumentParser, purpose: str = "") -> None:
+    """`-j`/`--jobs`: worker processes (`purpose`, e.g. " for loading", says what they do)."""
+    p.add_argument(
+        "-j",
+        "-n",
+        "--jobs",
+        dest="jobs",
+        type=argtypes.workers,
+        default=None,
+        help=f"parallel workers{purpose}, at least 1 (default: all usable cores; never more than the input's "
+        "files)",
+    )
+
+
+def input_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What every offline run is given (`InputOptions`' fields) from the shared flags: the target version
+    and feature gates (a bad one is a usage error now, before any work), `--runtime-config`,
+    `--max-input-bytes` and `--exclude`."""
+    from webhook.config.profile import load_profile, parse_feature_gates
+
+    gates = parse_feature_gates(args.feature_gates)
+    load_profile(args.k8s_version, gates, args.feature_gates)
+    return {
+        "version": args.k8s_version,
+        "gates": tuple(sorted(gates.items())),
+        "runtime_config": runtime_config(args),
+        "max_bytes": args.max_input_bytes,
+        "exclude": tuple(args.exclude),
+    }
 
 
 def add_cluster_arg(p: argparse.ArgumentParser) -> None:

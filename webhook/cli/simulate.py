@@ -7,19 +7,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from webhook.cli import argtypes
 from webhook.cli.options import (
     add_budget_args,
     add_cluster_arg,
     add_input_args,
+    add_jobs_arg,
     add_placement_arg,
     add_profile_args,
     allocation_budget,
     deadline_seconds,
+    input_options,
     run_deadline,
-    runtime_config,
 )
-from webhook.config.profile import load_profile, parse_feature_gates
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,16 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_profile_args(m)
     add_input_args(m)
     add_cluster_arg(m)
-    m.add_argument(
-        "-j",
-        "-n",
-        "--jobs",
-        dest="jobs",
-        type=argtypes.workers,
-        default=None,
-        help="parallel workers for loading, at least 1 (default: all usable cores; never more than the "
-        "input's files)",
-    )
+    add_jobs_arg(m, " for loading")
     add_budget_args(m)
     add_placement_arg(m)
     m.set_defaults(run=run)
@@ -55,19 +45,13 @@ def run(args: argparse.Namespace) -> int:
     from webhook.simulate import SimulateOptions, simulate
     from webhook.simulate.render import render_text
 
-    gates = parse_feature_gates(args.feature_gates)
-    load_profile(args.k8s_version, gates, args.feature_gates)
     options = SimulateOptions(
-        version=args.k8s_version,
-        gates=tuple(sorted(gates.items())),
-        runtime_config=runtime_config(args),
+        **input_options(args),
         budget=allocation_budget(args),
         jobs=args.jobs,
         deadline_seconds=args.deadline_seconds,
-        max_bytes=args.max_input_bytes,
         cluster=tuple(args.cluster),
         placement=args.placement,
-        exclude=tuple(args.exclude),
     )
     report = simulate(args.paths, options, deadline=run_deadline(args))  # findings at their fields' lines
     from webhook.cli.ignored import warn_unknown_ignores

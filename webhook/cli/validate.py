@@ -19,13 +19,13 @@ from webhook.cli.options import (
     add_budget_args,
     add_cluster_arg,
     add_input_args,
+    add_jobs_arg,
     add_placement_arg,
     add_profile_args,
     deadline_seconds,
+    input_options,
     run_deadline,
-    runtime_config,
 )
-from webhook.config.profile import load_profile, parse_feature_gates
 from webhook.model.errors import UsageError
 
 PROGRESS_AFTER = 1.0  # seconds a run takes before its progress line appears (on a terminal)
@@ -42,15 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_profile_args(v)
     add_input_args(v)
     v.add_argument("--policy", metavar="FILE", help="policy file: disable rules or change their severity")
-    v.add_argument(
-        "-j",
-        "-n",
-        "--jobs",
-        dest="jobs",
-        type=argtypes.workers,
-        default=None,
-        help="parallel workers, at least 1 (default: all usable cores; never more than the input's files)",
-    )
+    add_jobs_arg(v)
     v.add_argument(
         "--skip",
         type=argtypes.kinds(checked_kinds),
@@ -103,21 +95,11 @@ def run(args: argparse.Namespace) -> int:
     from webhook.offline.run import Feasibility, Mode, validate_paths
     from webhook.validate import RunOptions
 
-    gates = parse_feature_gates(args.feature_gates)
-    load_profile(args.k8s_version, gates, args.feature_gates)  # usage errors before any work
+    given = input_options(args)  # usage errors (version, gates, --runtime-config) before any work
     policy = load_policy(args.policy, RULES) if args.policy else None
     skip: frozenset[str] = args.skip
-    deadline = run_deadline(args)
     options = RunOptions(
-        version=args.k8s_version,
-        gates=tuple(sorted(gates.items())),
-        policy=policy,
-        skip=skip,
-        max_bytes=args.max_input_bytes,
-        deadline=deadline,
-        runtime_config=runtime_config(args),
-        cluster=tuple(args.cluster),
-        exclude=tuple(args.exclude),
+        **given, policy=policy, skip=skip, deadline=run_deadline(args), cluster=tuple(args.cluster)
     )
     progress = None
     if not args.no_progress and sys.stderr.isatty():
