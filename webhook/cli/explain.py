@@ -38,7 +38,7 @@ DESCRIPTION = (
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from webhook.simulate.podchanges import SEARCH_RUNS
+    from webhook.model.budget import SEARCH_RUNS  # not the simulation: building the parser loads none of it
 
     m = sub.add_parser("explain", help=HELP, description=DESCRIPTION)
     m.add_argument("what", choices=("pod",), metavar="pod", help="what to explain: a Pod (the only kind)")

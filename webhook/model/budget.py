@@ -22,8 +22,18 @@ from dataclasses import dataclass
 
 from webhook.model.errors import DraguardError
 
-__all__ = ["Budget", "Deadline", "DeadlinePassed", "Meter", "OutOfBudget", "check_seconds", "check_steps"]
+__all__ = [
+    "SEARCH_RUNS",
+    "Budget",
+    "Deadline",
+    "DeadlinePassed",
+    "Meter",
+    "OutOfBudget",
+    "check_seconds",
+    "check_steps",
+]
 
+SEARCH_RUNS = 64  # allocator runs a search for changes may make by default (`explain pod --search-runs`)
 TICKS_PER_CHECK = 256  # loop iterations between two reads of the clock (a tick costs ~50 ns)
 
 

@@ -17,14 +17,13 @@ from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.engine import Budget
 from webhook.engine.blockers import blockers
-from webhook.model.budget import Deadline, OutOfBudget, check_seconds
+from webhook.model.budget import SEARCH_RUNS, Deadline, OutOfBudget, check_seconds
 from webhook.model.errors import UsageError
 from webhook.model.plain import as_dict, as_list, record_json
 from webhook.simulate.extended import needs_special_claim
 from webhook.simulate.leftout import LeftOut
 from webhook.simulate.load import Inputs, load
 from webhook.simulate.podchanges import (
-    SEARCH_RUNS,
     Change,
     Editable,
     Hints,

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from webhook.cel.conjuncts import conjuncts, without
 from webhook.config.context import Context
 from webhook.engine import Budget
-from webhook.model.budget import Deadline
+from webhook.model.budget import SEARCH_RUNS, Deadline
 from webhook.model.plain import as_dict, as_list, deep_copy, record_json
 from webhook.simulate.run import PodRun, PodSimulation, World
 from webhook.simulate.served import LeftOutNotes
@@ -38,7 +38,6 @@ KIND_ORDER: dict[str, int] = {
     "lower-count": 3,
     "release-claim": 4,
 }
-SEARCH_RUNS = 64  # default bound on the allocator runs of one search
 
 
 class Trial:
