@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from jsonschema import Draft202012Validator
 
+from tests import builders as b
 from tests import forkrun
 from tests.cliproc import ROOT, draguard
 
@@ -66,11 +66,11 @@ def test_json_follows_the_schema_for_every_status(tmp_path: Path) -> None:
     assert (code, out["status"], out["node"]) == (0, "fits", "sriov-worker-1")
     code, out = explained("telco/trex", "--cluster", SRIOV, "--budget-steps", "0", "--budget-seconds", "0")
     assert (code, out["status"], out["verdict"]) == (3, "undecided", None)
-    bound = yaml.safe_load((REALISTIC / "sriov" / "examples" / "vf-pod.yaml").read_text().split("---")[-1])
-    bound["metadata"]["name"] = "bound"
+    bound = b.pod("bound", ["all-vfs-pf0"], "telco", template=True)
     bound["spec"]["nodeName"] = "sriov-worker-1"
-    (tmp_path / "bound.yaml").write_text(yaml.safe_dump(bound))
-    code, out = explained("telco/bound", "--cluster", SRIOV, "--cluster", str(tmp_path))
+    code, out = explained(
+        "telco/bound", "--cluster", SRIOV, "--cluster", b.write(tmp_path, "bound.yaml", [bound])
+    )
     assert (code, out["status"]) == (0, "not-pending")
     ex = REALISTIC / "dra-example-driver"
     cluster = ["--cluster", str(ex / "cluster" / "gpu"), "--cluster", str(ex / "deploy")]
@@ -86,15 +86,13 @@ def test_json_follows_the_schema_for_every_status(tmp_path: Path) -> None:
 
 
 def test_left_out_objects_are_named_with_their_file_and_line(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(
-        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: Bad_Class}\nspec: {}\n"
-    )
-    code, out = explained("telco/trex", "--cluster", SRIOV, "--cluster", str(bad))
+    bad = b.write(tmp_path, "bad.yaml", [b.node("node-z"), b.device_class("Bad_Class")])
+    line = b.line_of(Path(bad).read_text(), "kind: DeviceClass") - 1  # its document starts at apiVersion
+    code, out = explained("telco/trex", "--cluster", SRIOV, "--cluster", bad)
     (lo,) = out["leftOut"]
-    assert (lo["kind"], lo["name"], lo["source"], lo["line"]) == ("DeviceClass", "Bad_Class", str(bad), 1)
-    assert lo["why"].startswith(f"{bad}:1: ")
-    p = draguard("explain", "pod", "telco/trex", "--cluster", SRIOV, "--cluster", str(bad))
+    assert (lo["kind"], lo["name"], lo["source"], lo["line"]) == ("DeviceClass", "Bad_Class", bad, line)
+    assert lo["why"].startswith(f"{bad}:{line}: ")
+    p = draguard("explain", "pod", "telco/trex", "--cluster", SRIOV, "--cluster", bad)
     assert "Objects left out (invalid: draguard cannot use them)" in p.stdout.splitlines()
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests import builders as b
 from tests.standin import objects as o
 from webhook.engine import Budget
 from webhook.model.budget import Deadline
@@ -34,36 +34,6 @@ def explain_objects(objects: list[dict[str, Any]], ref: str, **kw: Any) -> PodEx
     deadline = Deadline.after(options.deadline_seconds)
     ns, name = ref.split("/")
     return explain_pod(load_objects(objects, options, deadline), ns, name, options, deadline, live=True)
-
-
-def write(path: Path, *objs: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump_all(objs))
-    return path
-
-
-def template(namespace: str, name: str, exactly: dict[str, Any]) -> dict[str, Any]:
-    """A ResourceClaimTemplate of one request `gpu` (its `exactly`)."""
-    spec = {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}
-    meta = {"name": name, "namespace": namespace}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": meta,
-        "spec": {"spec": spec},
-    }
-
-
-def template_pod(namespace: str, name: str, entry: str, template_name: str) -> dict[str, Any]:
-    """A Pod whose one container uses claim `entry`, generated from `template_name`."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": entry}]}}],
-            "resourceClaims": [{"name": entry, "resourceClaimTemplateName": template_name}],
-        },
-    }
 
 
 def only_request(out: PodExplanation) -> Any:
@@ -110,11 +80,12 @@ def test_an_unsatisfiable_selector_gets_the_term_to_drop_verified(tmp_path: Path
     intel = REALISTIC / "intel"
     model = 'device.attributes["gpu.intel.com"].model == "Data Center GPU Flex 140"'
     memory = 'device.capacity["gpu.intel.com"].memory.compareTo(quantity("8Gi")) >= 0'
-    selector = [{"cel": {"expression": f"{model} && {memory}"}}]
-    flex = template("media", "flex-gpu-8g", {"deviceClassName": "gpu.intel.com", "selectors": selector})
-    pod = template_pod("media", "transcode-0", "gpu", "flex-gpu-8g")
+    flex = b.claim_template(
+        "flex-gpu-8g", [b.request("gpu", "gpu.intel.com", [f"{model} && {memory}"])], "media"
+    )
+    pod = b.pod("transcode-0", ["flex-gpu-8g"], "media", template=True)
     cluster = [intel / "cluster", intel / "deploy", intel / "examples" / "flex-transcode.yaml"]
-    out = explain([*cluster, write(tmp_path / "pod.yaml", flex, pod)], "media/transcode-0")
+    out = explain([*cluster, b.write(tmp_path, "pod.yaml", [flex, pod])], "media/transcode-0")
     assert (out.status, out.verdict) == ("does-not-fit", "unsatisfiable")
     request = only_request(out)
     assert request.verdict == "unsatisfiable"
@@ -133,20 +104,16 @@ def test_an_unsatisfiable_selector_gets_the_term_to_drop_verified(tmp_path: Path
         1,
         None,
     )
-    fixed = template(
-        "media",
-        "flex-gpu-8g",
-        {"deviceClassName": "gpu.intel.com", "selectors": [{"cel": {"expression": memory}}]},
-    )
-    after = explain([*cluster, write(tmp_path / "pod.yaml", fixed, pod)], "media/transcode-0")
+    fixed = b.claim_template("flex-gpu-8g", [b.request("gpu", "gpu.intel.com", [memory])], "media")
+    after = explain([*cluster, b.write(tmp_path, "pod.yaml", [fixed, pod])], "media/transcode-0")
     assert (after.status, after.node) == ("fits", "flex-node")
 
 
 def test_a_count_too_high_is_lowered_to_what_fits(tmp_path: Path) -> None:
     amd = REALISTIC / "amd"
-    pod = template_pod("amd-train", "pretrain-0", "gpus", "nine-gpus")
+    pod = b.pod("pretrain-0", ["nine-gpus"], "amd-train", template=True)
     cluster = [amd / "cluster", amd / "deploy", amd / "examples" / "whole-node.yaml"]
-    out = explain([*cluster, write(tmp_path / "pod.yaml", pod)], "amd-train/pretrain-0")
+    out = explain([*cluster, b.write(tmp_path, "pod.yaml", [pod])], "amd-train/pretrain-0")
     assert (out.status, out.verdict) == ("does-not-fit", "unsatisfiable")
     assert "the largest node, mi300x-node-1, has 8 devices of class gpu.amd.com; 9 requested" in out.reason
     lowered = [c for c in out.changes if c.kind == "lower-count"]
@@ -266,14 +233,12 @@ def test_the_search_is_bounded_and_says_so() -> None:
 def test_a_claim_the_controller_generated_is_found_through_the_pod_status() -> None:
     objs = cluster()
     generated = o.claim("waiting-gpu-x7k2p", 2)
-    generated["metadata"]["annotations"] = {"resource.kubernetes.io/pod-claim-name": "gpu"}
-    two = template(
-        "default", "two-gpus", copy.deepcopy(generated["spec"]["devices"]["requests"][0]["exactly"])
-    )
-    pod = template_pod("default", "waiting", "gpu", "two-gpus")
+    generated["metadata"]["annotations"] = {"resource.kubernetes.io/pod-claim-name": "c0"}
+    two = b.claim_template("two-gpus", copy.deepcopy(generated["spec"]["devices"]["requests"]))
+    pod = b.pod("waiting", ["two-gpus"], template=True)  # its claim entry: c0
     pod["status"] = {
         "phase": "Pending",
-        "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "waiting-gpu-x7k2p"}],
+        "resourceClaimStatuses": [{"name": "c0", "resourceClaimName": "waiting-gpu-x7k2p"}],
     }
     objs = [x for x in objs if x["metadata"]["name"] not in ("want", "waiting")] + [generated, two, pod]
     out = explain_objects(objs, "default/waiting")
