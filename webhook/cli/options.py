@@ -11,6 +11,7 @@ from webhook.config.profile import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from webhook.io.files import MAX_FILE_BYTES
 
 if TYPE_CHECKING:  # imported when a command runs, not when the parser is built
+    from webhook.config.policy import Policy
     from webhook.convert.served import RuntimeConfig
     from webhook.engine import Budget
     from webhook.model.budget import Deadline
@@ -115,6 +116,23 @@ def add_jobs_arg(p: argparse.ArgumentParser, purpose: str = "") -> None:
         help=f"parallel workers{purpose}, at least 1 (default: all usable cores; never more than the input's "
         "files)",
     )
+
+
+def add_policy_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--policy", metavar="FILE", help=f"policy file or DraguardPolicy objects: {what}")
+
+
+def policy_of(args: argparse.Namespace) -> Policy | None:
+    """The `--policy` file's policy (either format; a tenant's CEL selector compiled for the target version
+    and gates), None without one; a bad file is a usage error."""
+    if not args.policy:
+        return None
+    from webhook.config.policyfile import load_policy
+    from webhook.config.profile import load_profile, parse_feature_gates
+    from webhook.model.catalogue import RULES
+
+    profile = load_profile(args.k8s_version, parse_feature_gates(args.feature_gates), args.feature_gates)
+    return load_policy(args.policy, RULES, profile)
 
 
 def input_options(args: argparse.Namespace) -> dict[str, Any]:

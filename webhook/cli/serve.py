@@ -27,7 +27,12 @@ def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable
         f"{DEFAULT_STATE}/ (and re-read when it changes), and the server listens on 127.0.0.1:8443.",
     )
     add_profile_args(s)
-    s.add_argument("--policy", metavar="FILE", help="policy file: rule severities (and feasibility modes)")
+    s.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="policy file or DraguardPolicy objects: rule severities, feasibility modes, tenants (with "
+        "--state cluster combined with the cluster's DraguardPolicies)",
+    )
     s.add_argument(
         "--state",
         metavar="DIR|cluster",

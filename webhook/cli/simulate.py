@@ -13,10 +13,12 @@ from webhook.cli.options import (
     add_input_args,
     add_jobs_arg,
     add_placement_arg,
+    add_policy_arg,
     add_profile_args,
     allocation_budget,
     deadline_seconds,
     input_options,
+    policy_of,
     run_deadline,
 )
 
@@ -36,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_input_args(m)
     add_cluster_arg(m)
     add_jobs_arg(m, " for loading")
+    add_policy_arg(m, "rule severities decide what is reported as errors")
     add_budget_args(m)
     add_placement_arg(m)
     m.set_defaults(run=run)
@@ -52,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         deadline_seconds=args.deadline_seconds,
         cluster=tuple(args.cluster),
         placement=args.placement,
+        policy=policy_of(args),
     )
     report = simulate(args.paths, options, deadline=run_deadline(args))  # findings at their fields' lines
     from webhook.cli.ignored import warn_unknown_ignores

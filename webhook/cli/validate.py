@@ -21,9 +21,11 @@ from webhook.cli.options import (
     add_input_args,
     add_jobs_arg,
     add_placement_arg,
+    add_policy_arg,
     add_profile_args,
     deadline_seconds,
     input_options,
+    policy_of,
     run_deadline,
 )
 from webhook.model.errors import UsageError
@@ -41,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     v.add_argument("-o", "--format", "--output", dest="format", choices=FORMATS, default="text")
     add_profile_args(v)
     add_input_args(v)
-    v.add_argument("--policy", metavar="FILE", help="policy file: disable rules or change their severity")
+    add_policy_arg(v, "disable rules or change their severity")
     add_jobs_arg(v)
     v.add_argument(
         "--skip",
@@ -90,13 +92,11 @@ def checked_kinds() -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from webhook.config.policyfile import load_policy
-    from webhook.model.catalogue import RULES
     from webhook.offline.run import Feasibility, Mode, validate_paths
     from webhook.validate import RunOptions
 
     given = input_options(args)  # usage errors (version, gates, --runtime-config) before any work
-    policy = load_policy(args.policy, RULES) if args.policy else None
+    policy = policy_of(args)
     skip: frozenset[str] = args.skip
     options = RunOptions(
         **given, policy=policy, skip=skip, deadline=run_deadline(args), cluster=tuple(args.cluster)

@@ -1,34 +1,52 @@
-"""Policy files: switch rules off or change their severity, and set the webhook's admission-time
-feasibility mode per kind and namespace.
+"""The policy in force: rule severities, admission-time feasibility modes per kind and namespace, tenant
+entries; and how several policies combine into it.
 
-# draguard policy
-rules:
-  pool.completeness: off            # disable
-  slice.driver.uppercase: error      # raise a warning to an error
-  claim.unknown-device-class: {severity: info}
-feasibility:                         # the admission webhook only (draguard serve)
-  default: warn                      # enforce | warn | off (default: warn)
-  kinds: {ResourceClaim: enforce}    # ResourceClaim, Pod
-  namespaces:
-    ml-prod: enforce                 # every kind in this namespace
-    sandbox: {Pod: off}              # one kind in this namespace
+What one policy sets is a `PolicySpec` (read from a plain policy file, `webhook.config.filepolicy`, or a
+DraguardPolicy object, `webhook.config.policyobject`); `combine(specs)` makes the `Policy` admission and
+validation read. Combining is deterministic and order-independent: the most restrictive setting wins.
+
+- a rule: the strictest severity any policy sets for it (error > warning > info > off); a rule no policy
+  names keeps its own severity;
+- feasibility: for each kind and namespace, each policy's own answer (its most specific setting:
+  namespace and kind, namespace, kind, default), then the strictest of those (enforce > warn > off);
+  `warn` when no policy sets anything that applies;
+- tenants: every entry of every policy applies, each under its id `<policy>/<tenant>`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Literal
 
-from webhook.model.errors import UsageError
+from webhook.config.tenants import Tenant
 from webhook.model.violation import Severity, Violation
-
-_SEVERITIES = {s.value: s for s in Severity}
-
 
 FEASIBILITY_MODES = ("enforce", "warn", "off")
 FEASIBILITY_KINDS = ("ResourceClaim", "Pod")
 DEFAULT_FEASIBILITY_MODE = "warn"
+ALL_KINDS = "*"  # a namespace's mode for every kind
+
+RuleSetting = Literal["off", "info", "warning", "error"]
+RULE_SETTINGS: tuple[RuleSetting, ...] = ("off", "info", "warning", "error")  # weakest first
+_RULE_RANK = {s: i for i, s in enumerate(RULE_SETTINGS)}
+_MODE_RANK = {"off": 0, "warn": 1, "enforce": 2}
+
+
+def _lookup(
+    namespaces: Mapping[str, Mapping[str, str]],
+    kinds: Mapping[str, str],
+    default: str | None,
+    kind: str,
+    namespace: str | None,
+) -> str | None:
+    """The most specific setting: namespace and kind, namespace, kind, default."""
+    per_ns = namespaces.get(namespace or "")
+    if per_ns is not None:
+        found = per_ns.get(kind) or per_ns.get(ALL_KINDS)
+        if found is not None:
+            return found
+    return kinds.get(kind, default)
 
 
 @dataclass(frozen=True)
@@ -43,7 +61,9 @@ class FeasibilityPolicy:
     namespaces: Mapping[str, str | Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        spaces = {ns: ({"*": m} if isinstance(m, str) else dict(m)) for ns, m in self.namespaces.items()}
+        spaces = {
+            ns: ({ALL_KINDS: m} if isinstance(m, str) else dict(m)) for ns, m in self.namespaces.items()
+        }
         modes = [self.default, *self.kinds.values(), *(m for per in spaces.values() for m in per.values())]
         bad = [m for m in modes if m not in FEASIBILITY_MODES]
         if bad:
@@ -51,12 +71,35 @@ class FeasibilityPolicy:
         object.__setattr__(self, "namespaces", spaces)
 
     def mode(self, kind: str, namespace: str | None) -> str:
-        per_ns = self.namespaces.get(namespace or "")
-        if isinstance(per_ns, Mapping):
-            found = per_ns.get(kind) or per_ns.get("*")
-            if found is not None:
-                return found
-        return self.kinds.get(kind, self.default)
+        spaces: Mapping[str, Mapping[str, str]] = self.namespaces  # type: ignore[assignment]
+        return _lookup(spaces, self.kinds, self.default, kind, namespace) or self.default
+
+
+@dataclass(frozen=True)
+class FeasibilitySettings:
+    """What one policy sets of feasibility: only what it names (`default` None: not set)."""
+
+    default: str | None = None
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    namespaces: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # ns -> {kind | "*": mode}
+
+    def mode(self, kind: str, namespace: str | None) -> str | None:
+        """This policy's answer for a kind in a namespace, None when it sets nothing that applies."""
+        return _lookup(self.namespaces, self.kinds, self.default, kind, namespace)
+
+    @property
+    def empty(self) -> bool:
+        return self.default is None and not self.kinds and not self.namespaces
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """What one policy sets: its name ("" for a plain policy file), rule settings, feasibility, tenants."""
+
+    name: str = ""
+    rules: Mapping[str, RuleSetting] = field(default_factory=dict)
+    feasibility: FeasibilitySettings = field(default_factory=FeasibilitySettings)
+    tenants: tuple[Tenant, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +107,8 @@ class Policy:
     disabled: frozenset[str] = frozenset()
     severity: Mapping[str, Severity] = field(default_factory=dict)
     feasibility: FeasibilityPolicy = field(default_factory=FeasibilityPolicy)
+    tenants: tuple[Tenant, ...] = ()  # every tenant entry in force, by id
+    sources: tuple[str, ...] = ()  # the names of the DraguardPolicies combined into this one
 
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.disabled
@@ -81,96 +126,60 @@ class Policy:
         return out
 
 
-def policy_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Policy:
-    """A policy from a policy file's parsed content (`webhook.config.policyfile` reads the file); unknown
-    rule ids and severities, or the wrong shape, are usage errors naming the file."""
-    if isinstance(data, dict):
-        unknown = sorted(str(k) for k in data if k not in ("rules", "feasibility"))
-        if unknown:
-            raise UsageError(
-                f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:` and `feasibility:`)"
-            )
-    rules = data.get("rules") if isinstance(data, dict) else None
-    has_feasibility = isinstance(data, dict) and "feasibility" in data
-    if rules is None and has_feasibility:
-        rules = {}
-    if not isinstance(rules, dict):
-        raise UsageError(
-            f"--policy {path}: expected a mapping `rules: {{<rule id>: off|error|warning|info}}`"
-            " (and/or `feasibility:`)"
+def strictest_mode(modes: Iterable[str | None]) -> str | None:
+    """enforce > warn > off; None when no mode is given."""
+    given = [m for m in modes if m is not None]
+    return max(given, key=_MODE_RANK.__getitem__) if given else None
+
+
+def strictest_setting(settings: Iterable[RuleSetting]) -> RuleSetting:
+    return max(settings, key=_RULE_RANK.__getitem__)
+
+
+def _feasibility(settings: Sequence[FeasibilitySettings]) -> FeasibilityPolicy:
+    used = [s for s in settings if not s.empty]
+    if not used:
+        return FeasibilityPolicy()
+    if len(used) == 1:  # one policy: its own settings, as written
+        (one,) = used
+        return FeasibilityPolicy(
+            one.default or DEFAULT_FEASIBILITY_MODE, dict(one.kinds), dict(one.namespaces)
         )
-    disabled: set[str] = set()
-    severity: dict[str, Severity] = {}
-    for rule_id, setting in rules.items():
-        if rule_id == "admission.feasibility":
-            raise UsageError(
-                f"--policy {path}: admission.feasibility is set in the `feasibility:` section "
-                "(default, kinds, namespaces: enforce|warn|off), not under `rules:`"
-            )
-        if rule_id not in known_rules:
-            raise UsageError(
-                f"--policy {path}: unknown rule id {rule_id!r} (list them with `draguard rules`)"
-            )
-        value = setting.get("severity") if isinstance(setting, dict) else setting
-        if value is False or (isinstance(value, str) and value.lower() in ("off", "disabled", "false")):
-            disabled.add(rule_id)
-        elif isinstance(value, str) and value.lower() in _SEVERITIES:
-            severity[rule_id] = _SEVERITIES[value.lower()]
-        else:
-            raise UsageError(
-                f"--policy {path}: rule {rule_id}: {value!r} is not one of off, error, warning, info"
-            )
-    feasibility = _feasibility(data.get("feasibility"), path) if has_feasibility else FeasibilityPolicy()
-    return Policy(frozenset(disabled), severity, feasibility)
 
+    def strictest(kind: str, namespace: str | None) -> str:
+        return strictest_mode(s.mode(kind, namespace) for s in used) or DEFAULT_FEASIBILITY_MODE
 
-def _mode(value: Any, path: str, where: str) -> str:
-    if value is False:  # YAML reads a bare `off` as false
-        value = "off"
-    if isinstance(value, str) and value.lower() in FEASIBILITY_MODES:
-        return value.lower()
-    raise UsageError(f"--policy {path}: feasibility {where}: {value!r} is not one of enforce, warn, off")
-
-
-def _kind(value: Any, path: str, where: str) -> str:
-    if value in FEASIBILITY_KINDS:
-        return str(value)
-    raise UsageError(
-        f"--policy {path}: feasibility {where}: {value!r} is not a kind the webhook checks "
-        f"({', '.join(FEASIBILITY_KINDS)})"
+    # every kind the webhook checks, in every namespace some policy names and elsewhere: each value is the
+    # strictest of the policies' own answers there, so `mode()` gives exactly that
+    spaces = sorted({ns for s in used for ns in s.namespaces})
+    return FeasibilityPolicy(
+        strictest_mode(s.default for s in used) or DEFAULT_FEASIBILITY_MODE,
+        {k: strictest(k, None) for k in FEASIBILITY_KINDS},
+        {ns: {k: strictest(k, ns) for k in FEASIBILITY_KINDS} for ns in spaces},
     )
 
 
-def _feasibility(data: Any, path: str) -> FeasibilityPolicy:
-    """The `feasibility:` section (see the module docstring); a bare mode is the default for all."""
-    if data is None:
-        return FeasibilityPolicy()
-    if not isinstance(data, dict):
-        return FeasibilityPolicy(default=_mode(data, path, "default"))
-    unknown = sorted(str(k) for k in data if k not in ("default", "kinds", "namespaces"))
-    if unknown:
-        raise UsageError(
-            f"--policy {path}: feasibility: unknown key {unknown[0]!r} (expected default, kinds, namespaces)"
-        )
-    default = _mode(data.get("default", DEFAULT_FEASIBILITY_MODE), path, "default")
-    kinds_data = data.get("kinds") or {}
-    if not isinstance(kinds_data, dict):
-        raise UsageError(f"--policy {path}: feasibility kinds: expected a mapping {{<kind>: <mode>}}")
-    kinds = {_kind(k, path, "kinds"): _mode(v, path, f"kinds {k}") for k, v in kinds_data.items()}
-    ns_data = data.get("namespaces") or {}
-    if not isinstance(ns_data, dict):
-        raise UsageError(
-            f"--policy {path}: feasibility namespaces: expected a mapping {{<namespace>: <mode> | {{<kind>: <mode>}}}}"
-        )
-    namespaces: dict[str, dict[str, str]] = {}
-    for ns, setting in ns_data.items():
-        if not isinstance(ns, str) or not ns:
-            raise UsageError(f"--policy {path}: feasibility namespaces: {ns!r} is not a namespace name")
-        if isinstance(setting, dict):
-            namespaces[ns] = {
-                _kind(k, path, f"namespaces {ns}"): _mode(v, path, f"namespaces {ns} {k}")
-                for k, v in setting.items()
-            }
+def combine(specs: Iterable[PolicySpec]) -> Policy:
+    """The policy in force when all of `specs` apply: the most restrictive setting wins (module
+    docstring). The order of `specs` does not matter."""
+    specs = list(specs)
+    rules: dict[str, list[RuleSetting]] = {}
+    for s in specs:
+        for rule_id, setting in s.rules.items():
+            rules.setdefault(rule_id, []).append(setting)
+    disabled: set[str] = set()
+    severity: dict[str, Severity] = {}
+    for rule_id in sorted(rules):
+        setting = strictest_setting(rules[rule_id])
+        if setting == "off":
+            disabled.add(rule_id)
         else:
-            namespaces[ns] = {"*": _mode(setting, path, f"namespaces {ns}")}
-    return FeasibilityPolicy(default, kinds, namespaces)
+            severity[rule_id] = Severity(setting)
+    tenants = sorted((t for s in specs for t in s.tenants), key=lambda t: t.id)
+    return Policy(
+        frozenset(disabled),
+        severity,
+        _feasibility([s.feasibility for s in specs]),
+        tuple(tenants),
+        tuple(sorted({s.name for s in specs if s.name})),
+    )
