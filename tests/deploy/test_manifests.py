@@ -33,6 +33,7 @@ from deploy_render import (
 
 from webhook.admission.review import DRA_KINDS
 from webhook.cli.main import build_parser
+from webhook.state.live.kinds import POLICIES
 
 K8S_VERSION = "1.37"
 ALL = ("base", *OVERLAYS, "everything")
@@ -53,6 +54,10 @@ PLURALS = {
 }
 # What the live state lists and watches (docs/webhook.md, live state): exactly what the ClusterRole may read.
 STATE_READS = {("resource.k8s.io", r) for r in PLURALS.values()} | {("", "nodes"), ("", "namespaces")}
+# ... and the DraguardPolicies it watches, whose status (only) it writes, as a merge patch
+POLICY_ACCESS = {
+    (POLICIES.api_version.split("/")[0], POLICIES.plural, v) for v in ("get", "list", "watch")
+} | {(POLICIES.api_version.split("/")[0], f"{POLICIES.plural}/status", "patch")}
 VALIDATING, MUTATING = "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"
 
 
@@ -266,7 +271,7 @@ def test_rbac_is_exactly_what_the_state_reads(
 ) -> None:
     objects = rendered[overlay]
     reads = {(g, r, v) for g, r in STATE_READS for v in ("get", "list", "watch")}
-    assert _grants(one(objects, "ClusterRole", "draguard")) == reads
+    assert _grants(one(objects, "ClusterRole", "draguard")) == reads | POLICY_ACCESS
     translate = overlay in ("translate", "everything")
     roles = {o["metadata"]["name"] for o in find(objects, "ClusterRole")}
     assert roles == ({"draguard", "draguard-translate"} if translate else {"draguard"})
