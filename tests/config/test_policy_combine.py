@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webhook.config.labelselector import LabelSelector
@@ -110,6 +110,13 @@ specs_st = st.lists(
 )
 
 
+# a loaded machine must not fail them: generation speed is not what they test
+PROPERTY = settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+
+
+@PROPERTY
 @given(specs_st)
 def test_the_combined_mode_is_the_strictest_policys_answer_everywhere(specs: list[PolicySpec]) -> None:
     f = combine(specs).feasibility
@@ -119,6 +126,7 @@ def test_the_combined_mode_is_the_strictest_policys_answer_everywhere(specs: lis
             assert f.mode(kind, ns) == want, (kind, ns)
 
 
+@PROPERTY
 @given(specs_st, st.randoms())
 def test_the_order_of_the_policies_does_not_matter(specs: list[PolicySpec], rnd: random.Random) -> None:
     shuffled = list(specs)
@@ -130,6 +138,7 @@ def test_the_order_of_the_policies_does_not_matter(specs: list[PolicySpec], rnd:
             assert a.feasibility.mode(kind, ns) == b.feasibility.mode(kind, ns)
 
 
+@PROPERTY
 @given(specs_st, specs_st)
 def test_adding_policies_never_makes_anything_less_strict(
     specs: list[PolicySpec], more: list[PolicySpec]

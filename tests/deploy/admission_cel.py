@@ -98,10 +98,16 @@ def environment() -> Env:
 
 def compile_condition(expression: str) -> str:
     """ "" when `expression` compiles to a bool in the matchConditions environment, else the errors."""
+    return compile_bool(expression, environment())
+
+
+def compile_bool(expression: str, env: Env, dyn: bool = False) -> str:
+    """ "" when `expression` compiles to a bool in `env` (`dyn`: or to dyn, which a bool may be at run
+    time), else the errors."""
     parsed = parse(expression)
     if parsed.expr is None:
         return "compilation failed: " + render(parsed.issues, expression)
-    checked = check(parsed.expr, environment())
+    checked = check(parsed.expr, env)
     issues = list(checked.issues)
     if not issues:
 
@@ -113,7 +119,7 @@ def compile_condition(expression: str) -> str:
     if issues:
         return "compilation failed: " + render(issues, expression)
     out = checked.types.get(parsed.expr.expr.id, t.DYN_T)
-    if out != t.BOOL_T:
+    if out != t.BOOL_T and not (dyn and out == t.DYN_T):
         return f"must evaluate to bool but got {out}"
     return ""
 

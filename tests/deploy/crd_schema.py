@@ -18,14 +18,13 @@ from typing import Any
 
 import jsonschema
 import re2
+from admission_cel import compile_bool
 
 from webhook.cel import decls
 from webhook.cel import types as t
-from webhook.cel.checker import Env, check
-from webhook.cel.errors import Issue, render
+from webhook.cel.checker import Env
 from webhook.cel.parser import parse
 from webhook.cel.program import plan
-from webhook.cel.validators import validate
 from webhook.model import names
 
 SCALARS = {"string", "integer", "number", "boolean"}
@@ -50,23 +49,9 @@ def _env() -> Env:
 
 
 def compile_rule(rule: str) -> str:
-    """ "" when a validation rule compiles to a bool, else why not."""
-    parsed = parse(rule)
-    if parsed.expr is None:
-        return "compilation failed: " + render(parsed.issues, rule)
-    checked = check(parsed.expr, _env())
-    issues = list(checked.issues)
-    if not issues:
-
-        def report(node_id: int, message: str) -> None:
-            line, col = parsed.expr.source.location(node_id)  # type: ignore[union-attr]
-            issues.append(Issue(line, col, message))
-
-        validate(parsed.expr.expr, checked, report)
-    if issues:
-        return "compilation failed: " + render(issues, rule)
-    out = checked.types.get(parsed.expr.expr.id, t.DYN_T)
-    return "" if out in (t.BOOL_T, t.DYN_T) else f"must evaluate to bool, not {out}"
+    """ "" when a validation rule compiles to a bool (`self` is dyn here: the API server types it from the
+    schema), else why not."""
+    return compile_bool(rule, _env(), dyn=True)
 
 
 def _of_type(value: Any, node: dict[str, Any]) -> bool:

@@ -9,11 +9,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
-from tests.server.server_proc import ROOT, Server, make_certs, metric_samples, review_of
+from tests.server.server_proc import ROOT, Reviewer, Server, make_certs, metric_samples
 from tests.standin import objects as o
 from tests.standin.process import StandIn, wait_for
 from webhook.state.live import KubeClient, load_api_client
@@ -54,36 +53,6 @@ def _visible(server: Server, kind: str, rv: int) -> bool:
     return int(_readyz(server)["resourceVersions"].get(kind, "0")) >= rv
 
 
-class Admitter:
-    """Pod reviews in a loop on one kept-alive connection, while the test changes the cluster."""
-
-    def __init__(self, server: Server, claims: list[str]) -> None:
-        self.server, self.claims = server, claims
-        self.verdicts: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        conn = self.server.connection()
-        try:
-            while not self._stop.is_set():
-                status, answer = self.server.review(review_of(o.pod("p", self.claims)), conn=conn)
-                assert status == 200
-                self.verdicts.append(_verdict(answer))
-        finally:
-            conn.close()
-
-    def after(self, mark: int, n: int = 5) -> list[str]:
-        """The verdicts of the next `n` reviews that started after `mark` answers."""
-        wait_for(f"{n} more reviews", lambda: len(self.verdicts) >= mark + 1 + n)
-        return self.verdicts[mark + 1 : mark + 1 + n]  # the review in flight at `mark` may predate the change
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(60)
-
-
 def test_serve_syncs_then_follows_the_cluster_while_pods_are_admitted(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
@@ -120,7 +89,8 @@ def test_serve_syncs_then_follows_the_cluster_while_pods_are_admitted(
                 "failed Node lists",
                 lambda: sum(r["path"] == "/api/v1/nodes" and r["status"] == 500 for r in api.requests()) >= 2,
             )
-            wait_for("six watches", lambda: len(api.watches()) == 6)
+            # every kind but Nodes watches: the six other state kinds and the DraguardPolicies
+            wait_for("seven watches", lambda: len(api.watches()) == 7)
             assert not _answered(server)
             api.clear_failures()
             wait_for("ready", lambda: _answered(server) and server.get("/readyz")[0] == 200)
@@ -132,7 +102,7 @@ def test_serve_syncs_then_follows_the_cluster_while_pods_are_admitted(
             assert samples[("draguard_watch_relists_total", (("kind", "Node"), ("reason", "error")))] >= 2
 
             # a claim allocated by the scheduler (status update) while a Pod using another claim is admitted
-            admitter = Admitter(server, ["small"])
+            admitter = Reviewer(server, o.pod("p", ["small"]), _verdict)
             try:
                 assert admitter.after(0, 3) == ["feasible"] * 3
                 rv = api.seed([{**o.claim("big", 2), "status": o.allocation("node-a", [0, 1])}])
@@ -145,7 +115,7 @@ def test_serve_syncs_then_follows_the_cluster_while_pods_are_admitted(
                 admitter.stop()
 
             # a slice republished with a new pool generation (more devices), then the old one deleted
-            admitter = Admitter(server, ["four"])
+            admitter = Reviewer(server, o.pod("p", ["four"]), _verdict)
             try:
                 assert admitter.after(0, 2) == ["unsatisfiable"] * 2
                 rv = api.seed([o.resource_slice("node-a", 4, generation=2, name="a-gen2")])

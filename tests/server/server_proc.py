@@ -11,6 +11,7 @@ import signal
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -142,6 +143,51 @@ class Server:
                 self.proc.wait()
             self._log.close()
         return code
+
+
+class Reviewer:
+    """Reviews of one object in a loop on one kept-alive connection while a test changes the cluster, each
+    answer named by `verdict(answer)` and timed (monotonic, when it arrived)."""
+
+    def __init__(self, server: Server, obj: dict[str, Any], verdict: Callable[[dict[str, Any]], str]) -> None:
+        self.server, self.obj, self.verdict = server, obj, verdict
+        self.verdicts: list[str] = []
+        self.times: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        conn = self.server.connection()
+        try:
+            while not self._stop.is_set():
+                status, answer = self.server.review(review_of(self.obj), conn=conn)
+                assert status == 200
+                self.times.append(time.monotonic())
+                self.verdicts.append(self.verdict(answer))
+        finally:
+            conn.close()
+
+    def after(self, mark: int, n: int = 5) -> list[str]:
+        """The verdicts of the next `n` reviews that started after `mark` answers."""
+        wait_for(f"{n} more reviews", lambda: len(self.verdicts) >= mark + 1 + n)
+        return self.verdicts[mark + 1 : mark + 1 + n]  # the review in flight at `mark` may predate the change
+
+    def first(self, verdict: str, since: float) -> float:
+        """When the first review that started after `since` (monotonic) was answered with `verdict`."""
+
+        def found() -> float | None:
+            for i in range(1, len(self.verdicts)):  # a review starts when the one before it is answered
+                if self.times[i - 1] >= since and self.verdicts[i] == verdict:
+                    return self.times[i]
+            return None
+
+        at: float = wait_for(f"a review answered {verdict}", found)
+        return at
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(60)
 
 
 RESOURCES = {

@@ -193,3 +193,16 @@ def test_beta_and_alpha_objects_of_the_state_are_converted_to_v1(tmp_path: Path)
     assert got["ResourceSlice"]["spec"]["devices"][0]["attributes"] == {"model": {"string": "A100"}}
     assert got["ResourceClaim"]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
     assert got["DeviceTaintRule"]["spec"]["taint"]["key"] == "maintenance"
+
+
+def test_draguard_policies_in_the_state_directory_are_left_out_with_a_note(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A `--state DIR` is the cluster's DRA state; its policies come from `--policy FILE` (docs/webhook.md)."""
+    policy = "apiVersion: draguard.io/v1alpha1\nkind: DraguardPolicy\nmetadata: {name: p}\nspec: {}\n"
+    _write(tmp_path / "a.yaml", CLASS.format(name="a") + "---\n" + policy)
+    d = _dir(tmp_path)
+    with caplog.at_level("WARNING", logger="draguard.state"):
+        result = d.scan()
+    assert _names(d) == ["a"] and result.invalid == 0
+    assert f"{tmp_path / 'a.yaml'}:6: a DraguardPolicy is not applied from the state directory" in caplog.text

@@ -6,7 +6,8 @@ wire protocol for the kinds draguard reads and writes, and a control API the tes
 
 Served resources (see RESOURCES): resource.k8s.io/v1 resourceslices, deviceclasses, resourceclaims (+ status),
 resourceclaimtemplates, devicetaintrules (+ status); core v1 nodes (+ status), namespaces (+ status),
-pods (+ status). The namespaces default, kube-system, kube-public and kube-node-lease exist from the start.
+pods (+ status); draguard.io/v1alpha1 draguardpolicies (+ status: draguard's CRD, not checked against its
+schema here). The namespaces default, kube-system, kube-public and kube-node-lease exist from the start.
 
 Wire behaviour (as the real API server, admission.md §6):
 - one global resourceVersion counter (like etcd's revision): every write takes the next one;
@@ -20,7 +21,8 @@ Wire behaviour (as the real API server, admission.md §6):
   `sendInitialEvents=true` ends the initial ADDEDs with the `k8s.io/initial-events-end` BOOKMARK;
   `timeoutSeconds` ends the stream cleanly (unset: random in [1800, 3600) s);
 - writes: POST (create, `generateName`), PUT (update, `metadata.resourceVersion` precondition → 409 Conflict),
-  PATCH (merge-patch+json, json-patch+json, strategic-merge-patch+json treated as a merge patch, and
+  PATCH (merge-patch+json, json-patch+json, strategic-merge-patch+json treated as a merge patch — a patch
+  that sets `metadata.resourceVersion` makes it a precondition (409 Conflict), as the API server does —, and
   apply-patch+yaml server-side apply: create-or-update of one object, `fieldManager` required; the applied
   configuration is merged into the stored object, lists replaced, no field-ownership conflicts), DELETE;
   `/status` subresources take only the status, the main resource keeps it; `dryRun=All`; a write that changes
@@ -120,6 +122,7 @@ RESOURCES = [
     Resource("", "v1", "nodes", "Node", False, True),
     Resource("", "v1", "namespaces", "Namespace", False, True),
     Resource("", "v1", "pods", "Pod", True, True),
+    Resource("draguard.io", "v1alpha1", "draguardpolicies", "DraguardPolicy", False, True),
 ]
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}
@@ -1107,7 +1110,7 @@ class Handler(BaseHTTPRequestHandler):
         manager = query.get("fieldManager") or "unknown"
         for k in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"):
             meta.pop(k, None)
-        if t.res.status and t.res.kind in ("ResourceClaim", "DeviceTaintRule"):
+        if t.res.status and t.res.kind in ("ResourceClaim", "DeviceTaintRule", "DraguardPolicy"):
             obj.pop("status", None)  # status is reset on create
 
         def compute(old: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
@@ -1169,6 +1172,9 @@ class Handler(BaseHTTPRequestHandler):
                     ) from None
             else:
                 new = merge_patch(old, body)
+            want_rv = body.get("metadata", {}).get("resourceVersion") if isinstance(body, dict) else None
+            if method == "PATCH" and not apply and want_rv and want_rv != old["metadata"]["resourceVersion"]:
+                raise conflict(t.res, t.name)  # a patch's resourceVersion is a precondition
             new = copy.deepcopy(new)
             new["apiVersion"], new["kind"] = t.res.api_version, t.res.kind
             meta = new.setdefault("metadata", {})

@@ -13,13 +13,17 @@ from __future__ import annotations
 import json
 import logging
 import math
+import threading
 import time
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from webhook.admission.config import AdmissionConfig
 from webhook.admission.wire import ENDPOINTS, Endpoint
+from webhook.config.policy import Policy, combine
 from webhook.model.budget import Deadline
 from webhook.model.text import clip, one_line
 from webhook.server import metrics
@@ -37,12 +41,16 @@ from webhook.server.wire import (
 from webhook.server.wiring import (
     BadReview,
     ReviewInfo,
-    load_serve_policy,
+    load_serve_policy_specs,
     make_config,
     make_store,
     review_with_info,
     serve_profile,
 )
+
+if TYPE_CHECKING:
+    from webhook.config.policyset import PolicySnapshot
+    from webhook.server.livepolicy import LivePolicies
 
 log = logging.getLogger("draguard.server")
 
@@ -55,22 +63,32 @@ BODY_SECONDS = 1.0  # the body may take at least this long, however short the re
 
 
 class Runtime:
-    """What one process serves with: the admission configs, and per worker its StateStore and loader."""
+    """What one process serves with: the admission configs, and per worker its StateStore and loader
+    (and with `--state cluster` its DraguardPolicies: `use_policy` swaps the configs, from that watch's
+    applier thread only; a request reads `configs` once and keeps what it read)."""
 
     def __init__(self, options: ServeOptions, tls: ReloadingTLS | None = None) -> None:
         from webhook.config.context import Context
 
         self.options = options
         self.profile = serve_profile(options)
-        self.policy = load_serve_policy(options)
-        self.configs = {e: make_config(options, e, self.profile, self.policy) for e in ENDPOINTS}
+        self.policy_specs = load_serve_policy_specs(options)  # what --policy FILE sets
+        self.policy = combine(self.policy_specs) if options.policy else None
+        self.configs: dict[Endpoint, AdmissionConfig] = {
+            e: make_config(options, e, self.profile, self.policy) for e in ENDPOINTS
+        }
         self.context = Context(profile=self.profile, lint=False)
         self.tls = tls
         _import_everything(options.live)
         self.store: Any = None
         self.loader: StateLoader | None = None
         self.live: Any = None  # --state cluster: webhook.state.live.LiveState
+        self.policies: LivePolicies | None = None  # --state cluster
         self.draining = False  # set once by the worker's event loop on SIGTERM
+
+    def use_policy(self, policy: Policy) -> None:
+        """Put `policy` in force: new configs, swapped whole (the caller is the one writer)."""
+        self.configs = {e: replace(c, policy=policy) for e, c in self.configs.items()}
 
     def begin_drain(self) -> None:
         """The worker is stopping: /readyz answers 503 from now on (reviews are still answered)."""
@@ -99,11 +117,16 @@ class Runtime:
             self.tls.on_error = lambda e: metrics.CERT_RELOADS.labels("error").inc()
             _certificate_loaded(self.tls.loaded)
         self.store = make_store(self.profile)
+        waits: list[threading.Event] = []
         if self.options.live:
+            from webhook.server.livepolicy import start_live_policies
             from webhook.server.livestate import start_live_state
 
+            self.policies = start_live_policies(
+                self.options, self.profile, self.policy_specs, self.use_policy
+            )
             self.live = start_live_state(self.options, self.store, on_first=_warm_up)
-            source_ready = self.live.ready
+            waits = [self.policies.ready, self.live.ready]
         else:
             metrics.STATE_SYNCED.set(0)  # 1 once the directory is read and published (`_published`)
             source = ManifestDirectory(self.options.state, self.context, self.policy)
@@ -117,8 +140,8 @@ class Runtime:
                 on_first=_warm_up,
             )
             self.loader.start()
-            source_ready = self.loader.ready
-        while not source_ready.wait(1.0):  # gunicorn restarts a worker that stops heartbeating
+            waits = [self.loader.ready]
+        while not all(w.wait(1.0) for w in waits):  # gunicorn restarts a worker that stops heartbeating
             if heartbeat is not None:
                 heartbeat()
             if alive is not None and not alive():
@@ -130,19 +153,21 @@ class Runtime:
             self.loader.stop()
         if self.live is not None:
             self.live.stop()
+        if self.policies is not None:
+            self.policies.stop()
 
     def ready(self) -> bool:
         if self.draining:
             return False
-        if self.live is not None:
-            return bool(self.live.ready.is_set())
+        if self.live is not None and self.policies is not None:
+            return bool(self.live.ready.is_set() and self.policies.ready.is_set())
         return self.loader is not None and self.loader.ready.is_set()
 
     def not_ready_reason(self) -> str:
         if self.draining:
             return "this worker is stopping (SIGTERM): it still answers reviews while the endpoint is removed"
-        if self.live is not None:
-            waiting = ", ".join(self.live.waiting_for())
+        if self.live is not None and self.policies is not None:
+            waiting = ", ".join([*self.live.waiting_for(), *self.policies.live.waiting_for()])
             return f"the cluster state is not synced yet (waiting for the initial list of: {waiting})"
         return "the cluster state is not loaded yet"
 
@@ -154,6 +179,7 @@ def _import_everything(live: bool = False) -> None:
         import kubernetes.client  # noqa: F401
         import kubernetes.config  # noqa: F401
 
+        import webhook.server.livepolicy  # noqa: F401
         import webhook.server.livestate  # noqa: F401
     import webhook.admission.feasibility  # noqa: F401
     import webhook.cel.runtime  # noqa: F401
@@ -300,8 +326,12 @@ def create_app(runtime: Runtime) -> Flask:
             "stateAgeSeconds": round(time.monotonic() - snapshot.published_at, 3),
             "objects": snapshot.counts(),
         }
-        if runtime.live is not None:  # per kind, the resourceVersion this worker's state has reached
-            body["resourceVersions"] = runtime.live.resource_versions()
+        if runtime.live is not None and runtime.policies is not None:  # per kind, the resourceVersion reached
+            body["resourceVersions"] = {
+                **runtime.live.resource_versions(),
+                **runtime.policies.live.resource_versions(),
+            }
+            body["policies"] = _policies(runtime.policies.snapshot())
         loader = runtime.loader
         if loader is not None and loader.errors:  # still ready: the last good state serves
             reload: dict[str, Any] = {"errors": loader.errors}
@@ -319,6 +349,16 @@ def create_app(runtime: Runtime) -> Flask:
         return Response(metrics.exposition(), mimetype=None, content_type=metrics.CONTENT_TYPE)
 
     return app
+
+
+def _policies(snap: PolicySnapshot) -> dict[str, Any]:
+    """/readyz's view of this worker's DraguardPolicies: the version in force, per object the generation
+    in force and, when its current generation is invalid, that generation."""
+    return {
+        "version": snap.version,
+        "inForce": {s.name: s.applied for s in snap.states.values() if s.applied is not None},
+        "invalid": {s.name: s.generation for s in snap.states.values() if not s.verdict.valid},
+    }
 
 
 def _request_field(ar: Any, name: str) -> str:

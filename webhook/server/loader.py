@@ -11,7 +11,8 @@ cross-object checks compare requests with it. A document whose content did not c
 last read (same fingerprint) is not validated again and hands on the same dict. A file that no longer
 parses keeps its last good objects (an editor or a writer caught half-way: the next change is read
 again); a file that disappears takes its objects with it; when several files define the same object,
-the last in path order wins. Writers should replace files (write a temporary file and rename it, as
+the last in path order wins. A DraguardPolicy is not state: it is left out with a logged note (policies
+come from `--policy FILE` in this mode). Writers should replace files (write a temporary file and rename it, as
 Kubernetes ConfigMap/Secret mounts and most tools do): an in-place rewrite to the same size within one
 tick of the file system's clock (a few ms) is indistinguishable from no change.
 
@@ -34,6 +35,7 @@ from typing import Any
 
 from webhook.config.context import Context
 from webhook.config.policy import Policy
+from webhook.config.policyobject import is_policy_object
 from webhook.io.documents import Document, DocumentError, InputFileError, parse, read_text
 from webhook.io.files import MANIFEST_SUFFIXES, MAX_FILE_BYTES, UnreadableInput
 from webhook.model.keys import object_key
@@ -244,6 +246,12 @@ class ManifestDirectory:
                 entry.invalid += 1
                 problems.append(
                     one_line(f"{path}:{doc.line}: document left out of the state: {doc.rule}: {doc.message}")
+                )
+                continue
+            if is_policy_object(doc.obj):  # the cluster's policies, not its state
+                notes.append(
+                    f"{path}:{doc.line}: a DraguardPolicy is not applied from the state directory; "
+                    "pass its file with --policy"
                 )
                 continue
             fp = _fingerprint(doc)

@@ -135,6 +135,7 @@ WATCH_KINDS = frozenset(
         "DeviceTaintRule",
         "Node",
         "Namespace",
+        "DraguardPolicy",
     }
 )
 WATCH_EVENTS = Counter(
@@ -169,6 +170,26 @@ EVENT_TO_VISIBLE = Histogram(
     "draguard_watch_event_to_visible_seconds",
     "Time from a watch event's arrival to the publication of the state that contains it",
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+
+# --- DraguardPolicies (`serve --state cluster`): per worker, every worker watches ---------------------------
+POLICIES = Gauge(
+    "draguard_policies",
+    "DraguardPolicy objects by state: in_force (a valid generation is applied), invalid (the current "
+    "generation is invalid: the last valid one, if any, stays in force); the most recent worker's",
+    ["state"],
+    multiprocess_mode="livemostrecent",
+)
+POLICY_STATES = ("in_force", "invalid")
+POLICY_CHANGES = Counter(
+    "draguard_policy_changes",
+    "Times a worker swapped the policy in force for a new one (a DraguardPolicy created, changed, deleted)",
+)
+POLICY_STATUS_WRITES = Counter(
+    "draguard_policy_status_writes",
+    "DraguardPolicy status writes: ok, conflict (the object changed meanwhile: its newer version gets its "
+    "own), error (not written: RBAC, or the API server kept failing)",
+    ["result"],
 )
 
 

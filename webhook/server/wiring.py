@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from webhook.admission import AdmissionConfig, BadReview, ReviewInfo, review_with_info
 from webhook.admission.wire import Endpoint
-from webhook.config.policy import Policy
+from webhook.config.policy import Policy, PolicySpec, combine
 from webhook.config.profile import Profile, load_profile
 from webhook.model.budget import Budget
 from webhook.server.options import ServeOptions
@@ -14,6 +14,7 @@ __all__ = [
     "BadReview",
     "ReviewInfo",
     "load_serve_policy",
+    "load_serve_policy_specs",
     "make_config",
     "make_store",
     "review_with_info",
@@ -25,14 +26,19 @@ def serve_profile(options: ServeOptions) -> Profile:
     return load_profile(options.k8s_version, dict(options.feature_gates))
 
 
-def load_serve_policy(options: ServeOptions) -> Policy | None:
-    """The policy file (UsageError when it is unreadable or names unknown rules)."""
+def load_serve_policy_specs(options: ServeOptions) -> list[PolicySpec]:
+    """What the policy file sets, per policy in it (UsageError when it is unreadable or invalid)."""
     if not options.policy:
-        return None
-    from webhook.config.policyfile import load_policy
+        return []
+    from webhook.config.policyfile import load_policy_specs
     from webhook.model.catalogue import RULES
 
-    return load_policy(options.policy, RULES)
+    return load_policy_specs(options.policy, RULES, serve_profile(options))
+
+
+def load_serve_policy(options: ServeOptions) -> Policy | None:
+    """The policy file's policy (UsageError when it is unreadable or invalid); None without one."""
+    return combine(load_serve_policy_specs(options)) if options.policy else None
 
 
 def make_config(

@@ -1,5 +1,7 @@
 """The cluster state kept current from the API server: one reflector thread per kind lists and watches
-(reflector.py over client.py), one applier thread is the StateStore's only writer (applier.py).
+(reflector.py over client.py), one applier thread is the StateStore's only writer (applier.py). The same
+machinery keeps draguard's DraguardPolicies in a PolicySet (`kinds.POLICIES`, webhook/server/livepolicy.py),
+whose status status.py writes.
 
     live = LiveState(KubeClient(load_api_client(kubeconfig)), store, observer=...)
     live.start(); live.ready.wait()          # every kind's initial list applied and published
@@ -13,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from webhook.state.live.applier import Applier
+from webhook.state.live.applier import Applier, WatchedStore
 from webhook.state.live.client import ApiError, ConfigError, Expired, KubeClient, Unreachable, load_api_client
 from webhook.state.live.kinds import WATCHED, WatchedKind, watched_for
 from webhook.state.live.observer import Observer
@@ -40,7 +42,7 @@ class LiveState:
     def __init__(
         self,
         client: KubeClient,
-        store: Any,
+        store: WatchedStore,
         kinds: Iterable[WatchedKind] = WATCHED,
         observer: Observer | None = None,
         on_first: Callable[[Any], None] | None = None,
@@ -49,11 +51,12 @@ class LiveState:
         read_timeout: float = READ_TIMEOUT,
         backoff: Callable[[], Backoff] = Backoff,
         recheck_seconds: float = NOT_SERVED_RECHECK,
+        what: str = "the cluster state",
     ) -> None:
         self.client = client
         self.kinds = list(kinds)
         self._stop = threading.Event()
-        self.applier = Applier(store, self.kinds, observer, on_first)
+        self.applier = Applier(store, self.kinds, observer, on_first, what=what)
         self.reflectors = [
             Reflector(
                 client,

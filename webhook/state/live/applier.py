@@ -15,8 +15,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from webhook.state.live.kinds import WatchedKind, key_of
 from webhook.state.live.observer import Observer
@@ -29,17 +29,39 @@ MAX_APPLY_SECONDS = 0.05
 QUEUE_SIZE = 100_000  # items; a full queue makes the reflectors wait (backpressure on the streams)
 
 
+class Published(Protocol):
+    """A published version of what the applier writes (a StateStore's Snapshot, a PolicySet's)."""
+
+    def objects(self, kind: str) -> Mapping[tuple[str, str], dict[str, Any]]: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+
+class WatchedStore(Protocol):
+    """What the applier writes: the StateStore (webhook.state.store), the PolicySet (webhook.config)."""
+
+    def apply(self, obj: dict[str, Any]) -> None: ...
+
+    def delete(self, kind: str, namespace: str | None, name: str) -> None: ...
+
+    def publish(self) -> Published: ...
+
+    def snapshot(self) -> Published: ...
+
+
 class Applier:
     def __init__(
         self,
-        store: Any,
+        store: WatchedStore,
         kinds: Iterable[WatchedKind],
         observer: Observer | None = None,
         on_first: Callable[[Any], None] | None = None,
         max_batch: int = MAX_BATCH,
         max_apply_seconds: float = MAX_APPLY_SECONDS,
+        what: str = "the cluster state",
     ) -> None:
         self.store = store
+        self.what = what  # for the log
         self.kinds = list(kinds)
         self.observer = observer or Observer()
         self.on_first = on_first
@@ -122,7 +144,7 @@ class Applier:
                     log.exception("warm-up after the initial sync failed")
             self.observer.synced(sorted(set(new)), everything)
             if everything and not self.ready.is_set():
-                log.info("the cluster state is synced: %s", snapshot.counts())
+                log.info("%s is synced: %s", self.what, snapshot.counts())
                 self.ready.set()
 
     def _apply(self, item: Item) -> int:

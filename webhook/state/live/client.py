@@ -1,5 +1,6 @@
 """LIST and WATCH over the `kubernetes` client's REST layer, as raw JSON: objects stay plain dicts with the
-API's field names (the client's models would drop unknown fields and rename the rest).
+API's field names (the client's models would drop unknown fields and rename the rest); and one write, the
+merge patch of a DraguardPolicy's status (`merge_patch`).
 
     api = KubeClient(load_api_client(kubeconfig=None))     # in-cluster config, else $KUBECONFIG
     page = api.list_page("/apis/resource.k8s.io/v1/resourceslices", limit=500, cont="")
@@ -29,6 +30,7 @@ from webhook.model.errors import DraguardError
 
 CONNECT_TIMEOUT = 10.0
 LIST_READ_TIMEOUT = 60.0  # one page
+WRITE_READ_TIMEOUT = 10.0  # one write (a DraguardPolicy's status)
 POOL_SIZE = 16  # connections per worker: 7 watches, their lists, and the translate writer
 BODY_DEPTH = MAX_DEPTH + 2  # a list page or a watch event holds objects of up to MAX_DEPTH levels, 2 down
 
@@ -129,13 +131,28 @@ class KubeClient:
 
     def _get(self, path: str, query: list[tuple[str, str]], read_timeout: float) -> Any:
         """The unread urllib3 response of a GET; ApiError for a non-2xx answer, Unreachable when none."""
+        return self._request("GET", path, query, read_timeout)
+
+    def _request(
+        self,
+        verb: str,
+        path: str,
+        query: list[tuple[str, str]],
+        read_timeout: float,
+        payload: dict[str, Any] | None = None,
+        content_type: str = "",
+    ) -> Any:
         import urllib3
 
+        header_params = {"Accept": "application/json"}
+        if content_type:
+            header_params["Content-Type"] = content_type
         method, url, headers, body, post = self.api.param_serialize(
-            "GET",
+            verb,
             path,
             query_params=query,
-            header_params={"Accept": "application/json"},
+            header_params=header_params,
+            body=payload,
             auth_settings=["BearerToken"],
         )
         try:
@@ -143,10 +160,10 @@ class KubeClient:
                 method, url, headers, body, post, _request_timeout=(self.connect_timeout, read_timeout)
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise Unreachable(f"GET {path}: {e}") from None
+            raise Unreachable(f"{verb} {path}: {e}") from None
         except Exception as e:  # the client wraps TLS failures in ApiException(status=0)
             if getattr(e, "status", None) == 0:
-                raise Unreachable(f"GET {path}: {getattr(e, 'reason', e)}") from None
+                raise Unreachable(f"{verb} {path}: {getattr(e, 'reason', e)}") from None
             raise
         resp = r.response
         if not 200 <= resp.status <= 299:
@@ -189,6 +206,22 @@ class KubeClient:
         if not isinstance(page, dict) or not isinstance(page.get("items", []), list):
             raise Unreachable(f"GET {path}: the answer is not a list")
         return page
+
+    def merge_patch(
+        self, path: str, patch: dict[str, Any], field_manager: str, read_timeout: float = WRITE_READ_TIMEOUT
+    ) -> None:
+        """A JSON merge patch (RFC 7386) of one object or subresource (`.../NAME/status`); ApiError for
+        an answer that is not 2xx (409 Conflict when the patch's resourceVersion is no longer current)."""
+        import urllib3
+
+        query = [("fieldManager", field_manager)] if field_manager else []
+        resp = self._request("PATCH", path, query, read_timeout, patch, "application/merge-patch+json")
+        try:
+            resp.read()
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise Unreachable(f"PATCH {path}: reading the answer failed: {e}") from None
+        finally:
+            resp.release_conn()
 
     def watch(
         self,

@@ -9,7 +9,7 @@ kind/apiVersion on the wire; they are set here.
 DeviceTaintRules are served as `resource.k8s.io/v1` from 1.37 only: a 1.36 cluster serves them as v1beta2,
 a 1.35 cluster as v1alpha3 (each when enabled). `watched_for(version)` watches the version that cluster
 serves, and `kept` converts such objects to v1 as the API server would (`webhook.convert`), so the state
-holds v1 objects only.
+holds v1 objects only. `POLICIES` is draguard's own kind, watched beside them into its own store.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from webhook.config import policyobject
 from webhook.convert import convertible, to_v1
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -49,6 +50,8 @@ WATCHED = (
     WatchedKind("Namespace", "v1", "namespaces", False),
 )
 BY_NAME = {k.kind: k for k in WATCHED}
+# draguard's own policies (`serve --state cluster`): watched beside the DRA kinds, into their own store
+POLICIES = WatchedKind(policyobject.KIND, policyobject.API_VERSION, policyobject.PLURAL, False)
 TAINT_RULES_SERVED_AS = {"1.35": "resource.k8s.io/v1alpha3", "1.36": "resource.k8s.io/v1beta2"}  # else v1
 
 
