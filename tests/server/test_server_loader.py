@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import device_class, dump_yaml
+from tests.builders import device_class, dump_yaml, line_of, obj
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
 from webhook.io.files import UnreadableInput, discover_all
@@ -199,10 +199,14 @@ def test_draguard_policies_in_the_state_directory_are_left_out_with_a_note(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A `--state DIR` is the cluster's DRA state; its policies come from `--policy FILE` (docs/webhook.md)."""
-    policy = "apiVersion: draguard.io/v1alpha1\nkind: DraguardPolicy\nmetadata: {name: p}\nspec: {}\n"
-    _write(tmp_path / "a.yaml", CLASS.format(name="a") + "---\n" + policy)
+    text = dump_yaml([device_class("a"), obj("DraguardPolicy", "p", api="draguard.io/v1alpha1", spec={})])
+    _write(tmp_path / "a.yaml", text)
     d = _dir(tmp_path)
     with caplog.at_level("WARNING", logger="draguard.state"):
         result = d.scan()
     assert _names(d) == ["a"] and result.invalid == 0
-    assert f"{tmp_path / 'a.yaml'}:6: a DraguardPolicy is not applied from the state directory" in caplog.text
+    line = line_of(text, "apiVersion: draguard.io")  # the document's first line
+    assert (
+        f"{tmp_path / 'a.yaml'}:{line}: a DraguardPolicy is not applied from the state directory"
+        in caplog.text
+    )
