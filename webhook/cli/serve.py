@@ -186,7 +186,8 @@ def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable
         "--field-manager",
         default="draguard",
         metavar="NAME",
-        help="server-side apply field manager of the ResourceClaimTemplates translate writes (default draguard)",
+        help="field manager of draguard's writes: the ResourceClaimTemplates translate applies, the status of "
+        "DraguardPolicies (default draguard)",
     )
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     s.add_argument("--access-log", action="store_true", help="log every request to stderr")
