@@ -9,11 +9,13 @@ from typing import Any
 
 from webhook.cel import extlib, k8slib, netlib, stdlib  # noqa: F401  (they register the functions)
 from webhook.cel.functions import Fn, actual_size, ceil_factor
+from webhook.cel.printing import format_double
 from webhook.cel.values import (
     COST_LIMIT_MESSAGE,
     MAP_TYPES,
     NONE,
     SIZE_LIMIT_MESSAGE,
+    TYPE_NAMES,
     CelError,
     CelType,
     DefaultMap,
@@ -76,8 +78,6 @@ def format_key(k: Any) -> str:
     if type(k) is bool:
         return "true" if k else "false"
     if type(k) is float:
-        from webhook.cel.stdlib import format_double
-
         return format_double(k)
     return str(k)
 
@@ -142,8 +142,6 @@ class Qualifier:
 
 def go_type(v: Any) -> str:
     """Go's %T of a cel-go value (used in cel-go's "expected iterable type" error)."""
-    from webhook.cel.values import TYPE_NAMES
-
     go = {
         bool: "types.Bool",
         int: "types.Int",
@@ -396,8 +394,6 @@ def not_strictly_false(a: Closure) -> Closure:
 
 
 def equality_cost(a: Any, b: Any) -> int:
-    from webhook.cel.values import TYPE_NAMES
-
     name = TYPE_NAMES.get(type(a), "")
     if name.startswith(("kubernetes.", "net.")):
         return 1

@@ -15,10 +15,13 @@ from webhook.cel.functions import (
     cost_first_traversal,
     register,
 )
+from webhook.cel.printing import debug
 from webhook.cel.timelib import Duration, Timestamp
 from webhook.cel.values import (
     LIST_TYPES,
+    NONE,
     CelError,
+    Optional,
     UInt,
     equal,
     no_such_overload,
@@ -152,7 +155,7 @@ def join(xs: Any, *rest: Any) -> str:
         _str("join", xs, *rest)
     for x in xs:
         if type(x) is not str:
-            raise CelError(f"join: invalid input: {fmtlib.debug(x)}")
+            raise CelError(f"join: invalid input: {debug(x)}")
     check_size(sum(len(x) for x in xs) + len(sep) * max(0, len(xs) - 1))
     return sep.join(xs)  # type: ignore[no-any-return]
 
@@ -312,15 +315,11 @@ def distinct(xs: Any) -> list[Any]:
 
 
 def first(xs: Any) -> Any:
-    from webhook.cel.values import NONE, Optional
-
     _lst("first", xs)
     return Optional(xs[0]) if xs else NONE
 
 
 def last(xs: Any) -> Any:
-    from webhook.cel.values import NONE, Optional
-
     _lst("last", xs)
     return Optional(xs[-1]) if xs else NONE
 

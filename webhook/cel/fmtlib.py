@@ -1,5 +1,5 @@
 """`string.format(list)` of the cel-go strings extension (versions 1-3: `%s %d %f %e %b %x %X %o`,
-precision `%.3f`, locale en_US) and Go-style printing of values for error messages."""
+precision `%.3f`, locale en_US)."""
 
 from __future__ import annotations
 
@@ -7,29 +7,12 @@ import math
 from typing import Any
 
 from webhook.cel.functions import check_size
+from webhook.cel.printing import debug, to_string
 from webhook.cel.timelib import Duration, Timestamp
 from webhook.cel.values import LIST_TYPES, MAP_TYPES, CelError, CelType, UInt, key_value, type_name
 from webhook.model.names import go_quote
 
 DEFAULT_PRECISION = 6
-
-
-def debug(v: Any) -> str:
-    """Go %v of a cel-go value (used inside some error messages)."""
-    t = type(v)
-    if t is bool:
-        return "true" if v else "false"
-    if t is float:
-        from webhook.cel.stdlib import format_double
-
-        return format_double(v)
-    if v is None:
-        return "NULL_VALUE"
-    if t in LIST_TYPES:
-        return "[" + " ".join(debug(x) for x in v) + "]"
-    if t in MAP_TYPES:
-        return "map[" + " ".join(f"{debug(key_value(k))}:{debug(x)}" for k, x in v.items()) + "]"
-    return str(v)
 
 
 def _string_clause(v: Any) -> str:
@@ -44,8 +27,6 @@ def _string_clause(v: Any) -> str:
     if t is CelType:
         return v.name
     if t in (int, UInt, float, bool, str, bytes, Timestamp, Duration):
-        from webhook.cel.stdlib import to_string
-
         try:
             return to_string(v)
         except CelError:

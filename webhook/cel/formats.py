@@ -9,8 +9,32 @@ import datetime as _dt
 from collections.abc import Callable
 
 from webhook.cel import regex, urls
-from webhook.cel.k8slib import NamedFormat
+from webhook.cel.values import STRICT_EQUALITY, TYPE_NAMES
 from webhook.model import names
+
+
+class NamedFormat:
+    """A `kubernetes.NamedFormat` (format.dns1123Label(), format.named("uuid"), ...)."""
+
+    __slots__ = ("name", "validate", "max_regex_size")
+
+    def __init__(self, name: str, validate: Callable[[str], list[str]], max_regex_size: int) -> None:
+        self.name = name
+        self.validate = validate
+        self.max_regex_size = max_regex_size
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is NamedFormat and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"format.{self.name}"
+
+
+TYPE_NAMES[NamedFormat] = "kubernetes.NamedFormat"
+STRICT_EQUALITY.add(NamedFormat)
 
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_MSG = (

@@ -8,7 +8,11 @@ import math
 from typing import Any
 
 from webhook.cel import regex, urls
+from webhook.cel.extlib import index_of as str_index_of
+from webhook.cel.extlib import last_index_of as str_last_index_of
+from webhook.cel.formats import FORMATS, NamedFormat
 from webhook.cel.functions import TRAVERSAL, actual_size, cost_first_traversal, cost_regex, register
+from webhook.cel.stdlib import add
 from webhook.cel.timelib import Duration, Timestamp
 from webhook.cel.values import (
     LIST_TYPES,
@@ -229,8 +233,6 @@ _SUMMABLE = (int, UInt, float, Duration)
 
 
 def sum_(xs: Any) -> Any:
-    from webhook.cel.stdlib import add
-
     items = _items("sum", xs, _SUMMABLE)
     acc = _ZERO.get(type(items[0]), 0) if items else 0
     for x in items:
@@ -265,8 +267,6 @@ def index_of(target: Any, item: Any, *rest: Any) -> int:
             if equal(x, item):
                 return i
         return -1
-    from webhook.cel.extlib import index_of as str_index_of
-
     return str_index_of(target, item, *rest)
 
 
@@ -276,8 +276,6 @@ def last_index_of(target: Any, item: Any, *rest: Any) -> int:
             if equal(target[i], item):
                 return i
         return -1
-    from webhook.cel.extlib import last_index_of as str_last_index_of
-
     return str_last_index_of(target, item, *rest)
 
 
@@ -334,34 +332,11 @@ def find_all(s: Any, pattern: Any, *rest: Any) -> list[str]:
 # ---- named formats ---------------------------------------------------------------------------------------
 
 
-class NamedFormat:
-    """A `kubernetes.NamedFormat` (format.dns1123Label(), format.named("uuid"), ...)."""
-
-    __slots__ = ("name", "validate", "max_regex_size")
-
-    def __init__(self, name: str, validate: Any, max_regex_size: int) -> None:
-        self.name = name
-        self.validate = validate
-        self.max_regex_size = max_regex_size
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is NamedFormat and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __repr__(self) -> str:
-        return f"format.{self.name}"
-
-
-TYPE_NAMES[NamedFormat] = "kubernetes.NamedFormat"
 TYPE_NAMES[urls.URL] = "kubernetes.URL"
-STRICT_EQUALITY.update((NamedFormat, urls.URL))
+STRICT_EQUALITY.add(urls.URL)
 
 
 def format_named(name: Any) -> Optional:
-    from webhook.cel.formats import FORMATS
-
     if type(name) is not str:
         raise no_such_overload("format.named", name)
     f = FORMATS.get(name)
@@ -444,8 +419,6 @@ def _register() -> None:
 
 
 def _register_formats() -> None:
-    from webhook.cel.formats import FORMATS
-
     for name, f in FORMATS.items():
         register(f"format.{name}", 0, lambda f=f: f)
 

@@ -20,6 +20,7 @@ from webhook.cel.ast import (
     Select,
     StructExpr,
     StructField,
+    children,
 )
 from webhook.model.errors import DraguardError
 
@@ -82,8 +83,6 @@ def _copy(
         if not done:
             ids[id(e)] = new_id(offset(e.id))
             stack.append((e, True))
-            from webhook.cel.ast import children
-
             stack.extend((c, False) for c in reversed(children(e)))
             continue
         nid = ids[id(e)]
@@ -278,9 +277,7 @@ def expand(
         then: Expr = f.call("optional.of", fold) if function == "optMap" else fold
         return f.call("_?_:_", has_value, then, f.call("optional.none"))
     if function == "sortBy" and n == 2:
-        from webhook.cel.ast import Comprehension as Comp
-
-        if not isinstance(target, ListExpr | Select | Ident | Comp | Call):
+        if not isinstance(target, ListExpr | Select | Ident | Comprehension | Call):
             raise MacroError(
                 target,
                 "sortBy can only be applied to a list, identifier, comprehension, call or select expression",

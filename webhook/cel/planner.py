@@ -31,6 +31,7 @@ from webhook.cel.closures import (
     regex_unguarded,
 )
 from webhook.cel.functions import FUNCTIONS, Fn
+from webhook.cel.regex import error_of
 from webhook.cel.values import (
     COST_LIMIT_MESSAGE,
     MAP_TYPES,
@@ -384,8 +385,6 @@ class Planner:
         if name in _REGEX_FNS and pattern and id(pattern[0]) in self.consts:
             value = self.consts[id(pattern[0])][1]
             if type(value) is str:
-                from webhook.cel.regex import error_of
-
                 problem = error_of(value)
                 if problem is not None:
                     raise PlanError(problem)

@@ -22,6 +22,7 @@ from typing import Any
 
 from webhook.cel import ast as A
 from webhook.cel import extlib, k8slib, netlib, stdlib  # noqa: F401  (they register the functions)
+from webhook.cel.activation import EvaluationError
 from webhook.cel.closures import ALLOC_LIMIT, COST_LIMIT, Closure, ErrorBox, Frame
 from webhook.cel.planner import PlanError, Planner
 from webhook.cel.values import (
@@ -149,8 +150,6 @@ class SelectorProgram:
 
     def evaluate(self, device: Any) -> bool:
         """Evaluate on a `webhook.cel.activation.DeviceInput`; raises EvaluationError (any failure)."""
-        from webhook.cel.activation import EvaluationError
-
         if getattr(device, "failure", None):
             raise EvaluationError(device.failure)
         try:
