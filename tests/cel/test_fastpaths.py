@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 
 from tests.cel.exprgen import ExprGen
-from webhook.cel import ast as A
-from webhook.cel import checker, compiler, cost, lexer, parsefast, parser
+from webhook.cel import compiler
+from webhook.cel.checker import checker, cost
+from webhook.cel.common import ast as A
 from webhook.cel.compiler import Compiled, CompileError, _compile
-from webhook.cel.unescape import unescape
+from webhook.cel.parser import lexer, parsefast, parser
+from webhook.cel.parser.unescape import unescape
 
 GATES = [(False, True), (True, True), (False, False)]
 
