@@ -19,7 +19,7 @@ from webhook.cel import compiler
 from webhook.cel.checker import checker, cost
 from webhook.cel.common import ast as A
 from webhook.cel.compiler import Compiled, CompileError, _compile
-from webhook.cel.parser import lexer, parsefast, parser
+from webhook.cel.parser import lexer, nodes, parsefast
 from webhook.cel.parser.unescape import unescape
 
 GATES = [(False, True), (True, True), (False, False)]
@@ -138,11 +138,11 @@ def test_fast_paths_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _outcomes(corpus)
     never = re.compile(r"(?!)")
     monkeypatch.setattr(lexer, "_FAST", never)
-    monkeypatch.setattr(parser._Parser, "simple_relation", lambda self: None)
-    monkeypatch.setattr(parser._Parser, "simple_expr", lambda self: None)
-    monkeypatch.setattr(parser._Parser, "simple_unary", lambda self: None)
+    monkeypatch.setattr(parsefast.FastPaths, "relation", lambda self, *depths: None)
+    monkeypatch.setattr(parsefast.FastPaths, "expr", lambda self, *depths: None)
+    monkeypatch.setattr(parsefast.FastPaths, "unary", lambda self, *depths: None)
     monkeypatch.setattr(parsefast, "SIMPLE_LITERALS", frozenset())
-    monkeypatch.setattr(parser, "_ID_POOL", ())
+    monkeypatch.setattr(nodes, "_ID_POOL", ())
     monkeypatch.setattr(checker, "_MEMO_TYPE_NODES", -1)  # no resolution memoised
     monkeypatch.setattr(checker._Checker, "start", _generic_start)
     monkeypatch.setattr(cost._Coster, "visit", _generic_visit)

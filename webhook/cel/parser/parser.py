@@ -15,8 +15,6 @@ the lexer's errors and the first syntax error only (the verdict is the same: inv
 
 from __future__ import annotations
 
-import threading
-from array import array
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -34,10 +32,8 @@ from webhook.cel.common.ast import (
     SourceInfo,
     StructExpr,
     StructField,
-    Unspecified,
 )
 from webhook.cel.common.errors import Issue
-from webhook.cel.parser import macros
 from webhook.cel.parser.grammar import (
     ADDOPS,
     ARG_FOLLOW,
@@ -49,7 +45,6 @@ from webhook.cel.parser.grammar import (
     FIRST,
     IDENTS,
     LIST_FOLLOW,
-    MACRO_NAMES,
     MAX_CODE_POINTS,
     MAX_RECURSION,
     MULOPS,
@@ -61,7 +56,9 @@ from webhook.cel.parser.grammar import (
     RESERVED,
 )
 from webhook.cel.parser.lexer import EOF, display_set, lex
+from webhook.cel.parser.nodes import Nodes
 from webhook.cel.parser.parsefast import FastPaths
+from webhook.cel.parser.parselits import Literals
 
 T = TypeVar("T")
 
@@ -82,7 +79,7 @@ class ParseResult:
     issues: list[Issue]
 
 
-class _Parser(FastPaths):
+class _Parser:
     """Recursive descent over the token arrays. Productions within one bracket level delegate with `yield from`
     (no Python recursion across levels); a nested `expr` (brackets, arguments, literals) is yielded to the
     driver, which keeps the levels on an explicit stack."""
@@ -94,27 +91,18 @@ class _Parser(FastPaths):
         self.texts = toks.texts
         self.starts = toks.starts
         self.last = len(self.kinds) - 1  # the EOF token
-        self.offsets = array("i", (-1,))  # node id -> code-point offset (ids start at 1)
-        self.ids = _ID_POOL
+        self.nodes = Nodes()
+        self.literals = Literals(self.kinds, self.texts, self.starts, self.nodes)
+        self.fast = FastPaths(self.kinds, self.texts, self.starts, self.nodes, self.literals)
         self.pos = 0
-        self.next_id = 1
         self.syntax: list[tuple[int, str]] = [
             (e.start, f"Syntax error: token recognition error at: '{_esc(e.text)}'") for e in toks.errors
         ]
-        self.visitor: list[tuple[int, str]] = []  # errors of cel-go's tree visitor (offset, message)
         self.expr_d = 0
         self.rel_d = 0
         self.calc_d = 0
-        self.visit_overflow = -1  # offset of the first node beyond the visitor's depth limit
 
-    # ids and tokens (a token is its index in the arrays)
-    def new_id(self, offset: int) -> int:
-        i = self.next_id
-        self.next_id = i + 1
-        self.offsets.append(offset)
-        ids = self.ids
-        return ids[i] if i < len(ids) else i
-
+    # tokens (a token is its index in the arrays)
     def kind2(self) -> str:
         """The kind of the token after the lookahead."""
         return self.kinds[min(self.pos + 1, self.last)]
@@ -178,19 +166,35 @@ class _Parser(FastPaths):
             offending, f"no viable alternative at input '{_esc(self.text[self.starts[start] : end])}'"
         )
 
-    def visitor_error(self, offset: int, message: str) -> Unspecified:
-        self.visitor.append((offset, message))
-        return Unspecified(self.new_id(offset))
-
     def check_depth(self) -> None:
         if self.expr_d > MAX_RECURSION or self.rel_d > MAX_RECURSION or self.calc_d > MAX_RECURSION:
             raise _Abort(f"expression recursion limit exceeded: {MAX_RECURSION}")
 
-    def counted(self, height: int, offset: int) -> int:
-        """The visitor depth of a counted node over children of `height`."""
-        if height >= MAX_RECURSION and self.visit_overflow < 0:
-            self.visit_overflow = offset
-        return height + 1
+    # literals and the fast paths, at the lookahead
+    def literal(self) -> Expr:
+        e, self.pos = self.literals.literal(self.pos)
+        return e
+
+    def simple_unary(self) -> tuple[Expr, int] | None:
+        fast = self.fast.unary(self.pos, self.expr_d, self.rel_d, self.calc_d)
+        if fast is None:
+            return None
+        e, h, self.pos = fast
+        return e, h
+
+    def simple_relation(self) -> tuple[Expr, int] | None:
+        fast = self.fast.relation(self.pos, self.expr_d, self.rel_d, self.calc_d)
+        if fast is None:
+            return None
+        e, h, self.pos = fast
+        return e, h
+
+    def simple_expr(self) -> tuple[Expr, int] | None:
+        fast = self.fast.expr(self.pos, self.expr_d, self.rel_d, self.calc_d)
+        if fast is None:
+            return None
+        e, h, self.pos = fast
+        return e, h
 
     # grammar (inlined so that one bracket level costs at most three Python frames)
     def expr(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
@@ -237,15 +241,15 @@ class _Parser(FastPaths):
             break
         e, h = part, hp
         for c, hc, q, then, ht in reversed(chain):
-            h = self.counted(max(hc, ht, h), self.starts[q])
-            e = self.call_or_macro(q, "_?_:_", None, (c, then, e))
+            h = self.nodes.counted(max(hc, ht, h), self.starts[q])
+            e = self.nodes.call_or_macro(self.starts[q], "_?_:_", None, (c, then, e))
         self.expr_d -= entered
         return e, h
 
     def balance(self, fn: str, terms: list[tuple[Expr, int]], ops: list[int]) -> tuple[Expr, int]:
         h = max(t[1] for t in terms)
         starts = self.starts
-        ids = [self.new_id(starts[op]) for op in ops]
+        ids = [self.nodes.new_id(starts[op]) for op in ops]
 
         def tree(lo: int, hi: int) -> Expr:  # recursion depth is log2(len(ops))
             mid = (lo + hi + 1) // 2
@@ -267,8 +271,8 @@ class _Parser(FastPaths):
             self.check_depth()
             rhs, hr = yield from self.calc_chain(follow)
             self.rel_d -= 1
-            h = self.counted(max(h, hr), self.starts[op])
-            lhs = self.call_or_macro(op, RELOPS[kinds[op]], None, (lhs, rhs))
+            h = self.nodes.counted(max(h, hr), self.starts[op])
+            lhs = self.nodes.call_or_macro(self.starts[op], RELOPS[kinds[op]], None, (lhs, rhs))
         self.rel_d -= 1
         return lhs, h
 
@@ -296,13 +300,13 @@ class _Parser(FastPaths):
                     self.check_depth()
                     r2, h2 = self.simple_unary() or (yield from self.unary(follow))
                     self.calc_d -= 1
-                    hr = self.counted(max(hr, h2), self.starts[op2])
-                    rhs = self.call_or_macro(op2, MULOPS[kinds[op2]], None, (rhs, r2))
+                    hr = self.nodes.counted(max(hr, h2), self.starts[op2])
+                    rhs = self.nodes.call_or_macro(self.starts[op2], MULOPS[kinds[op2]], None, (rhs, r2))
                 self.calc_d -= 1
             else:
                 break
-            h = self.counted(max(h, hr), self.starts[op])
-            lhs = self.call_or_macro(op, ARITH[kinds[op]], None, (lhs, rhs))
+            h = self.nodes.counted(max(h, hr), self.starts[op])
+            lhs = self.nodes.call_or_macro(self.starts[op], ARITH[kinds[op]], None, (lhs, rhs))
         self.calc_d -= 1
         return lhs, h
 
@@ -334,7 +338,9 @@ class _Parser(FastPaths):
             operand, h = yield from self.member(follow)
             if len(ops) % 2 == 0:
                 return operand, h
-            return self.call_or_macro(ops[0], "!_" if k == "!" else "-_", None, (operand,)), h
+            return self.nodes.call_or_macro(
+                self.starts[ops[0]], "!_" if k == "!" else "-_", None, (operand,)
+            ), h
         return (yield from self.member(follow))
 
     def member(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
@@ -365,23 +371,23 @@ class _Parser(FastPaths):
                 if nk == "IDENTIFIER" and opt < 0 and kinds[self.pos] == "(":
                     open_ = self.consume()
                     args, ha = yield from self.args(follow)
-                    h = self.counted(max(h, ha), starts[dot])
-                    e = self.call_or_macro(open_, name, e, args)
+                    h = self.nodes.counted(max(h, ha), starts[dot])
+                    e = self.nodes.call_or_macro(starts[open_], name, e, args)
                     continue
                 if nk == "ESC_IDENTIFIER":
-                    self.visitor.append((starts[name_tok], "unsupported syntax: '`'"))
-                h = self.counted(h, starts[dot])
+                    self.nodes.visitor.append((starts[name_tok], "unsupported syntax: '`'"))
+                h = self.nodes.counted(h, starts[dot])
                 if opt >= 0:
-                    field = Const(self.new_id(starts[name_tok]), "string", name)
-                    e = Call(self.new_id(starts[dot]), "_?._", None, (e, field))
+                    field = Const(self.nodes.new_id(starts[name_tok]), "string", name)
+                    e = Call(self.nodes.new_id(starts[dot]), "_?._", None, (e, field))
                 else:
-                    e = Select(self.new_id(starts[dot]), e, name)
-            elif k == "[" and self.literal_index():
+                    e = Select(self.nodes.new_id(starts[dot]), e, name)
+            elif k == "[" and self.fast.literal_index(self.pos, self.expr_d, self.rel_d, self.calc_d):
                 open_ = self.consume()
                 idx = self.literal()
                 self.consume()
-                h = self.counted(h, starts[open_])
-                e = self.call_or_macro(open_, "_[_]", None, (e, idx))
+                h = self.nodes.counted(h, starts[open_])
+                e = self.nodes.call_or_macro(starts[open_], "_[_]", None, (e, idx))
             elif k == "[":
                 open_ = self.consume()
                 fn = "_[_]"
@@ -390,8 +396,8 @@ class _Parser(FastPaths):
                     fn = "_[?_]"
                 idx, hi = yield from self.sub_expr(CLOSE_BRACKET, QUESTION if fn == "_[_]" else NONE)
                 self.expect("]", follow | POSTFIX)
-                h = self.counted(max(h, hi), starts[open_])
-                e = self.call_or_macro(open_, fn, None, (e, idx))
+                h = self.nodes.counted(max(h, hi), starts[open_])
+                e = self.nodes.call_or_macro(starts[open_], fn, None, (e, idx))
             else:
                 return e, h
 
@@ -474,12 +480,12 @@ class _Parser(FastPaths):
             if k == "(":
                 self.consume()
                 yield from self.args(follow)
-            return self.visitor_error(self.starts[start], f"reserved identifier: {name}"), 0
+            return self.nodes.visitor_error(self.starts[start], f"reserved identifier: {name}"), 0
         if k == "(":
             open_ = self.consume()
             args, h = yield from self.args(follow)
-            return self.call_or_macro(open_, lead + name if lead else name, None, args), h
-        return Ident(self.new_id(self.starts[id_tok]), lead + name if lead else name), 0
+            return self.nodes.call_or_macro(self.starts[open_], lead + name if lead else name, None, args), h
+        return Ident(self.nodes.new_id(self.starts[id_tok]), lead + name if lead else name), 0
 
     def message(self, type_name: str, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
         kinds = self.kinds
@@ -505,14 +511,14 @@ class _Parser(FastPaths):
             v, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hv)
             if kinds[name_tok] == "ESC_IDENTIFIER":
-                self.visitor.append((self.starts[name_tok], "unsupported syntax: '`'"))
-            fields.append(StructField(self.new_id(self.starts[col]), self.texts[name_tok], v, opt))
+                self.nodes.visitor.append((self.starts[name_tok], "unsupported syntax: '`'"))
+            fields.append(StructField(self.nodes.new_id(self.starts[col]), self.texts[name_tok], v, opt))
             if kinds[self.pos] == ",":
                 self.consume()
                 continue
             break
         self.expect("}", follow | POSTFIX)
-        return StructExpr(self.new_id(self.starts[brace]), type_name, tuple(fields)), h
+        return StructExpr(self.nodes.new_id(self.starts[brace]), type_name, tuple(fields)), h
 
     def list_lit(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
         kinds = self.kinds
@@ -550,7 +556,7 @@ class _Parser(FastPaths):
                     continue
                 raise self.mismatched({"]", ","})
         self.consume()
-        return ListExpr(self.new_id(self.starts[open_]), tuple(elems), tuple(opts)), h
+        return ListExpr(self.nodes.new_id(self.starts[open_]), tuple(elems), tuple(opts)), h
 
     def map_lit(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
         kinds = self.kinds
@@ -577,7 +583,7 @@ class _Parser(FastPaths):
             col = self.expect(":", FIRST)
             val, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hk, hv)
-            entries.append(MapEntry(self.new_id(self.starts[col]), key, val, opt))
+            entries.append(MapEntry(self.nodes.new_id(self.starts[col]), key, val, opt))
             first = False
             if kinds[self.pos] == ",":
                 self.consume()
@@ -585,22 +591,7 @@ class _Parser(FastPaths):
             if kinds[self.pos] != "}":
                 raise self.mismatched({"}", ","})
         self.consume()
-        return MapExpr(self.new_id(self.starts[open_]), tuple(entries)), h
-
-    # calls and macros
-    def call_or_macro(self, op: int, fn: str, target: Expr | None, args: tuple[Expr, ...]) -> Expr:
-        if fn in MACRO_NAMES:
-            factory = macros.Factory(self.new_id, self.starts[op])
-            try:
-                expanded = macros.expand(factory, fn, target, args, self._offset_of)
-            except macros.MacroError as err:
-                return self.visitor_error(self._offset_of(err.node.id), err.message)
-            if expanded is not None:
-                return expanded
-        return Call(self.new_id(self.starts[op]), fn, target, args)
-
-    def _offset_of(self, node_id: int) -> int:
-        return self.offsets[node_id] if 0 < node_id < len(self.offsets) else -1
+        return MapExpr(self.nodes.new_id(self.starts[open_]), tuple(entries)), h
 
 
 def _esc(text: str) -> str:
@@ -624,21 +615,6 @@ def _drive(gen: _Gen[T]) -> T:
         value = None
 
 
-# Node ids as shared int objects: every parse numbers its nodes from 1, and an int above 256 is otherwise an
-# object of its own (28-32 bytes per node of every cached selector). A tuple, replaced (never mutated) when
-# a parse numbered past it, up to _ID_POOL_MAX ids; ids beyond it are plain ints.
-_ID_POOL: tuple[int, ...] = tuple(range(1024))
-_ID_POOL_MAX = 1 << 15
-_ID_LOCK = threading.Lock()
-
-
-def _grow_ids(n: int) -> None:
-    global _ID_POOL
-    with _ID_LOCK:
-        if len(_ID_POOL) < n:
-            _ID_POOL = tuple(range(min(n, _ID_POOL_MAX)))
-
-
 def _run(text: str) -> ParseResult:
     p = _Parser(text)
     expr: Expr | None = None
@@ -652,22 +628,22 @@ def _run(text: str) -> ParseResult:
         expr = e
     except _Abort as a:
         internal = a.internal
-    if p.next_id > len(_ID_POOL) and len(_ID_POOL) < _ID_POOL_MAX:
-        _grow_ids(2 * p.next_id)
-    src = SourceInfo(text, p.offsets)
+    nodes = p.nodes
+    nodes.done()
+    src = SourceInfo(text, nodes.offsets)
     issues = [Issue(*src.location_of_offset(off), msg) for off, msg in p.syntax]
     if internal:
         # ANTLR aborted: the tree visitor never ran.
         issues.append(Issue(-1, -1, internal))
         return ParseResult(None, issues)
-    visitor = p.visitor
-    if p.visit_overflow >= 0:
-        visitor = [(off, msg) for off, msg in visitor if off < p.visit_overflow]
+    visitor = nodes.visitor
+    if nodes.visit_overflow >= 0:
+        visitor = [(off, msg) for off, msg in visitor if off < nodes.visit_overflow]
         visitor.append((-1, "max recursion depth exceeded"))
     issues += [Issue(*src.location_of_offset(off), msg) for off, msg in visitor]
     if issues or expr is None:
         return ParseResult(None, issues)
-    return ParseResult(ParsedExpr(expr, src, p.next_id - 1), [])
+    return ParseResult(ParsedExpr(expr, src, nodes.next_id - 1), [])
 
 
 def parse(text: str) -> ParseResult:
