@@ -138,9 +138,9 @@ def test_fast_paths_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _outcomes(corpus)
     never = re.compile(r"(?!)")
     monkeypatch.setattr(lexer, "_FAST", never)
-    monkeypatch.setattr(parsefast.FastPaths, "relation", lambda self, *depths: None)
-    monkeypatch.setattr(parsefast.FastPaths, "expr", lambda self, *depths: None)
-    monkeypatch.setattr(parsefast.FastPaths, "unary", lambda self, *depths: None)
+    monkeypatch.setattr(parsefast, "relation", lambda p: None)
+    monkeypatch.setattr(parsefast, "expr", lambda p: None)
+    monkeypatch.setattr(parsefast, "unary", lambda p: None)
     monkeypatch.setattr(parsefast, "SIMPLE_LITERALS", frozenset())
     monkeypatch.setattr(nodes, "_ID_POOL", ())
     monkeypatch.setattr(checker, "_MEMO_TYPE_NODES", -1)  # no resolution memoised

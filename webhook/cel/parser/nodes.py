@@ -1,6 +1,6 @@
 """What the parser builds besides its grammar (cel-go's parser helper and parse-tree visitor): node ids with
-their source offsets, the visitor's errors and depth limit, macro expansion of calls. One per parse, shared by
-the parser (`webhook.cel.parser.parser`), its literals (`parselits`) and its fast paths (`parsefast`)."""
+their source offsets, the visitor's errors and depth limit, macro expansion of calls. One per parse, used by
+the parser (`webhook.cel.parser.parser`), the literals (`parselits`) and the fast paths (`parsefast`)."""
 
 from __future__ import annotations
 

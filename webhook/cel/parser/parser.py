@@ -34,6 +34,7 @@ from webhook.cel.common.ast import (
     StructField,
 )
 from webhook.cel.common.errors import Issue
+from webhook.cel.parser import parsefast
 from webhook.cel.parser.grammar import (
     ADDOPS,
     ARG_FOLLOW,
@@ -57,8 +58,7 @@ from webhook.cel.parser.grammar import (
 )
 from webhook.cel.parser.lexer import EOF, display_set, lex
 from webhook.cel.parser.nodes import Nodes
-from webhook.cel.parser.parsefast import FastPaths
-from webhook.cel.parser.parselits import Literals
+from webhook.cel.parser.parselits import literal, number
 
 T = TypeVar("T")
 
@@ -82,7 +82,11 @@ class ParseResult:
 class _Parser:
     """Recursive descent over the token arrays. Productions within one bracket level delegate with `yield from`
     (no Python recursion across levels); a nested `expr` (brackets, arguments, literals) is yielded to the
-    driver, which keeps the levels on an explicit stack."""
+    driver, which keeps the levels on an explicit stack.
+
+    The parse's node ids, visitor errors and macro expansion are its `nodes` (`Nodes`); literal tokens become
+    constants through `parselits`; before a general production it tries the fast path for it (`parsefast`),
+    handing itself over as the state those functions read and move on (`parsefast.ParseState`)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -92,8 +96,6 @@ class _Parser:
         self.starts = toks.starts
         self.last = len(self.kinds) - 1  # the EOF token
         self.nodes = Nodes()
-        self.literals = Literals(self.kinds, self.texts, self.starts, self.nodes)
-        self.fast = FastPaths(self.kinds, self.texts, self.starts, self.nodes, self.literals)
         self.pos = 0
         self.syntax: list[tuple[int, str]] = [
             (e.start, f"Syntax error: token recognition error at: '{_esc(e.text)}'") for e in toks.errors
@@ -170,31 +172,13 @@ class _Parser:
         if self.expr_d > MAX_RECURSION or self.rel_d > MAX_RECURSION or self.calc_d > MAX_RECURSION:
             raise _Abort(f"expression recursion limit exceeded: {MAX_RECURSION}")
 
-    # literals and the fast paths, at the lookahead
     def literal(self) -> Expr:
-        e, self.pos = self.literals.literal(self.pos)
-        return e
-
-    def simple_unary(self) -> tuple[Expr, int] | None:
-        fast = self.fast.unary(self.pos, self.expr_d, self.rel_d, self.calc_d)
-        if fast is None:
-            return None
-        e, h, self.pos = fast
-        return e, h
-
-    def simple_relation(self) -> tuple[Expr, int] | None:
-        fast = self.fast.relation(self.pos, self.expr_d, self.rel_d, self.calc_d)
-        if fast is None:
-            return None
-        e, h, self.pos = fast
-        return e, h
-
-    def simple_expr(self) -> tuple[Expr, int] | None:
-        fast = self.fast.expr(self.pos, self.expr_d, self.rel_d, self.calc_d)
-        if fast is None:
-            return None
-        e, h, self.pos = fast
-        return e, h
+        """The constant of the literal at the lookahead (a number may be signed)."""
+        t = self.consume()
+        if self.kinds[t] != "-":
+            return literal(self.nodes, self.kinds[t], self.texts[t], self.starts[t])
+        num = self.consume()  # the sign of a number
+        return number(self.nodes, self.kinds[num], self.texts[num], self.starts[t], "-")
 
     # grammar (inlined so that one bracket level costs at most three Python frames)
     def expr(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
@@ -214,7 +198,7 @@ class _Parser:
                 and_terms: list[tuple[Expr, int]] = []
                 and_ops: list[int] = []
                 while True:
-                    and_terms.append(self.simple_relation() or (yield from self.relation(follow)))
+                    and_terms.append(parsefast.relation(self) or (yield from self.relation(follow)))
                     if kinds[self.pos] == "&&":
                         and_ops.append(self.consume())
                         continue
@@ -279,7 +263,7 @@ class _Parser:
     def calc_chain(self, follow: frozenset[str]) -> _Gen[tuple[Expr, int]]:
         self.calc_d += 1
         self.check_depth()
-        lhs, h = self.simple_unary() or (yield from self.unary(follow))
+        lhs, h = parsefast.unary(self) or (yield from self.unary(follow))
         kinds = self.kinds
         while True:
             k = kinds[self.pos]
@@ -287,18 +271,18 @@ class _Parser:
                 op = self.consume()
                 self.calc_d += 1
                 self.check_depth()
-                rhs, hr = self.simple_unary() or (yield from self.unary(follow))
+                rhs, hr = parsefast.unary(self) or (yield from self.unary(follow))
                 self.calc_d -= 1
             elif k in ADDOPS:
                 op = self.consume()
                 self.calc_d += 1
                 self.check_depth()
-                rhs, hr = self.simple_unary() or (yield from self.unary(follow))
+                rhs, hr = parsefast.unary(self) or (yield from self.unary(follow))
                 while kinds[self.pos] in MULOPS:  # calc(2): binds tighter
                     op2 = self.consume()
                     self.calc_d += 1
                     self.check_depth()
-                    r2, h2 = self.simple_unary() or (yield from self.unary(follow))
+                    r2, h2 = parsefast.unary(self) or (yield from self.unary(follow))
                     self.calc_d -= 1
                     hr = self.nodes.counted(max(hr, h2), self.starts[op2])
                     rhs = self.nodes.call_or_macro(self.starts[op2], MULOPS[kinds[op2]], None, (rhs, r2))
@@ -382,7 +366,7 @@ class _Parser:
                     e = Call(self.nodes.new_id(starts[dot]), "_?._", None, (e, field))
                 else:
                     e = Select(self.nodes.new_id(starts[dot]), e, name)
-            elif k == "[" and self.fast.literal_index(self.pos, self.expr_d, self.rel_d, self.calc_d):
+            elif k == "[" and parsefast.literal_index(self):
                 open_ = self.consume()
                 idx = self.literal()
                 self.consume()
@@ -410,7 +394,7 @@ class _Parser:
                 raise self.mismatched(expected)
             self.extraneous(t, expected)
             self.consume()
-        return self.simple_expr() or (yield self.expr(follow))
+        return parsefast.expr(self) or (yield self.expr(follow))
 
     def args(self, follow: frozenset[str]) -> _Gen[tuple[tuple[Expr, ...], int]]:
         kinds = self.kinds
@@ -430,7 +414,7 @@ class _Parser:
         out = []
         h = 0
         while True:
-            a, ha = self.simple_expr() or (yield self.expr(ARG_FOLLOW))
+            a, ha = parsefast.expr(self) or (yield self.expr(ARG_FOLLOW))
             out.append(a)
             if ha > h:
                 h = ha
@@ -446,7 +430,7 @@ class _Parser:
             return (yield from self.ident_or_call(follow))
         if k == "(":
             self.consume()
-            e, h = self.simple_expr() or (yield self.expr(CLOSE_PAREN))
+            e, h = parsefast.expr(self) or (yield self.expr(CLOSE_PAREN))
             self.expect(")", follow | POSTFIX)
             return e, h
         if k == "[":
@@ -508,7 +492,7 @@ class _Parser:
                 name_tok = self.pos
             self.consume()
             col = self.expect(":", FIRST)
-            v, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
+            v, hv = parsefast.expr(self) or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hv)
             if kinds[name_tok] == "ESC_IDENTIFIER":
                 self.nodes.visitor.append((self.starts[name_tok], "unsupported syntax: '`'"))
@@ -541,7 +525,7 @@ class _Parser:
                 opts.append(len(elems))
             elif k not in FIRST:
                 raise self.mismatched(FIRST | ({"]", ",", "?"} if first else {"]", "?"}))
-            e, he = self.simple_expr() or (yield self.expr(LIST_FOLLOW))
+            e, he = parsefast.expr(self) or (yield self.expr(LIST_FOLLOW))
             elems.append(e)
             if he > h:
                 h = he
@@ -579,9 +563,9 @@ class _Parser:
                 opt = True
             elif k not in FIRST:
                 raise self.mismatched(FIRST | ({"}", ",", "?"} if first else {"}", "?"}))
-            key, hk = self.simple_expr() or (yield self.expr(COLON))
+            key, hk = parsefast.expr(self) or (yield self.expr(COLON))
             col = self.expect(":", FIRST)
-            val, hv = self.simple_expr() or (yield self.expr(FIELD_FOLLOW))
+            val, hv = parsefast.expr(self) or (yield self.expr(FIELD_FOLLOW))
             h = max(h, hk, hv)
             entries.append(MapEntry(self.nodes.new_id(self.starts[col]), key, val, opt))
             first = False
