@@ -1,4 +1,4 @@
-"""CEL selector benchmark: draguard's evaluator (webhook.cel.program) against cel-expr-python (cel-cpp, the
+"""CEL selector benchmark: draguard's evaluator (webhook.cel.interpreter.program) against cel-expr-python (cel-cpp, the
 former engine) on the same DRA selectors over 8,000 varied devices, and SelectorEvaluator end to end.
 
     python bench/cel_bench.py                 # 8,000 devices
@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from webhook.cel.activation import DeviceInput
 from webhook.cel.compiler import compile_selector
-from webhook.cel.program import plan
+from webhook.cel.interpreter.activation import DeviceInput
+from webhook.cel.interpreter.program import plan
 from webhook.cel.runtime import CelRuntimeError, SelectorEvaluator
 from webhook.model.quantity import parse_quantity
 from webhook.model.semver import parse_semver

@@ -33,7 +33,11 @@ sys.path.insert(0, os.environ.get("CEL_TREE") or str(Path(__file__).resolve().pa
 
 from webhook.cel import compiler  # noqa: E402
 from webhook.cel.compiler import _compile, _retained_bytes  # noqa: E402
-from webhook.cel.program import plan_compiled  # noqa: E402
+
+try:
+    from webhook.cel.interpreter.program import plan_compiled  # noqa: E402
+except ImportError:  # a tree from before the CEL subpackages (CEL_TREE)
+    from webhook.cel.program import plan_compiled  # type: ignore[no-redef]  # noqa: E402
 
 REALISTIC = [
     'device.driver == "gpu.example.com"',
@@ -142,7 +146,8 @@ def _retained(expr: str) -> tuple[int, int, int]:
 
 
 _PHASES = [
-    ("lexer", "webhook.cel.parser", "tokenize"),
+    ("lexer", "webhook.cel.parser.parser", "lex"),
+    ("lexer", "webhook.cel.parser", "tokenize"),  # trees from before the CEL subpackages (CEL_TREE)
     ("lexer", "webhook.cel.parser", "lex"),
     ("parser+macros", "webhook.cel.compiler", "parse"),
     ("checker", "webhook.cel.compiler", "check"),

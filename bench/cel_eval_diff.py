@@ -150,7 +150,7 @@ def ours(expr: str, driver: str) -> tuple[str, Any]:
 
 def _literal(v: Any) -> str | None:
     """A CEL literal for a plain value (None when there is none)."""
-    from webhook.cel.values import NONE, UInt
+    from webhook.cel.common.values import NONE, UInt
 
     if v is True or v is False:
         return "true" if v else "false"

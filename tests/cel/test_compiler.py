@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.cel.activation import EvaluationError, normalise_device
 from webhook.cel.compiler import Compiled, CompileError, compile_selector
+from webhook.cel.interpreter.activation import EvaluationError, normalise_device
 
 
 def compile_(expr: str, *, lists: bool = False, consumable: bool = True) -> Compiled | CompileError:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from webhook.cel.conjuncts import conjuncts, without
-from webhook.cel.parser import parse
+from webhook.cel.parser.parser import parse
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,11 @@ expressions: every gate on) has a runtime implementation, and every type identif
 
 from __future__ import annotations
 
-from webhook.cel.checker import dra_env
-from webhook.cel.decls import TYPE_IDENTS
-from webhook.cel.functions import FUNCTIONS
-from webhook.cel.planner import _SPECIAL
-from webhook.cel.planner import TYPE_IDENTS as RUNTIME_TYPE_IDENTS
+from webhook.cel.checker.checker import dra_env
+from webhook.cel.checker.decls import TYPE_IDENTS
+from webhook.cel.interpreter.planner import _SPECIAL
+from webhook.cel.interpreter.planner import TYPE_IDENTS as RUNTIME_TYPE_IDENTS
+from webhook.cel.lib.functions import FUNCTIONS
 from webhook.cel.runtime import SelectorEvaluator
 
 # The Kubernetes authorization library is declared in every Kubernetes environment, but its receivers

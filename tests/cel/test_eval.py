@@ -1,4 +1,4 @@
-"""The evaluator (webhook.cel.program) on parsed expressions: cel-go semantics of values, operators, macros
+"""The evaluator (webhook.cel.interpreter.program) on parsed expressions: cel-go semantics of values, operators, macros
 and libraries; runtime cost as cel-go + Kubernetes count it; cost, size and nesting limits."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from webhook.cel.parser import parse
-from webhook.cel.program import PlanError, plan
-from webhook.cel.timelib import Duration
-from webhook.cel.values import NONE, CelError, CelType, EvaluationStopped, Optional, UInt
+from webhook.cel.common.values import NONE, CelError, CelType, EvaluationStopped, Optional, UInt
+from webhook.cel.interpreter.program import PlanError, plan
+from webhook.cel.lib.timelib import Duration
+from webhook.cel.parser.parser import parse
 
 
 def evaluate(

@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 
 from tests.cel.exprgen import ExprGen
-from webhook.cel import ast as A
-from webhook.cel import checker, compiler, cost, lexer, parsefast, parser
+from webhook.cel import compiler
+from webhook.cel.checker import checker, cost
+from webhook.cel.common import ast as A
 from webhook.cel.compiler import Compiled, CompileError, _compile
-from webhook.cel.unescape import unescape
+from webhook.cel.parser import lexer, nodes, parsefast
+from webhook.cel.parser.unescape import unescape
 
 GATES = [(False, True), (True, True), (False, False)]
 
@@ -136,11 +138,11 @@ def test_fast_paths_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _outcomes(corpus)
     never = re.compile(r"(?!)")
     monkeypatch.setattr(lexer, "_FAST", never)
-    monkeypatch.setattr(parser._Parser, "simple_relation", lambda self: None)
-    monkeypatch.setattr(parser._Parser, "simple_expr", lambda self: None)
-    monkeypatch.setattr(parser._Parser, "simple_unary", lambda self: None)
+    monkeypatch.setattr(parsefast, "relation", lambda p: None)
+    monkeypatch.setattr(parsefast, "expr", lambda p: None)
+    monkeypatch.setattr(parsefast, "unary", lambda p: None)
     monkeypatch.setattr(parsefast, "SIMPLE_LITERALS", frozenset())
-    monkeypatch.setattr(parser, "_ID_POOL", ())
+    monkeypatch.setattr(nodes, "_ID_POOL", ())
     monkeypatch.setattr(checker, "_MEMO_TYPE_NODES", -1)  # no resolution memoised
     monkeypatch.setattr(checker._Checker, "start", _generic_start)
     monkeypatch.setattr(cost._Coster, "visit", _generic_visit)

@@ -7,7 +7,7 @@ import pytest
 
 from tests.cel.exprgen import ExprGen
 from webhook.cel.compiler import Compiled, CompileError, _compile
-from webhook.cel.parser import parse
+from webhook.cel.parser.parser import parse
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -2,9 +2,9 @@
 
 import pytest
 
-from webhook.cel import ast
-from webhook.cel.errors import render
-from webhook.cel.parser import parse
+from webhook.cel.common import ast
+from webhook.cel.common.errors import render
+from webhook.cel.parser.parser import parse
 
 FIRST = (
     "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, "

@@ -1,7 +1,7 @@
 """reads.analyse on the checked AST of real selectors."""
 
 from webhook.cel.compiler import Compiled, compile_selector
-from webhook.cel.reads import analyse, attribute_ranges
+from webhook.cel.interpreter.reads import analyse, attribute_ranges
 
 
 def _ast(expr: str) -> Compiled:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from webhook.cel import decls
-from webhook.cel import types as t
-from webhook.cel.checker import Env, check
-from webhook.cel.errors import Issue, render
-from webhook.cel.parser import parse
-from webhook.cel.program import plan
-from webhook.cel.validators import validate
+from webhook.cel.checker import decls
+from webhook.cel.checker import types as t
+from webhook.cel.checker.checker import Env, check
+from webhook.cel.checker.validators import validate
+from webhook.cel.common.errors import Issue, render
+from webhook.cel.interpreter.program import plan
+from webhook.cel.parser.parser import parse
 
 _S, _B, _I, _TS = t.STRING_T, t.BOOL_T, t.INT_T, t.TIMESTAMP_T
 _STRINGS = t.list_of(_S)

@@ -19,14 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.cel import decls
-from webhook.cel import types as t
-from webhook.cel.ast import Ident, walk
-from webhook.cel.checker import Env, check, output_type
-from webhook.cel.errors import render
-from webhook.cel.parser import parse
-from webhook.cel.program import PlanError, Program, plan
-from webhook.cel.values import CelError, EvaluationStopped
+from webhook.cel.checker import decls
+from webhook.cel.checker import types as t
+from webhook.cel.checker.checker import Env, check, output_type
+from webhook.cel.common.ast import Ident, walk
+from webhook.cel.common.errors import render
+from webhook.cel.common.values import CelError, EvaluationStopped
+from webhook.cel.interpreter.program import PlanError, Program, plan
+from webhook.cel.parser.parser import parse
 
 VARIABLES = ("object", "oldObject", "request", "namespaceObject")
 UNSUPPORTED = ("authorizer",)

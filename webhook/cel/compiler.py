@@ -15,15 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.cel import types as t
-from webhook.cel.ast import Call, Const, Expr, Ident, ParsedExpr, Select, walk
-from webhook.cel.checker import Checked, Env, check, dra_env
-from webhook.cel.constfold import instantiation_error
-from webhook.cel.cost import estimate_cost
-from webhook.cel.errors import Issue, render
-from webhook.cel.parser import parse
-from webhook.cel.types import Type
-from webhook.cel.validators import validate
+from webhook.cel.checker import types as t
+from webhook.cel.checker.checker import Checked, Env, check, dra_env
+from webhook.cel.checker.constfold import instantiation_error
+from webhook.cel.checker.cost import estimate_cost
+from webhook.cel.checker.types import Type
+from webhook.cel.checker.validators import validate
+from webhook.cel.common.ast import Call, Const, Expr, Ident, ParsedExpr, Select, walk
+from webhook.cel.common.errors import Issue, render
+from webhook.cel.parser.parser import parse
 from webhook.model.cache import ByteLRU
 
 MAX_EXPRESSION_BYTES = 10 * 1024  # CELSelectorExpressionMaxLength
@@ -42,7 +42,7 @@ class CompileError:
 class Compiled:
     """A selector that passed compilation.
 
-    `ast`: the checked AST with its source positions (`webhook.cel.ast`); `qualified`: the checker's
+    `ast`: the checked AST with its source positions (`webhook.cel.common.ast`); `qualified`: the checker's
     resolution of namespaced calls and qualified identifiers (the planner needs it). `types`/`refs`: the
     checker's side tables, recomputed from the AST when first asked for (nothing at run time needs them, so a
     cached selector does not keep them). `program`: the runtime program, built lazily by the planner the
@@ -134,7 +134,7 @@ class Compiled:
         """The evaluator's program for this selector (planned once, on first use)."""
         planner = _PLANNER
         if planner is None:
-            from webhook.cel.program import plan_compiled
+            from webhook.cel.interpreter.program import plan_compiled
 
             planner = plan_compiled
         if self._program is None:

@@ -5,7 +5,7 @@ itself, are looked through."""
 
 from __future__ import annotations
 
-from webhook.cel.lexer import EOF, lex
+from webhook.cel.parser.lexer import EOF, lex
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = frozenset(_OPEN.values())

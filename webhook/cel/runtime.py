@@ -1,4 +1,4 @@
-"""Evaluate DRA CEL selectors against API devices: our own evaluator (webhook.cel.program), bounded in time
+"""Evaluate DRA CEL selectors against API devices: our own evaluator (webhook.cel.interpreter.program), bounded in time
 (Kubernetes' runtime cost limit) and memory, with result sharing and caches bounded by bytes.
 
     ev = SelectorEvaluator(list_attributes=..., consumable_capacity=...)
@@ -12,7 +12,7 @@ every one as an error of the claim, never as "no match".
 
 Result sharing: results are cached per (expression, device_key), and per (expression, projection) where
 the projection is the device's values of exactly what the selector reads with literal keys (see
-`webhook.cel.reads`), so identical devices share one evaluation. Every cache is a ByteLRU; an evaluation keeps
+`webhook.cel.interpreter.reads`), so identical devices share one evaluation. Every cache is a ByteLRU; an evaluation keeps
 nothing but its boolean result (or error text).
 
 Budget: `last_cost` is the actual cost (cel-go's runtime cost units, at most `max_cost` per evaluation)
@@ -26,10 +26,10 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.cel.activation import DeviceInput
-from webhook.cel.program import COST_LIMIT, PlanError, Program, plan
-from webhook.cel.reads import Read, analyse
-from webhook.cel.values import CelError, EvaluationStopped, Optional, type_name
+from webhook.cel.common.values import CelError, EvaluationStopped, Optional, type_name
+from webhook.cel.interpreter.activation import DeviceInput
+from webhook.cel.interpreter.program import COST_LIMIT, PlanError, Program, plan
+from webhook.cel.interpreter.reads import Read, analyse
 from webhook.model.cache import ByteLRU
 from webhook.model.errors import DraguardError
 

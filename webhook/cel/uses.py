@@ -1,14 +1,14 @@
 """How a selector uses the device, for lint: every lookup of an attribute or capacity with literal keys
 (`device.attributes["gpu.example.com"].model`, `["model"]`, `.?model`, `has(...)`), what is done to the
 value (a field selected on it, a literal it is compared with), and the driver names compared with
-`device.driver`. Read from the checked AST (`webhook.cel.ast`), iteratively.
+`device.driver`. Read from the checked AST (`webhook.cel.common.ast`), iteratively.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from webhook.cel.ast import Call, Const, Expr, Ident, Select, children
+from webhook.cel.common.ast import Call, Const, Expr, Ident, Select, children
 
 _INDEX = ("_[_]", "_[?_]", "_?._")
 _COMPARE = ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_")
