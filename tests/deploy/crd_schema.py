@@ -20,11 +20,11 @@ import jsonschema
 import re2
 from admission_cel import compile_bool
 
-from webhook.cel import decls
-from webhook.cel import types as t
-from webhook.cel.checker import Env
-from webhook.cel.parser import parse
-from webhook.cel.program import plan
+from webhook.cel.checker import decls
+from webhook.cel.checker import types as t
+from webhook.cel.checker.checker import Env
+from webhook.cel.interpreter.program import plan
+from webhook.cel.parser.parser import parse
 from webhook.model import names
 
 SCALARS = {"string", "integer", "number", "boolean"}
