@@ -67,6 +67,7 @@ import json
 import os
 import random
 import re
+import signal
 import socket
 import ssl
 import struct
@@ -1324,6 +1325,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--history-limit", type=int, default=200_000, help="events kept per resource")
     p.add_argument("--bookmark-interval", type=float, default=5.0, help="seconds between BOOKMARK events")
     args = p.parse_args(argv)
+    # stop() sends SIGINT; a shell without job control starts background jobs with SIGINT ignored, and
+    # the ignoring is inherited: answer it anyway (its own process, so this is this program's choice)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if bool(args.tls_cert) != bool(args.tls_key):
         p.error("--tls-cert and --tls-key go together")
     hook = load_admission(args.admission_module, args.admission_config) if args.admission_config else None

@@ -4,6 +4,7 @@ One stand-in serves the module (each test uses its own names); TLS and admission
 from __future__ import annotations
 
 import json
+import signal
 import textwrap
 import threading
 import time
@@ -162,6 +163,18 @@ def test_an_expired_resource_version_is_410(api: StandIn, kube: client.ApiClient
     # a relist gives an rv the watch accepts
     rv = raw(dra.list_resource_slice(_preload_content=False))["metadata"]["resourceVersion"]
     assert _stream(api, f"/apis/{DRA}/resourceslices?watch=1&resourceVersion={rv}&timeoutSeconds=1") == []
+
+
+def test_it_stops_on_sigint_when_started_with_sigint_ignored(tmp_path: Path) -> None:
+    """A shell without job control starts background jobs (a CI step, `cmd &`) with SIGINT ignored, and
+    children inherit that: the stand-in must still end on stop()'s SIGINT, not at the kill 10 s later."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        server = StandIn.start(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    server.stop()
+    assert server.proc.returncode == 0  # -9: it ignored SIGINT and was killed
 
 
 def test_history_beyond_the_limit_is_forgotten(tmp_path: Path) -> None:
