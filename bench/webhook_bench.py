@@ -43,6 +43,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,13 +143,21 @@ class Churn(threading.Thread):
 
 # --- the server ----------------------------------------------------------------------------------
 class Server:
-    def __init__(self, tmp: Path, state: Path, args: argparse.Namespace, workers: int, threads: int) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        state: Path,
+        args: argparse.Namespace,
+        workers: int,
+        threads: int,
+        extra: Sequence[str] = (),
+    ) -> None:
         from webhook.server.certs import ensure_certs
 
         self.certs = tmp / "certs"
         if not (self.certs / "tls.crt").exists():
             ensure_certs(self.certs, ["localhost"], ["127.0.0.1"])
-        self.log_path = tmp / f"server-{workers}x{threads}.log"
+        self.log_path = tmp / f"server-{workers}x{threads}-{time.monotonic_ns()}.log"
         cmd = [sys.executable, "-m", "webhook.cli.main", "serve", "--state", str(state)]
         cmd += [
             "--certs",
@@ -161,6 +170,7 @@ class Server:
             str(threads),
         ]
         cmd += ["--reload-interval", str(args.reload_interval)]
+        cmd += extra
         self.log = open(self.log_path, "w")  # noqa: SIM115
         t0 = time.monotonic()
         self.proc = subprocess.Popen(
