@@ -4,6 +4,7 @@ module imports a layer above its own."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import subprocess
@@ -74,21 +75,15 @@ def test_every_package_is_listed_in_pyproject() -> None:
 
 def test_layering() -> None:
     bad = []
-    for path in (ROOT / "webhook").rglob("*.py"):
+    for path, targets in _absolute_imports().items():
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         own = _layer(module)
         if own is None:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            targets = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [node.module]
-            elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            for t in targets:
-                layer = _layer(t)
-                if layer is not None and layer > own:
-                    bad.append(f"{module} imports {t}")
+        for t in targets:
+            layer = _layer(t)
+            if layer is not None and layer > own:
+                bad.append(f"{module} imports {t}")
     assert not bad, bad
 
 
@@ -148,18 +143,27 @@ def _dist_name(requirement: str) -> str:
 def _third_party_imports() -> dict[str, set[str]]:
     """Top-level modules outside the standard library that webhook/ imports → the files importing them."""
     found: dict[str, set[str]] = {}
-    for path in (ROOT / "webhook").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names: list[str] = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            for name in names:
-                top = name.split(".")[0]
-                if top != "webhook" and top not in sys.stdlib_module_names:
-                    found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    for path, names in _absolute_imports().items():
+        for name in names:
+            top = name.split(".")[0]
+            if top != "webhook" and top not in sys.stdlib_module_names:
+                found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
     return found
+
+
+@functools.cache
+def _absolute_imports() -> dict[Path, tuple[str, ...]]:
+    """Each module of webhook/ → the modules it imports by absolute name (parsed once per session)."""
+    out: dict[Path, tuple[str, ...]] = {}
+    for path in (ROOT / "webhook").rglob("*.py"):
+        names: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.append(node.module)
+            elif isinstance(node, ast.Import):
+                names.extend(a.name for a in node.names)
+        out[path] = tuple(names)
+    return out
 
 
 def _project() -> dict[str, Any]:

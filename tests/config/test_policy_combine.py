@@ -110,9 +110,11 @@ specs_st = st.lists(
 )
 
 
-# a loaded machine must not fail them: generation speed is not what they test
+# a loaded machine must not fail them: generation speed is not what they test. The domain is small (4
+# names, 3 rules, 3 namespaces, 4 modes), and drawing these nested dictionaries is nearly all the cost
+# (200 examples: 11 s of 11.3 s per test), so 75 examples each
 PROPERTY = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 
 
