@@ -185,6 +185,21 @@ class PodExplanation:
         return {"schemaVersion": SCHEMA_VERSION, **record_json(self, JSON_NAMES)}
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What explaining a Pod reads of a loaded cluster besides the Pod, built once to explain many
+    (`draguard audit`): the cluster state and the world of claims, templates, nodes and classes."""
+
+    state: ClusterState
+    world: World
+
+    @classmethod
+    def of(cls, data: Inputs, options: ExplainOptions, deadline: Deadline) -> Prepared:
+        """Raises `OutOfBudget` when `deadline` passes while the state is built."""
+        state = ClusterState.from_objects(data.state, options.context(deadline).profile, deadline)
+        return cls(state, World.of(data))
+
+
 def _left_out(lo: LeftOut, live: bool) -> LeftOutReport:
     if live:  # no file: the reason without the in-memory document's position
         why = lo.why.split(": ", 1)[1] if lo.why.startswith(f"{lo.source}:") else lo.why
@@ -201,10 +216,12 @@ def explain_pod(
     *,
     live: bool = False,
     pods: Mapping[tuple[str, str], dict[str, Any]] | None = None,
+    prepared: Prepared | None = None,
 ) -> PodExplanation:
     """Explain Pod `namespace/name` of the loaded cluster `data` (see the module docstring). `pods`: the
     cluster's Pods by (namespace, name), to say what the claims holding devices are reserved for (by
-    default the loaded ones); `live`: the objects came from an API server, not files. Raises
+    default the loaded ones); `live`: the objects came from an API server, not files; `prepared`: the
+    state and world already built from `data` (built here when None). Raises
     `UsageError` when the cluster has no such Pod."""
     label = f"{namespace}/{name}"
     left_out = [_left_out(lo, live) for lo in data.left_out]
@@ -232,12 +249,13 @@ def explain_pod(
         out.summary = f"Pod {label} is not pending: it is {where}" + (f" (phase {phase})" if phase else "")
         return out
     ctx = options.context(deadline)
-    try:
-        state = ClusterState.from_objects(data.state, ctx.profile, deadline)
-    except OutOfBudget:
-        out.summary = f"undecided: {DEADLINE_PASSED} while the cluster state was built"
-        return out
-    world = World.of(data)
+    if prepared is None:
+        try:
+            prepared = Prepared.of(data, options, deadline)
+        except OutOfBudget:
+            out.summary = f"undecided: {DEADLINE_PASSED} while the cluster state was built"
+            return out
+    state, world = prepared.state, prepared.world
     trial = Trial(pod, origin_of(item), world, state, ctx, options.budget, deadline)
     resolved = resolve_pod_claims(pod, world.claims, world.templates, world.invalid)
     if not resolved and not needs_special_claim(pod, trial.mapping()):
