@@ -167,3 +167,15 @@ def test_an_empty_cluster_is_clean(tmp_path: Path, fmt: str) -> None:
         assert p.stdout.startswith("audited 0 object(s) and 0 Pod(s) pending on DRA")
     if fmt == "policyreport":
         assert p.stdout.strip() == ""
+
+
+def test_a_pending_pod_with_an_error_is_an_existing_violation_and_not_explained(tmp_path: Path) -> None:
+    """The webhook checks Pods on CREATE only: nothing of a stored Pod is denied on UPDATE."""
+    bad = b.pod("odd", ["Not_A_Name"], ns="team-c")
+    dir_ = b.write(tmp_path / "c", "c.yaml", [b.node("n1"), bad])
+    code, out = audited("--cluster", str(Path(dir_).parent))
+    assert code == 0
+    found = by(out, "Pod", "odd")
+    assert found and {(r["result"], r["existingViolation"]) for r in found} == {("warn", True)}
+    assert {r["field"] for r in found} == {"spec.resourceClaims[0].resourceClaimName"}
+    assert by(out, "Pod", "odd", True) == []  # invalid: left out of the simulation, not explained

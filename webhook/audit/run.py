@@ -18,6 +18,7 @@ from webhook.audit.results import (
     SEVERITY,
     AuditReport,
     AuditResult,
+    ReportSeverity,
     ResourceRef,
     ResultKind,
 )
@@ -26,7 +27,7 @@ from webhook.model.budget import Deadline, OutOfBudget
 from webhook.model.plain import as_dict
 from webhook.model.violation import Violation
 from webhook.model.workloads import uses_dra
-from webhook.simulate.explainpod import ExplainOptions, Prepared, explain_pod
+from webhook.simulate.explainpod import ExplainOptions, PodExplanation, Prepared, explain_pod
 from webhook.simulate.leftout import CLUSTER_SCOPED
 from webhook.simulate.load import Inputs
 from webhook.simulate.run import DEADLINE_PASSED
@@ -170,35 +171,28 @@ class _Audit:
             out = explain_pod(
                 self.data, ns, name, options, self.deadline, live=live, pods=pods, prepared=prepared
             )
-            self.pod_result(ref, mode, out.status, out.verdict, out.summary, out.reason, out.node)
+            self.pod_result(ref, mode, out)
 
-    def pod_result(
-        self,
-        ref: ResourceRef,
-        mode: str,
-        status: str,
-        verdict: str | None,
-        summary: str,
-        reason: str,
-        node: str | None,
-    ) -> None:
-        text = f"{summary}: {reason}" if reason else summary
-        results: dict[str, tuple[str, ResultKind]] = {
-            "fits": ("feasibility.infeasible", "pass"),
-            "undecided": ("feasibility.undecided", "error"),
-        }
-        if status == "does-not-fit" and verdict == "unsatisfiable":
-            rule, result = "feasibility.infeasible", ("fail" if mode == "enforce" else "warn")
-        elif status == "does-not-fit":
-            rule, result = "feasibility.busy", "warn"
-        elif status in results:
-            rule, result = results[status]
-        else:  # left out (its findings are reported above) or no longer pending
+    def pod_result(self, ref: ResourceRef, mode: str, out: PodExplanation) -> None:
+        """One explained Pod's result: unsatisfiable fails under `enforce` (else warns), busy warns,
+        fitting now passes, undecided is an error; a Pod left out (invalid) has its findings already."""
+        text = f"{out.summary}: {out.reason}" if out.reason else out.summary
+        rule = "feasibility.infeasible"
+        result_kind: ResultKind
+        sev: ReportSeverity
+        if out.status == "does-not-fit" and out.verdict == "unsatisfiable":
+            result_kind, sev = ("fail", "high") if mode == "enforce" else ("warn", "medium")
+        elif out.status == "does-not-fit":
+            rule, result_kind, sev = "feasibility.busy", "warn", "medium"
+        elif out.status == "fits":
+            result_kind, sev = "pass", "info"
+            where = out.node or "any"
+            text = f"pending, but its claims fit now (on node {where}): the scheduler has not placed it yet"
+        elif out.status == "undecided":
+            rule, result_kind, sev = "feasibility.undecided", "error", "info"
+        else:
             return
-        if status == "fits":
-            text = f"pending, but its claims fit now (on node {node or 'any'}): the scheduler has not placed it yet"
-        severity = "high" if result == "fail" else "medium" if result == "warn" else "info"
-        self.report.results.append(AuditResult(ref, rule, result, severity, text))
+        self.report.results.append(AuditResult(ref, rule, result_kind, sev, text))
 
 
 def audit(
