@@ -13,6 +13,7 @@ from webhook.model.violation import Severity
 ResultKind = Literal["pass", "fail", "warn", "error", "skip"]
 ReportSeverity = Literal["critical", "high", "medium", "low", "info"]
 RESULT_KINDS: tuple[ResultKind, ...] = ("pass", "fail", "warn", "error", "skip")
+MAX_PENDING_PODS = 200  # Pods pending on DRA one audit explains (the rest: skipped, the audit incomplete)
 SOURCE = "draguard"
 BUILT_IN = "draguard"  # the policy of the rules no DraguardPolicy re-grades
 PASS_RULE = "draguard.rules"  # a resource with no finding: one pass for every rule that ran
@@ -59,6 +60,8 @@ class AuditResult:
         rule = RULES.get(self.rule)
         if self.rule.startswith("feasibility."):
             return SCHEDULING
+        if self.rule == PASS_RULE:
+            return "Validation"
         return CATEGORY.get(rule.tag, "Other") if rule is not None else "Other"
 
     @property

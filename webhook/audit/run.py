@@ -14,6 +14,7 @@ from webhook.admission.config import AdmissionConfig
 from webhook.admission.wire import ClusterSnapshot
 from webhook.audit.ratchet import judge
 from webhook.audit.results import (
+    MAX_PENDING_PODS,
     PASS_RULE,
     SEVERITY,
     AuditReport,
@@ -34,7 +35,6 @@ from webhook.simulate.run import DEADLINE_PASSED
 from webhook.state import ClusterState
 
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
-MAX_PENDING_PODS = 200
 EXISTING = " (existing violation: the stored object has it, and an update that changes nothing is not denied)"
 ObjKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 

@@ -43,7 +43,7 @@ DESCRIPTION = (
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from webhook.audit.policyreport import MAX_RESULTS
-    from webhook.audit.run import MAX_PENDING_PODS
+    from webhook.audit.results import MAX_PENDING_PODS  # not the run: building the parser loads no simulation
 
     m = sub.add_parser("audit", help=HELP, description=DESCRIPTION)
     m.add_argument(
