@@ -56,5 +56,6 @@ def rendered(self_managed: tuple[Path, str], client_auth: Path) -> dict[str, lis
         "monitoring": kustomize(DEPLOY / "overlays" / "monitoring"),
         "network-policy": kustomize(DEPLOY / "overlays" / "network-policy"),
         "client-auth": kustomize(copy / "overlays" / "client-auth"),
+        "audit": kustomize(DEPLOY / "overlays" / "audit"),
         "everything": kustomize(everything),
     }

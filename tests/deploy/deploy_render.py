@@ -17,7 +17,15 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-OVERLAYS = ("cert-manager", "self-managed-certs", "translate", "monitoring", "network-policy", "client-auth")
+OVERLAYS = (
+    "cert-manager",
+    "self-managed-certs",
+    "translate",
+    "monitoring",
+    "network-policy",
+    "client-auth",
+    "audit",
+)
 NAMESPACE = "draguard-system"
 SERVICE_ACCOUNT = "draguard"
 SERVICE_ACCOUNT_USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"

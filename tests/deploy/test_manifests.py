@@ -65,6 +65,7 @@ def test_every_overlay_directory_is_rendered_here() -> None:
     assert sorted(p.name for p in (DEPLOY / "overlays").iterdir()) == sorted(OVERLAYS)
     components = sorted(p.name for p in (DEPLOY / "components").iterdir())
     assert components == [
+        "audit",
         "cert-manager",
         "client-auth",
         "monitoring",
@@ -232,6 +233,9 @@ def test_container_args_are_serves_real_flags(
     assert any(a.startswith("--extended-resources") for a in c["args"]) == translate
     if translate:
         assert args.extended_resources == "translate"
+    audit = overlay == "audit"
+    assert any(a.startswith("--audit-interval") for a in c["args"]) == audit
+    assert (args.audit_interval > 0) == audit
 
 
 @pytest.mark.parametrize("overlay", ALL)
@@ -273,8 +277,19 @@ def test_rbac_is_exactly_what_the_state_reads(
     reads = {(g, r, v) for g, r in STATE_READS for v in ("get", "list", "watch")}
     assert _grants(one(objects, "ClusterRole", "draguard")) == reads | POLICY_ACCESS
     translate = overlay in ("translate", "everything")
+    audit = overlay == "audit"
     roles = {o["metadata"]["name"] for o in find(objects, "ClusterRole")}
-    assert roles == ({"draguard", "draguard-translate"} if translate else {"draguard"})
+    assert roles == {"draguard"} | ({"draguard-translate"} if translate else set()) | (
+        {"draguard-audit"} if audit else set()
+    )
+    if audit:
+        reports = {
+            ("wgpolicyk8s.io", r, v)
+            for r in ("policyreports", "clusterpolicyreports")
+            for v in ("get", "list", "create", "patch", "delete")
+        }
+        pods = {("", "pods", v) for v in ("get", "list", "watch")}
+        assert _grants(one(objects, "ClusterRole", "draguard-audit")) == reports | pods
     if translate:
         writes = {
             ("resource.k8s.io", "resourceclaimtemplates", "create"),

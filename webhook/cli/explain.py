@@ -7,7 +7,6 @@ Pod, no cluster to read), 3 undecided (a budget or the deadline ran out first)."
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from webhook.model.budget import Deadline
     from webhook.simulate.explainpod import ExplainOptions, PodExplanation
 
-KUBECONFIG_HOME = "~/.kube/config"
 HELP = "explain why a Pending Pod cannot be scheduled on DRA grounds, and what would make it fit"
 DESCRIPTION = (
     "Explain a Pod of a cluster (live through a kubeconfig, or --cluster files): per claim, request and node "
@@ -123,63 +121,25 @@ def run(args: argparse.Namespace) -> int:
     return out.exit_code
 
 
-def _kubeconfig(args: argparse.Namespace) -> str | None:
-    """--kubeconfig; else None when $KUBECONFIG is set (the client reads it); else ~/.kube/config if it
-    exists; else None (the in-cluster configuration, or an error saying what to pass)."""
-    if args.kubeconfig:
-        return str(args.kubeconfig)
-    if os.environ.get("KUBECONFIG"):
-        return None
-    home = os.path.expanduser(KUBECONFIG_HOME)
-    return home if os.path.isfile(home) else None
-
-
 def _live(
     args: argparse.Namespace, pod: tuple[str, str], options: ExplainOptions, deadline: Deadline
 ) -> PodExplanation:
+    from webhook.cli.livecluster import api_errors, connect
     from webhook.model.budget import OutOfBudget
     from webhook.simulate.explainpod import explain_pod, load_objects
-    from webhook.state.live import (
-        ApiError,
-        ConfigError,
-        KubeClient,
-        Unreachable,
-        load_api_client,
-        watched_for,
-    )
+    from webhook.state.live import watched_for
     from webhook.state.live.listing import list_cluster
 
-    path = _kubeconfig(args)
+    client = connect(args)
     try:
-        client = KubeClient(load_api_client(path))
-    except ConfigError as e:
-        if (
-            path is None
-            and not os.environ.get("KUBECONFIG")
-            and not os.environ.get("KUBERNETES_SERVICE_HOST")
-        ):
-            raise UsageError(
-                f"no cluster to read: no $KUBECONFIG, no {KUBECONFIG_HOME} and not running in a cluster; pass "
-                "--kubeconfig PATH, or --cluster DIR with a dump of the cluster"
-            ) from None
-        raise UsageError(str(e)) from None
-    try:
-        listing = list_cluster(client, watched_for(options.version), pod, deadline=deadline)
+        with api_errors("list on the DRA kinds, nodes, namespaces and pods"):
+            listing = list_cluster(client, watched_for(options.version), pod, deadline=deadline)
     except OutOfBudget:
         from webhook.simulate.explainpod import PodExplanation
         from webhook.simulate.run import DEADLINE_PASSED
 
         why = f"undecided: {DEADLINE_PASSED} while the cluster was listed (raise --deadline-seconds)"
         return PodExplanation(f"{pod[0]}/{pod[1]}", "undecided", summary=why)
-    except ApiError as e:
-        hint = (
-            "; draguard needs list on the DRA kinds, nodes, namespaces and pods"
-            if e.status in (401, 403)
-            else ""
-        )
-        raise UsageError(f"the API server refused to list the cluster: {e}{hint}") from None
-    except Unreachable as e:
-        raise UsageError(f"cannot reach the API server: {e}") from None
     finally:
         client.close()
     objects = listing.objects + ([listing.pod] if listing.pod is not None else [])

@@ -68,6 +68,29 @@ def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable
         metavar="N",
         help="items per LIST page of the initial lists and relists (default 500; 0 = unpaginated)",
     )
+    s.add_argument(
+        "--audit-interval",
+        type=argtypes.seconds,
+        default=0.0,
+        metavar="S",
+        help="with --state cluster: audit the cluster in the background (a process of its own) when a watch "
+        "event changed something, at most once every S seconds, and keep PolicyReports "
+        "(wgpolicyk8s.io/v1alpha2) current through the API (default 0: no background audit)",
+    )
+    s.add_argument(
+        "--audit-max-results",
+        type=argtypes.whole_number,
+        default=1000,
+        metavar="N",
+        help="with --audit-interval: results listed per PolicyReport (default 1000; failures first)",
+    )
+    s.add_argument(
+        "--audit-max-pending-pods",
+        type=argtypes.whole_number,
+        default=200,
+        metavar="N",
+        help="with --audit-interval: Pods pending on DRA explained per audit (default 200)",
+    )
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument(
         "--port", type=argtypes.port, default=8443, help="port (default 8443; 0 = any free port, logged)"
@@ -257,6 +280,8 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--kubeconfig lists and watches the API server: it goes with --state {CLUSTER}, not --state {args.state}"
         )
     state = CLUSTER if args.kubeconfig else args.state or DEFAULT_STATE
+    if args.audit_interval > 0 and state != CLUSTER:
+        raise UsageError("--audit-interval audits the cluster through the API server: add --state cluster")
     if state == CLUSTER:
         from webhook.state.live import ConfigError, load_api_client
 
@@ -303,6 +328,9 @@ def run_serve(args: argparse.Namespace) -> int:
         list_page_size=args.list_page_size,
         extended_resources=args.extended_resources,
         field_manager=args.field_manager,
+        audit_interval=args.audit_interval,
+        audit_max_results=args.audit_max_results,
+        audit_max_pending_pods=args.audit_max_pending_pods,
     )
     if args.client_ca and not Path(args.client_ca).is_file():
         raise UsageError(f"--client-ca {args.client_ca}: no such file")

@@ -193,6 +193,25 @@ POLICY_STATUS_WRITES = Counter(
 )
 
 
+# --- the background audit (`serve --audit-interval`): one process of its own ------------------------------
+AUDIT_RESULTS = Gauge(
+    "draguard_audit_results",
+    "Results of the last background audit by result (pass, fail, warn, error, skip)",
+    ["result"],
+    multiprocess_mode="mostrecent",
+)
+AUDIT_RUNS = Counter(
+    "draguard_audit_runs",
+    "Background audits run: ok (reports written) or error (the previous reports stayed)",
+    ["result"],
+)
+AUDIT_REPORT_WRITES = Counter(
+    "draguard_audit_report_writes",
+    "PolicyReport and ClusterPolicyReport writes of the background audit: applied, deleted, or error",
+    ["result"],
+)
+
+
 def watch_kind_label(kind: Any) -> str:
     return kind if isinstance(kind, str) and kind in WATCH_KINDS else "other"
 

@@ -65,6 +65,9 @@ class ServeOptions:
     list_page_size: int = DEFAULT_LIST_PAGE_SIZE
     extended_resources: str | None = None  # native | translate | off; None: by the profile's gate
     field_manager: str = "draguard"  # server-side apply of translate's ResourceClaimTemplates
+    audit_interval: float = 0.0  # --state cluster: seconds between background audits at least (0: none)
+    audit_max_results: int = 1000  # results per PolicyReport the background audit writes
+    audit_max_pending_pods: int = 200  # Pods pending on DRA each background audit explains
 
     @property
     def live(self) -> bool:

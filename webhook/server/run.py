@@ -145,6 +145,7 @@ def serve(options: ServeOptions) -> int:
     files = CertFiles(__import__("pathlib").Path(options.certs))
     tls = ReloadingTLS(files.tls_cert, files.tls_key, options.client_ca)  # CertError: usage error, exit 2
     metrics_dir = tempfile.mkdtemp(prefix="draguard-metrics-")
+    audit_pid: int | None = None
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir  # before prometheus_client is imported
     try:
         logging.basicConfig(
@@ -152,6 +153,10 @@ def serve(options: ServeOptions) -> int:
             format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s",
             stream=sys.stderr,
         )
+        if options.audit_interval > 0:
+            from webhook.server.liveaudit import fork_audit_process
+
+            audit_pid = fork_audit_process(options)  # before any thread exists (gunicorn, the app)
         from webhook.server.app import Runtime, create_app
 
         runtime = Runtime(options, tls)
@@ -164,4 +169,16 @@ def serve(options: ServeOptions) -> int:
             return int(e.code or 0) if not isinstance(e.code, str) else 1
         return 0
     finally:
+        if options.audit_interval > 0 and audit_pid:
+            _stop_child(audit_pid)
         shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _stop_child(pid: int) -> None:
+    """SIGTERM the audit process (gunicorn's arbiter may have reaped it already)."""
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass

@@ -9,6 +9,7 @@ make it fit, each verified by the allocator (webhook/simulate/podchanges.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,12 +35,12 @@ from webhook.simulate.podchanges import (
     reserved_for,
     search,
 )
-from webhook.simulate.podclaims import PodClaim, key_of, resolve_pod_claims
+from webhook.simulate.podclaims import PodClaim, index_generated, key_of, resolve_pod_claims
 from webhook.simulate.run import DEADLINE_PASSED, PodSimulation, World, origin_of
 from webhook.simulate.served import LeftOutNotes
 from webhook.simulate.verdict import Verdict, decide
 from webhook.state import ClusterState
-from webhook.validate import InputOptions
+from webhook.validate import InputOptions, Loaded
 from webhook.validate.clusterinput import ClusterInput, stored_context
 
 Status = Literal["fits", "does-not-fit", "undecided", "not-pending", "no-dra", "left-out"]
@@ -185,6 +186,34 @@ class PodExplanation:
         return {"schemaVersion": SCHEMA_VERSION, **record_json(self, JSON_NAMES)}
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What explaining a Pod reads of a loaded cluster besides the Pod, built once to explain many
+    (`draguard audit`): the cluster state and the world of claims, templates, nodes and classes."""
+
+    state: ClusterState
+    world: World
+    pods: Mapping[tuple[str, str], Loaded]  # the loaded Pods by (namespace, name)
+    pod_objects: Mapping[tuple[str, str], dict[str, Any]]  # the same, their objects
+
+    @classmethod
+    def of(cls, data: Inputs, options: ExplainOptions, deadline: Deadline) -> Prepared:
+        """Raises `OutOfBudget` when `deadline` passes while the state is built. The world's indexes
+        (claims by pod-claim annotation, by namespace) are built here once, not per Pod."""
+        state = ClusterState.from_objects(data.state, options.context(deadline).profile, deadline)
+        world = World.of(data)
+        spaces: dict[str, list[dict[str, Any]]] = {}
+        for (ns, _), claim in world.claims.items():
+            spaces.setdefault(ns, []).append(claim)
+        world = dataclasses.replace(
+            world,
+            generated=index_generated(world.claims.values()),
+            owned=lambda ns: spaces.get(ns, ()),
+        )
+        pods = {key_of(p.obj): p for p in data.pods}
+        return cls(state, world, pods, {k: p.obj for k, p in pods.items()})
+
+
 def _left_out(lo: LeftOut, live: bool) -> LeftOutReport:
     if live:  # no file: the reason without the in-memory document's position
         why = lo.why.split(": ", 1)[1] if lo.why.startswith(f"{lo.source}:") else lo.why
@@ -201,10 +230,12 @@ def explain_pod(
     *,
     live: bool = False,
     pods: Mapping[tuple[str, str], dict[str, Any]] | None = None,
+    prepared: Prepared | None = None,
 ) -> PodExplanation:
     """Explain Pod `namespace/name` of the loaded cluster `data` (see the module docstring). `pods`: the
     cluster's Pods by (namespace, name), to say what the claims holding devices are reserved for (by
-    default the loaded ones); `live`: the objects came from an API server, not files. Raises
+    default the loaded ones); `live`: the objects came from an API server, not files; `prepared`: the
+    state and world already built from `data` (built here when None). Raises
     `UsageError` when the cluster has no such Pod."""
     label = f"{namespace}/{name}"
     left_out = [_left_out(lo, live) for lo in data.left_out]
@@ -212,7 +243,10 @@ def explain_pod(
     if data.report.not_checked:
         out.summary = f"undecided: {DEADLINE_PASSED} while the cluster was loaded and validated"
         return out
-    item = next((p for p in data.pods if key_of(p.obj) == (namespace, name)), None)
+    if prepared is not None:
+        item = prepared.pods.get((namespace, name))
+    else:
+        item = next((p for p in data.pods if key_of(p.obj) == (namespace, name)), None)
     if item is None:
         lo = next(
             (x for x in left_out if x.kind == "Pod" and (x.namespace, x.name) == (namespace, name)), None
@@ -232,12 +266,13 @@ def explain_pod(
         out.summary = f"Pod {label} is not pending: it is {where}" + (f" (phase {phase})" if phase else "")
         return out
     ctx = options.context(deadline)
-    try:
-        state = ClusterState.from_objects(data.state, ctx.profile, deadline)
-    except OutOfBudget:
-        out.summary = f"undecided: {DEADLINE_PASSED} while the cluster state was built"
-        return out
-    world = World.of(data)
+    if prepared is None:
+        try:
+            prepared = Prepared.of(data, options, deadline)
+        except OutOfBudget:
+            out.summary = f"undecided: {DEADLINE_PASSED} while the cluster state was built"
+            return out
+    state, world = prepared.state, prepared.world
     trial = Trial(pod, origin_of(item), world, state, ctx, options.budget, deadline)
     resolved = resolve_pod_claims(pod, world.claims, world.templates, world.invalid)
     if not resolved and not needs_special_claim(pod, trial.mapping()):
@@ -255,11 +290,7 @@ def explain_pod(
         out.summary = f"Pod {label} waits for the claims it names to exist before the scheduler tries it"
         return out
     now = trial.run(notes=LeftOutNotes(data, ctx, options.budget, deadline))
-    return _answer(out, trial, now, resolved, options, pods if pods is not None else _pods(data))
-
-
-def _pods(data: Inputs) -> dict[tuple[str, str], dict[str, Any]]:
-    return {key_of(p.obj): p.obj for p in data.pods}
+    return _answer(out, trial, now, resolved, options, pods if pods is not None else prepared.pod_objects)
 
 
 def _answer(

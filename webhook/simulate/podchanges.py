@@ -74,6 +74,7 @@ class Trial:
                 claims=ChainMap(dict(claims or {}), dict(world.claims)),
                 templates=ChainMap(dict(templates or {}), dict(world.templates)),
                 generated=None,  # claims generated from templates are looked up again among the new ones
+                owned=None,  # and a namespace's claims
             )
         run = PodRun(
             world,

@@ -223,6 +223,42 @@ class KubeClient:
         finally:
             resp.release_conn()
 
+    def apply(
+        self,
+        path: str,
+        obj: dict[str, Any],
+        field_manager: str,
+        force: bool = True,
+        read_timeout: float = WRITE_READ_TIMEOUT,
+    ) -> None:
+        """Server-side apply of one object at `path` (its collection/NAME): created, or updated to hold
+        what `obj` sets for `field_manager` (JSON is YAML: sent as application/apply-patch+yaml)."""
+        query = [("fieldManager", field_manager)] + ([("force", "true")] if force else [])
+        self._send("PATCH", path, query, read_timeout, obj, "application/apply-patch+yaml")
+
+    def delete(self, path: str, read_timeout: float = WRITE_READ_TIMEOUT) -> None:
+        """Delete one object; ApiError 404 when it is gone already."""
+        self._send("DELETE", path, [], read_timeout)
+
+    def _send(
+        self,
+        verb: str,
+        path: str,
+        query: list[tuple[str, str]],
+        read_timeout: float,
+        payload: dict[str, Any] | None = None,
+        content_type: str = "",
+    ) -> None:
+        import urllib3
+
+        resp = self._request(verb, path, query, read_timeout, payload, content_type)
+        try:
+            resp.read()
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise Unreachable(f"{verb} {path}: reading the answer failed: {e}") from None
+        finally:
+            resp.release_conn()
+
     def watch(
         self,
         path: str,

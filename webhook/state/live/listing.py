@@ -96,3 +96,41 @@ def list_cluster(
 
     list_kind(client, POD, keep, page_size, deadline)
     return out
+
+
+def list_for_audit(
+    client: KubeClient,
+    kinds: Iterable[WatchedKind],
+    policies: WatchedKind | None = None,
+    page_size: int = PAGE_SIZE,
+    deadline: Deadline | None = None,
+) -> tuple[Listing, list[dict[str, Any]]]:
+    """The objects of `kinds`, the Pods (kept whole while no node is bound to them: the Pods an audit
+    explains; the others in short), and the objects of `policies` (the cluster's DraguardPolicies; a
+    kind the API server does not serve lists as none)."""
+    out = Listing()
+    for kind in kinds:
+        try:
+            out.objects += list_kind(client, kind, lambda o: o, page_size, deadline)
+        except ApiError as e:
+            if e.status != 404:
+                raise
+            out.not_served.append(kind.kind)
+
+    def keep(obj: dict[str, Any]) -> dict[str, Any] | None:
+        meta = _part(obj, "metadata")
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        short = pod_summary(obj)
+        out.pods[key] = short
+        return None if _part(obj, "spec").get("nodeName") else obj
+
+    out.objects += list_kind(client, POD, keep, page_size, deadline)
+    found: list[dict[str, Any]] = []
+    if policies is not None:
+        try:
+            found = list_kind(client, policies, lambda o: o, page_size, deadline)
+        except ApiError as e:
+            if e.status != 404:
+                raise
+            out.not_served.append(policies.kind)
+    return out, found
