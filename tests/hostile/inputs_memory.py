@@ -54,7 +54,15 @@ _reg(
     # CEL are compiled twice (the rules, then the selector lint: the cache is bounded by bytes, which is
     # what this case checks): 9.7-10.8 s on a slow 2-core machine, so its hang bound is not the default 10 s
     (validate("--no-feasibility", exit=0, timeout=30.0), simulate(exit=(1, 3), budget=5.0)),
-    "280 claims with distinct 10 KB selectors (2.8 MB): compiled programs cached by bytes, not entries",
+    "large: 280 claims with distinct 10 KB selectors (2.8 MB): compiled programs cached by bytes, not entries",
+    large=True,
+)
+_reg(
+    "selectors-70-distinct-10k",
+    CEL_EVAL,
+    lambda d: _distinct_selectors(d, 70, 10_000),
+    (validate("--no-feasibility", exit=0), simulate(exit=(1, 3), budget=5.0)),
+    "70 claims with distinct 10 KB selectors (700 KB; the CI size of selectors-280-distinct-10k)",
 )
 _reg(
     "selectors-4096-distinct-10k",
@@ -108,7 +116,15 @@ _reg(
     INPUT_IO,
     lambda d: _single_line(d, 3 * MiB - 4096),
     (validate(exit=0),),
-    "a 3 MiB single-line flow List (the 220×-per-byte path of fastyaml)",
+    "large: a 3 MiB single-line flow List (the 220×-per-byte path of fastyaml; 8.8 CPU-s)",
+    large=True,
+)
+_reg(
+    "single-line-768kib",
+    INPUT_IO,
+    lambda d: _single_line(d, 768 * 1024),
+    (validate(exit=0),),
+    "a 768 KiB single-line flow List (the CI size of single-line-3mib)",
 )
 _reg(
     "single-line-20mb",
