@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from webhook.model.errors import DraguardError
+
 Location = tuple[str | int, ...]
 
 
@@ -47,7 +49,7 @@ def remove_ops(doc: Any, locations: Iterable[Sequence[str | int]]) -> list[dict[
     return [{"op": "remove", "path": pointer(loc)} for loc in sorted(outer, key=_order, reverse=True)]
 
 
-class PatchError(ValueError):
+class PatchError(DraguardError, ValueError):
     """A JSON Patch operation that does not apply to the document (a path that is not there)."""
 
 
