@@ -11,12 +11,13 @@ import json
 from typing import Any
 
 import jsonpatch
+import pytest
 from admission_fixtures import admission_review, claim, cluster_objects, exactly, find, served, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webhook.admission import AdmissionConfig, review
-from webhook.admission.patch import pointer, remove_ops
+from webhook.admission.patch import PatchError, apply_ops, pointer, remove_ops
 from webhook.apiserver.skew import strip_disabled_fields
 from webhook.config.context import Context
 from webhook.config.profile import load_profile
@@ -164,6 +165,28 @@ def test_remove_ops_order_and_escaping() -> None:
     ]
     assert jsonpatch.apply_patch(doc, ops) == {"a": [{"x/y": {}}], "e": {}}
     assert pointer(("a~/b", 3, "")) == "/a~0~1b/3/"
+
+
+def test_apply_ops_agrees_with_a_json_patch_library() -> None:
+    """`draguard test` applies the mutating endpoint's patch itself (no library at run time): add, remove
+    and replace as RFC 6902 says, escapes and list ends included; what does not apply is an error."""
+    doc = {"a": [{"x/y": {"~k": 1}}, 2], "s": {"sel": [{"cel": "x"}]}}
+    ops = [
+        {"op": "add", "path": "/s/sel/-", "value": {"cel": "y"}},
+        {"op": "add", "path": "/s/sel/0", "value": {"cel": "w"}},
+        {"op": "replace", "path": "/a/0/x~1y/~0k", "value": 2},
+        {"op": "remove", "path": "/a/1"},
+        {"op": "add", "path": "/new", "value": {}},
+    ]
+    assert apply_ops(copy.deepcopy(doc), ops) == jsonpatch.apply_patch(doc, ops)
+    for bad in (
+        {"op": "remove", "path": "/missing"},
+        {"op": "replace", "path": "/a/5", "value": 1},
+        {"op": "add", "path": "/a/x", "value": 1},
+        {"op": "move", "from": "/a", "path": "/b"},
+    ):
+        with pytest.raises(PatchError):
+            apply_ops(copy.deepcopy(doc), [bad])
 
 
 # -- property: the patch applied by a JSON Patch library is the stripped object ---------------------

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from webhook import __version__
-from webhook.cli import argtypes, audit, convert, explain, rules, simulate, strip, validate
+from webhook.cli import argtypes, audit, convert, explain, policytest, rules, simulate, strip, validate
 from webhook.cli.options import EXIT_OK, EXIT_USAGE, add_input_args, add_profile_args
 from webhook.io.files import InputFileError, UnreadableInput
 from webhook.model.errors import UsageError
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_parser(sub)
     audit.add_parser(sub)
     strip.add_parser(sub)
+    policytest.add_parser(sub)
     convert.add_parser(sub, add_input_args, argtypes.seconds)
     from webhook.cli.serve import add_certs_parser, add_serve_parser
 

@@ -4,7 +4,8 @@ part of the contract, it is kept as a second base: `except ValueError` still cat
 
 DraguardError
 ├── UsageError                 bad flags, profile, feature gate or policy file (exit 2)
-│   └── CertError              server/certs.py: certificates that cannot be made or served
+│   ├── CertError              server/certs.py: certificates that cannot be made or served
+│   └── TestFileError          offline/testfile.py: a policy test file that cannot run (`draguard test`)
 ├── OutOfBudget                model/budget.py: a step or time budget ran out (the answer is undecided)
 │   └── DeadlinePassed         the request's or the run's deadline passed
 ├── TooLarge                   model/bignum.py: a quantity beyond what the API server stores (+ArithmeticError)
@@ -19,6 +20,7 @@ DraguardError
 │   └── Expired                410 Gone: the watch's resourceVersion is too old (relist)
 ├── Unreachable, ConfigError   state/live/client.py: no connection; no usable kubeconfig or in-cluster config
 ├── BadReview, MalformedRequest  admission/request.py: no AdmissionReview (400); a malformed field (denied)
+├── PatchError                 admission/patch.py: a JSON Patch that does not apply (+ValueError)
 ├── FeasibilityCrash           admission/feasibility.py: draguard failed while deciding (the failure mode answers)
 ├── TemplateWriteError         admission/templates_writer.py: a ResourceClaimTemplate could not be written
 ├── BadBody                    server/wire.py: a request body that is no single JSON object (+ValueError)
