@@ -1,4 +1,5 @@
-"""RFC 6902 JSON Patch `remove` operations for a set of locations in a document.
+"""RFC 6902 JSON Patch `remove` operations for a set of locations in a document, and applying the
+operations the mutating endpoint writes (`apply_ops`: `remove` and `add`).
 
     remove_ops(doc, [("spec", "devices", 0, "bindsToNode"), ...])
       -> [{"op": "remove", "path": "/spec/devices/0/bindsToNode"}, ...]

@@ -8,8 +8,10 @@
   (`failure_mode: open`) or denied with 500 `InternalError` (`closed`).
 - Handled (validate): CREATE and UPDATE of ResourceSlice, DeviceClass, ResourceClaim (and its `status`),
   ResourceClaimTemplate, DeviceTaintRule (`resource.k8s.io/v1`) and Pod CREATE (with
-  `extended_resources: native`, the DeviceClass mapping of its extended resources too); (mutate) CREATE
-  and UPDATE of the kinds with version-skew fields, and Pod CREATE with `extended_resources: translate`.
+  `extended_resources: native`, the DeviceClass mapping of its extended resources too), claims, templates
+  and Pods against the tenant entries covering their namespace; (mutate) CREATE and UPDATE of the kinds
+  with version-skew fields, CREATE of claims and templates for the selectors tenant entries require
+  (`webhook.admission.tenants`), and Pod CREATE with `extended_resources: translate`.
   Everything else is allowed untouched.
 - Side effects: none, except one. A translated Pod refers to ResourceClaimTemplates; those the
   snapshot does not hold yet are applied through `config.templates` before the answer — never for a
@@ -21,12 +23,14 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.admission import extended, mutating, oversize, validating
+from webhook.admission import extended, mutating, oversize, tenants, validating
 from webhook.admission import feasibility as fz
 from webhook.admission.config import AdmissionConfig
+from webhook.admission.patch import apply_ops
 from webhook.admission.request import (
     BadReview,
     MalformedRequest,
@@ -56,6 +60,7 @@ from webhook.model.budget import Deadline, DeadlinePassed
 from webhook.model.keys import DRA_KINDS
 from webhook.model.text import clip, one_line
 from webhook.model.violation import Severity, Violation
+from webhook.simulate.tenants import CLAIM_KINDS
 
 DRA_GROUP = "resource.k8s.io"
 FEASIBILITY_RULE = "admission.feasibility"
@@ -199,10 +204,37 @@ def _answer(req: Request, snapshot: ClusterSnapshot, config: AdmissionConfig, de
     if config.endpoint == "mutate":
         ops, warnings = mutating.skew_patch(req, config)
         answer = _Answer(patch=ops, warnings=warnings)
-        if _is_pod_create(req) and config.extended_resources == "translate":
+        if config.policy.tenants:
+            denied = _tenant_selectors(answer, req, snapshot, config)
+            if denied:
+                return _deny(answer, req, denied)
+        if (
+            _is_pod_create(req)
+            and config.extended_resources == "translate"
+            and not tenants.forbids_extended(req, req.object or {}, snapshot, config)
+        ):
             _translate(answer, req, snapshot, config, deadline)
         return answer
     return _validate(req, snapshot, config, deadline)
+
+
+def _tenant_selectors(
+    answer: _Answer, req: Request, snapshot: ClusterSnapshot, config: AdmissionConfig
+) -> list[Violation]:
+    """Add the selectors tenant entries require to the patch (computed on the object the skew removals
+    leave); the violations that deny the request instead (webhook.admission.tenants)."""
+    if req.object is None or req.operation != "CREATE" or req.kind.kind not in CLAIM_KINDS:
+        return []
+    obj = req.object
+    if answer.patch:
+        obj = copy.deepcopy(obj)
+        apply_ops(obj, answer.patch)
+    m = tenants.mutate(req, obj, snapshot, config)
+    if m.denied:
+        return m.denied
+    answer.patch.extend(m.ops)
+    answer.audit.update(m.audit)
+    return []
 
 
 def _oversized(req: Request) -> Violation | None:
@@ -341,10 +373,24 @@ def _validate(
             known = _template_fields(found.stored, templates)
             warns = [v for v in warns if not (v.rule == UNKNOWN_CLAIM and v.field in known)]
             errors = [v for v in errors if not (v.rule == UNKNOWN_CLAIM and v.field in known)]
+    audit: dict[str, str] = {}
+    if config.policy.tenants and found.stored is not None:
+        t = tenants.validate(
+            req,
+            found.stored,
+            found.old,
+            snapshot,
+            config,
+            Deadline(deadline.at - config.reserve_seconds),
+            templates,
+        )
+        errors = errors + t.errors
+        warns += t.warnings
+        audit = t.audit
     if config.failure_mode == "open":  # a rule that crashed does not deny with fail-open
         warns += [v for v in errors if v.rule.startswith("internal.")]
         errors = [v for v in errors if not v.rule.startswith("internal.")]
-    answer = _Answer(warnings=[validating.warning_text(v) for v in warns])
+    answer = _Answer(warnings=[validating.warning_text(v) for v in warns], audit=audit)
     if errors:
         return _deny(answer, req, errors)
     if req.operation == "CREATE" and found.stored is not None and req.kind.kind in ("ResourceClaim", "Pod"):

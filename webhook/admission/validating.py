@@ -37,6 +37,7 @@ RATCHETED = " (the stored object already has this problem: not denied on update)
 @dataclass
 class Findings:
     stored: dict[str, Any] | None  # the object as the API server stores it (None: cannot be decoded)
+    old: dict[str, Any] | None = None  # the stored object on UPDATE, defaulted
     errors: list[Violation] = field(default_factory=list)
     warnings: list[Violation] = field(default_factory=list)
 
@@ -113,7 +114,7 @@ def check(
     assert req.object is not None
     old = _stored_old(req)
     stored, found = _violations(req.object, old, req, snapshot, config, deadline)
-    out = Findings(stored)
+    out = Findings(stored, old)
     for v in found:
         if v.severity is Severity.ERROR:
             out.errors.append(v)

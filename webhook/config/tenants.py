@@ -1,5 +1,7 @@
 """Tenant device policies (`spec.tenants[]` of a DraguardPolicy): which namespaces a tenant entry covers
-and what it restricts there. Modelled and validated here; enforcing them at admission is a later step.
+and what it restricts there. Modelled and validated here; enforced by `webhook.simulate.tenants` (the
+admission webhook through `webhook.admission.tenants`, `draguard validate` through
+`webhook.offline.tenants`; docs/tenants.md).
 
     - name: team-a                      # DNS label, unique within its policy; the id is `<policy>/<name>`
       mode: Enforce                     # Enforce | Warn | Audit (default Audit)

@@ -18,8 +18,9 @@ from webhook.model.workloads import WORKLOAD_KINDS
 Scope = Literal["object", "inventory"]  # one object at a time, or the records of every object in the input
 # api: the API server rejects it; alloc: the allocator cannot or would mishandle; xobj: only visible across
 # objects; lint: accepted, but not what was meant; schema: the structural schema; skew: version skew;
-# input: about the files, not an object
-Tag = Literal["api", "alloc", "xobj", "lint", "schema", "skew", "input"]
+# input: about the files, not an object; tenant: a tenant entry of a DraguardPolicy (its mode, not the rule,
+# decides the severity: Enforce error, Warn warning, Audit info)
+Tag = Literal["api", "alloc", "xobj", "lint", "schema", "skew", "input", "tenant"]
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 # the kinds the structural schema check covers (the DRA kinds and Pod, and their Lists)
 SCHEMA_KINDS = (
@@ -1061,6 +1062,68 @@ _ALL = (
         ("DeviceTaintRule",),
         "spec.taint.key|value|effect",
         "taint key is a label name, value a label value, effect one of None, NoSchedule, NoExecute",
+    ),
+    rule(
+        "tenant.admin-access",
+        "tenant",
+        ERROR,
+        ("ResourceClaim", "ResourceClaimTemplate"),
+        "spec.devices.requests[i].exactly.adminAccess",
+        "a tenant entry with adminAccess: false covers the namespace and a request asks for adminAccess: true "
+        "(besides the namespace label upstream checks: claim.admin-access). Severity by the entry's mode: "
+        "Enforce error (denied), Warn warning, Audit info",
+    ),
+    rule(
+        "tenant.device-class",
+        "tenant",
+        ERROR,
+        ("ResourceClaim", "ResourceClaimTemplate", "Pod", *WORKLOAD_KINDS),
+        "spec.devices.requests[i].exactly.deviceClassName | ...firstAvailable[j].deviceClassName | "
+        "spec.resourceClaims[i].resourceClaimName|resourceClaimTemplateName",
+        "a tenant entry covering the namespace lists allowedDeviceClasses and a request or subrequest names "
+        "another class (a Pod: a claim or template it names, where the state or input holds it, does). "
+        "Severity by the entry's mode: Enforce error (denied), Warn warning, Audit info",
+    ),
+    rule(
+        "tenant.extended-resources",
+        "tenant",
+        ERROR,
+        ("Pod", *WORKLOAD_KINDS),
+        "spec.containers[i].resources.requests[<name>]",
+        "a tenant entry with extendedResources: false covers the namespace and a container asks for an "
+        "extended resource a DeviceClass serves (spec.extendedResourceName, or "
+        "deviceclass.resource.kubernetes.io/<class>). Severity by the entry's mode",
+    ),
+    rule(
+        "tenant.max-devices-per-claim",
+        "tenant",
+        ERROR,
+        ("ResourceClaim", "ResourceClaimTemplate"),
+        "spec.devices.requests",
+        "a claim asks for more devices than a tenant entry's maxDevicesPerClaim: the sum over its requests "
+        "of count (ExactCount), the largest subrequest (firstAvailable), or for allocationMode All what it "
+        "would take on the cluster state (offline: the input's devices; not countable: a warning, never "
+        "a denial). Severity by the entry's mode",
+    ),
+    rule(
+        "tenant.max-devices-per-pod",
+        "tenant",
+        ERROR,
+        ("Pod", *WORKLOAD_KINDS),
+        "spec.resourceClaims",
+        "a Pod's claims together (resourceClaimName and resourceClaimTemplateName references the cluster "
+        "state or the input holds, counted as tenant.max-devices-per-claim counts) ask for more devices "
+        "than a tenant entry's maxDevicesPerPod. Severity by the entry's mode",
+    ),
+    rule(
+        "tenant.required-selector",
+        "tenant",
+        ERROR,
+        ("ResourceClaim", "ResourceClaimTemplate"),
+        "spec.devices.requests[i].exactly.selectors | ...firstAvailable[j].selectors",
+        "a tenant entry's requiredSelector is missing from a request or subrequest (enforcement Deny; "
+        "Mutate: the mutating webhook adds it, on CREATE in mode Enforce, and denies when adding it would "
+        "exceed 32 selectors). Severity by the entry's mode",
     ),
     rule(
         "update.allocation",

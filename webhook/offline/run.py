@@ -24,6 +24,9 @@ Modes (`Feasibility.mode`):
   content is an error wherever the copies are; kinds in `--skip` take part but are not reported.
 * `off` (`--no-feasibility`): validation and cross-object rules only.
 
+A policy with tenant entries (`--policy`, `spec.tenants[]`) keeps every file's objects and checks the
+input's claims, templates, Pods and workloads against them (`webhook.offline.tenants`), whatever the mode.
+
 With `--cluster` the world is closed: every claim and Pod of the input is decided against the cluster (in
 `auto` still each on its own, on its devices free and untainted: whether it can ever fit there).
 A name defined twice is one object when the copies are identical (after defaulting); with different
@@ -90,7 +93,8 @@ def validate_paths(
     if mode == "on":  # the input is the cluster as stored; skipped kinds take part, unreported
         options = dataclasses.replace(options, as_stored=True, skip=frozenset())
     stdin_text = _stdin(paths, options)
-    keep: KeepMode = "all" if mode == "on" or _small(paths, options) else "files"
+    tenants = options.policy is not None and bool(options.policy.tenants)
+    keep: KeepMode = "all" if mode == "on" or tenants or _small(paths, options) else "files"
     checked = check_inputs(paths, options, jobs, progress, stdin_text, keep=keep)
     plan = _plan(checked, mode)
     if (plan.simulate or plan.twice) and not all(r.kept_all for r in checked.results[: len(checked.files)]):
@@ -100,6 +104,11 @@ def validate_paths(
     report = assemble(checked.results, ctx, options.policy)
     if plan.simulate or plan.twice:
         _simulation_part(report, checked, options, feasibility, plan.simulate)
+    if tenants and not report.not_checked:
+        from webhook.offline.tenants import add_tenant_findings
+
+        assert options.policy is not None
+        add_tenant_findings(checked, options.policy, ctx.profile, options.deadline)
     if plan.too_many is not None:
         first = next((o for o in report.objects if o.kind in SUBJECT_KINDS), None)
         _add(first, _too_many(*plan.too_many), options)
