@@ -161,7 +161,7 @@ def _ms(values: list[float]) -> str:
 
 def twenty_policies(namespace: str, count: int) -> list[dict[str, Any]]:
     """`count` policies a platform team could hold: each applies to `namespace` and allows the mix."""
-    classes = ["gpu.example.com", "gpu-a100", "gpu-h100"]
+    classes = ["gpu", "gpu.example.com"]  # the mix asks for class gpu
     out = []
     for i in range(count):
         spec: dict[str, Any] = {
