@@ -147,3 +147,15 @@ def test_every_link_points_at_a_file_and_heading_that_exist(page: Path) -> None:
         elif fragment and path.suffix == ".md" and fragment not in _anchors(path):
             broken.append(f"{link}: no heading or anchor #{fragment} in {path.relative_to(ROOT)}")
     assert not broken, broken
+
+
+def test_the_cookbook_shows_the_policies_its_tests_run() -> None:
+    """Each recipe's YAML in docs/policy-cookbook.md is its tested policy file, byte for byte, and every
+    recipe folder is in the cookbook."""
+    page = (ROOT / "docs" / "policy-cookbook.md").read_text()
+    shown = re.findall(r"<!-- the file (\S+) -->\n```yaml\n(.*?)\n```", page, re.S)
+    assert len(shown) == 5
+    for path, block in shown:
+        assert (ROOT / path).read_text().rstrip("\n") == block, f"{path} differs from the cookbook's copy"
+    folders = {p.parent.name for p in (ROOT / "deploy/examples/policies/cookbook").glob("*/policy.yaml")}
+    assert folders == {Path(path).parent.name for path, _ in shown}

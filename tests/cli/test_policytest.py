@@ -55,7 +55,11 @@ def test_the_bundled_policy_tests_pass_in_a_real_process(tmp_path: Path) -> None
     cases = suites.findall("./testsuite/testcase")
     assert len(cases) == expected == int(suites.get("tests", "-1"))
     assert suites.get("failures") == "0" and not suites.findall(".//failure")
-    assert {s.get("name") for s in suites.findall("testsuite")} == {"platform-defaults", "strict-slices"}
+    cookbook = {"shared-gpus", "prod-dedicated", "ci-claims-only", "admin-access", "audit-first"}
+    assert {s.get("name") for s in suites.findall("testsuite")} == {
+        "platform-defaults",
+        "strict-slices",
+    } | cookbook
 
 
 def test_a_wrong_result_fails_with_expected_and_actual(
@@ -112,6 +116,28 @@ def test_a_wrong_patched_resource_fails_with_a_unified_diff(
         "+    - counterSet: gpu-0-memory",
     ]
     assert out["summary"] == {"passed": _expectations(where) - 1, "failed": 1, "errors": 0}
+
+
+def test_a_patched_resource_that_is_not_yaml_names_its_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CEL expression left unquoted in a flow mapping (`{expression: a["b"]}`) is a YAML error: said
+    at the patched file's line, and at the test file's entry, not as "holds no object"."""
+    where = _copy(tmp_path)
+    patched = where / "patched.yaml"
+    lines = patched.read_text().splitlines()
+    lines.insert(3, 'bad: {expression: device.attributes["x"].y}')
+    patched.write_text("\n".join(lines) + "\n")
+    assert main(["test", str(where)]) == 2
+    err = capsys.readouterr().err
+    test_file = where / "draguard-test.yaml"
+    entry = next(
+        i + 1
+        for i, line in enumerate(test_file.read_text().splitlines())
+        if "patchedResource: patched.yaml" in line
+    )
+    assert f"{test_file}:{entry - 1}: results[1].patchedResource: {patched}:4: not valid YAML:" in err
+    assert "Traceback" not in err
 
 
 BROKEN = """\

@@ -274,11 +274,16 @@ def _object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
     return (kind, namespace, name if isinstance(name, str) else "")
 
 
-def _objects_of(text: str) -> list[dict[str, Any]]:
-    """The objects of a YAML stream (the items of a List too); what is not an object is left out."""
+def _objects_of(text: str, errors: list[YamlError] | None = None) -> list[dict[str, Any]]:
+    """The objects of a YAML stream (the items of a List too); what is not an object is left out, and a
+    document that is not YAML is added to `errors` when given."""
     out: list[dict[str, Any]] = []
     for d in load_documents(text):
-        if isinstance(d, YamlError) or not isinstance(d.data, dict):
+        if isinstance(d, YamlError):
+            if errors is not None:
+                errors.append(d)
+            continue
+        if not isinstance(d.data, dict):
             continue
         items = d.data.get("items") if str(d.data.get("kind", "")).endswith("List") else None
         for obj in items if isinstance(items, list) else [d.data]:
@@ -386,11 +391,17 @@ def _patched(run: _Run, e: Expectation, ref: ResourceRef) -> Case:
         text = read_text(e.patched, run.options.max_bytes)
     except InputFileError as err:
         raise run.test.error(field_, str(err)) from None
-    candidates = _objects_of(text)
+    errors: list[YamlError] = []
+    candidates = _objects_of(text, errors)
     expected = next((o for o in candidates if _object_key(o) == ref.key), None)
-    if expected is None and len(candidates) == 1:
+    if expected is None and len(candidates) == 1 and not errors:
         expected = candidates[0]
     if expected is None:
+        if errors:  # the object may be in the document that does not parse: say where and why
+            first = errors[0]
+            raise run.test.error(
+                field_, f"{e.patched}:{first.line}: not valid YAML: {first.message} (fix the file)"
+            )
         raise run.test.error(field_, f"{e.patched_text} holds no {ref.text} (nor exactly one object)")
     obj = run.raw()[ref.key]
     response, _ = run.review(obj, "mutate")

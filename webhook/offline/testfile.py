@@ -108,7 +108,14 @@ class TestFile:
     lines: Mapping[str, int]  # field path -> line, for the errors found while running
 
     def line_of(self, field: str) -> int:
-        return self.lines.get(field, self.doc_line)
+        """The line of `field`, else of the nearest enclosing field located (`results[3]` for
+        `results[3].patchedResource`), else of the document."""
+        while field:
+            if field in self.lines:
+                return self.lines[field]
+            cut = max(field.rfind("."), field.rfind("["))
+            field = field[:cut] if cut > 0 else ""
+        return self.doc_line
 
     def error(self, field: str, message: str) -> TestFileError:
         """A problem found while running (a resource not among the objects, a bad policy)."""
