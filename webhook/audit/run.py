@@ -6,13 +6,13 @@ pending on DRA grounds explained (`webhook.simulate.explainpod`, no search for c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.wire import ClusterSnapshot
-from webhook.audit.ratchet import judge
+from webhook.audit.ratchet import Judged, judge
 from webhook.audit.results import (
     MAX_PENDING_PODS,
     PASS_RULE,
@@ -80,9 +80,22 @@ def _objects(data: Inputs) -> dict[ObjKey, dict[str, Any]]:
     return out
 
 
+class Kept(Protocol):
+    """What an audit that runs again and again keeps between runs (`webhook.audit.incremental`): objects'
+    judgements still valid, and the cluster states kept up to date rather than built again."""
+
+    def judged(
+        self, key: ObjKey, obj: dict[str, Any] | None, found: list[Violation], judge: Callable[[], Judged]
+    ) -> Judged: ...
+
+    def state(self, name: str, objs: list[dict[str, Any]], deadline: Deadline) -> ClusterState: ...
+
+
 class _Audit:
-    def __init__(self, data: Inputs, options: AuditOptions, deadline: Deadline) -> None:
-        self.data, self.options, self.deadline = data, options, deadline
+    def __init__(
+        self, data: Inputs, options: AuditOptions, deadline: Deadline, kept: Kept | None = None
+    ) -> None:
+        self.data, self.options, self.deadline, self.kept = data, options, deadline, kept
         self.policy = options.policy or Policy()
         self.config = AdmissionConfig(profile=options.context(deadline).profile, policy=self.policy)
         self.report = AuditReport(policies=self.policy.sources)
@@ -93,7 +106,10 @@ class _Audit:
         if self._snapshot is None:
             d = self.data
             objs = [*d.state, *(i.obj for i in d.pending), *(i.obj for i in d.templates.values())]
-            state = ClusterState.from_objects(objs, self.config.profile, self.deadline)
+            if self.kept is not None:
+                state = self.kept.state("admission", objs, self.deadline)
+            else:
+                state = ClusterState.from_objects(objs, self.config.profile, self.deadline)
             self._snapshot = state.store.snapshot()
         return self._snapshot
 
@@ -116,7 +132,18 @@ class _Audit:
                 continue
             self.report.resources += 1
             ref = resource_ref(kind, ns, name, obj)
-            judged = judge(kind, obj, res.violations, self.snapshot, self.config, self.deadline)
+            found = res.violations
+
+            def judged_now(
+                kind: str = kind, obj: dict[str, Any] | None = obj, found: list[Violation] = found
+            ) -> Judged:
+                return judge(kind, obj, found, self.snapshot, self.config, self.deadline)
+
+            judged = (
+                judged_now()
+                if self.kept is None
+                else self.kept.judged((kind, ns, name), obj, found, judged_now)
+            )
             for v in judged.denied:
                 self.add(ref, v, "fail")
             for v in judged.existing:
@@ -162,7 +189,10 @@ class _Audit:
                 continue
             if prepared is None:
                 try:
-                    prepared = Prepared.of(self.data, options, self.deadline)
+                    state = None
+                    if self.kept is not None:
+                        state = self.kept.state("pods", self.data.state, self.deadline)
+                    prepared = Prepared.of(self.data, options, self.deadline, state)
                 except OutOfBudget:
                     self.report.incomplete = f"{DEADLINE_PASSED} while the cluster state was built"
                     skip(f"not explained: {self.report.incomplete}")
@@ -202,10 +232,12 @@ def audit(
     *,
     live: bool = False,
     pods: Mapping[tuple[str, str], dict[str, Any]] | None = None,
+    kept: Kept | None = None,
 ) -> AuditReport:
     """Audit the loaded cluster `data` (module docstring). `pods`: every Pod of a live cluster in short
-    (what claims are reserved for); `live`: the objects came from an API server."""
-    run = _Audit(data, options, deadline)
+    (what claims are reserved for); `live`: the objects came from an API server; `kept`: what a
+    previous run left that is still valid (`webhook.audit.incremental`)."""
+    run = _Audit(data, options, deadline, kept)
     if data.report.not_checked:
         run.report.incomplete = f"{DEADLINE_PASSED} while the cluster was loaded and validated"
         return run.report

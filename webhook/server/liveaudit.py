@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.audit.incremental import IncrementalAudit
 from webhook.audit.objects import AuditObjects, ObjectsSnapshot
 from webhook.audit.policyreport import API_VERSION, REPORT_NAME, policy_reports
 from webhook.audit.results import AuditReport
@@ -93,12 +94,15 @@ class BackgroundAudit:
         self.audited = -1  # the version of the objects last audited
         self.written: dict[ReportKey, str] | None = None  # what each report holds now (None: not listed yet)
         self.last: AuditReport | None = None
+        self.incremental = IncrementalAudit()  # what the last audit judged, kept for the next
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
         for result in ("pass", "fail", "warn", "error", "skip"):
             metrics.AUDIT_RESULTS.labels(result).set(0)
         for outcome in ("applied", "deleted", "error"):
             metrics.AUDIT_REPORT_WRITES.labels(outcome)
+        for stage in ("checked", "judged", "explained"):
+            metrics.AUDIT_OBJECTS_JUDGED.labels(stage)
 
     def start(self) -> None:
         self.live.start()
@@ -140,14 +144,13 @@ class BackgroundAudit:
         return report
 
     def audit(self, snap: ObjectsSnapshot) -> AuditReport:
-        from webhook.audit.run import AuditOptions, audit
+        from webhook.audit.run import AuditOptions
         from webhook.config.policy import combine
         from webhook.config.policyobject import check_policy_object, policy_name
         from webhook.config.profile import load_profile
         from webhook.engine import Budget
         from webhook.model.budget import Deadline
         from webhook.model.catalogue import RULES
-        from webhook.simulate.explainpod import load_objects
         from webhook.state.live.listing import pod_summary
 
         opts = self.options
@@ -176,10 +179,10 @@ class BackgroundAudit:
             rule_policies=owners,
         )
         deadline = Deadline(time.monotonic() + self.settings.deadline_seconds)
-        objects = snap.everything(AUDITED_KINDS)
-        data = load_objects(objects, options, deadline)
         pods = {k: pod_summary(p) for k, p in snap.objects("Pod").items()}
-        report = audit(data, options, deadline, live=True, pods=pods)
+        report = self.incremental.run(snap.everything(AUDITED_KINDS), options, deadline, pods)
+        for stage, n in self.incremental.counts.items():
+            metrics.AUDIT_OBJECTS_JUDGED.labels(stage).inc(n)
         report.invalid_policies = invalid
         return report
 

@@ -205,6 +205,12 @@ AUDIT_RUNS = Counter(
     "Background audits run: ok (reports written) or error (the previous reports stayed)",
     ["result"],
 )
+AUDIT_OBJECTS_JUDGED = Counter(
+    "draguard_audit_objects_judged",
+    "Work of the background audit, incremental on watch events: objects validated again (checked), "
+    "ratcheted again (judged), pending Pods explained (explained)",
+    ["stage"],
+)
 AUDIT_REPORT_WRITES = Counter(
     "draguard_audit_report_writes",
     "PolicyReport and ClusterPolicyReport writes of the background audit: applied, deleted, or error",

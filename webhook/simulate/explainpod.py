@@ -197,10 +197,14 @@ class Prepared:
     pod_objects: Mapping[tuple[str, str], dict[str, Any]]  # the same, their objects
 
     @classmethod
-    def of(cls, data: Inputs, options: ExplainOptions, deadline: Deadline) -> Prepared:
-        """Raises `OutOfBudget` when `deadline` passes while the state is built. The world's indexes
-        (claims by pod-claim annotation, by namespace) are built here once, not per Pod."""
-        state = ClusterState.from_objects(data.state, options.context(deadline).profile, deadline)
+    def of(
+        cls, data: Inputs, options: ExplainOptions, deadline: Deadline, state: ClusterState | None = None
+    ) -> Prepared:
+        """Raises `OutOfBudget` when `deadline` passes while the state is built (`state`: one holding
+        `data.state` already, kept up to date by the caller). The world's indexes (claims by pod-claim
+        annotation, by namespace) are built here once, not per Pod."""
+        if state is None:
+            state = ClusterState.from_objects(data.state, options.context(deadline).profile, deadline)
         world = World.of(data)
         spaces: dict[str, list[dict[str, Any]]] = {}
         for (ns, _), claim in world.claims.items():

@@ -31,6 +31,7 @@ from webhook.model.plain import deep_copy, json_dumps
 from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Violation
 from webhook.model.workloads import WORKLOAD_KINDS, uses_dra
+from webhook.rules.facts import MAX_DEVICES_PER_FILE, SliceFacts, without_samples
 from webhook.simulate.leftout import (
     CLUSTER_SCOPED,
     DUPLICATE,
@@ -96,6 +97,42 @@ def _checked(
             v = Violation("internal.rule-crash", RULES["internal.rule-crash"].severity, "", msg)
             out = FileResult([ObjectResult(source, 1, None, None, None, None, [v])], [None], crashed=True)
     return out, keeper.objects(out)
+
+
+def check_object(
+    obj: dict[str, Any], ctx: Context, policy: Policy | None
+) -> tuple[FileResult, list[Loaded | None]]:
+    """One in-memory object validated as `load` validates it (a copy, as document 1 of `<input>`): for a
+    caller that keeps each object's result between runs (the background audit) and merges them with
+    `merge_results`."""
+    return _checked([Document("<input>", 1, deep_copy(obj))], "<input>", ctx, policy)
+
+
+def merge_results(parts: Sequence[FileResult]) -> FileResult:
+    """Objects checked one by one (`check_object`) as one file `<input>` holding them all in this order:
+    what `check_documents` would give, the budget of devices kept for the lint facts included (shared by
+    the file: past MAX_DEVICES_PER_FILE no slice keeps samples). Results are copied (the inventory rules
+    append to them); `Loaded` items stay the caller's to copy."""
+    out = FileResult()
+    devices = 0
+    for fr in parts:
+        out.objects.extend(dataclasses.replace(o, violations=list(o.violations)) for o in fr.objects)
+        out.records.extend(fr.records)
+        out.facts.extend(fr.facts[: len(fr.objects)])
+        out.facts.extend([None] * (len(out.objects) - len(out.facts)))
+        devices += sum(f.devices for f in fr.facts if isinstance(f, SliceFacts))
+        out.skipped += fr.skipped
+        for kind, n in fr.kinds_skipped.items():
+            out.kinds_skipped[kind] = out.kinds_skipped.get(kind, 0) + n
+        out.not_checked += fr.not_checked
+        out.namespaces.extend(fr.namespaces)
+        out.not_objects += fr.not_objects
+        out.first_not_object = out.first_not_object or fr.first_not_object
+        out.complete = out.complete and fr.complete
+    out.complete = out.complete and devices <= MAX_DEVICES_PER_FILE
+    if not out.complete:
+        out.facts = without_samples(out.facts)
+    return out
 
 
 _worker: dict[str, Any] = {}
