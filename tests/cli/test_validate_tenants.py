@@ -252,3 +252,26 @@ def test_text_output_names_rule_field_and_tenant(name: str) -> None:
             or str(MANIFESTS / name) in line
         )
         assert "(tenant " in line and ", mode " in line
+
+
+def test_the_pre_commit_hooks_context_run_checks_tenant_entries_too(tmp_path: Path) -> None:
+    """`validate --context .` (the pre-commit hook) with a tenant policy: the changed file's objects are
+    judged with what the file itself holds (here its Namespace's labels); a file the policy passes stays
+    clean, so the hook never blocks on what only the context would say."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    claim = (MANIFESTS / "device-class.yaml").read_text().split("---\n")[1]  # team-c, Warn
+    (repo / "claim.yaml").write_text(
+        claim + "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-c, labels: {team: c}}\n"
+    )
+    (repo / "ok.yaml").write_text((MANIFESTS / "compliant.yaml").read_text())
+    args = ["validate", "-o", "json", "--policy", str(POLICY), "--context", str(repo)]
+    p = draguard(*args, str(repo / "claim.yaml"), str(repo / "ok.yaml"))
+    assert p.returncode == 0, p.stderr  # a warning only
+    found = [
+        (o["name"], v["rule"], v["severity"])
+        for o in json.loads(p.stdout)["objects"]
+        for v in o["violations"]
+        if v["rule"].startswith("tenant.")
+    ]
+    assert [f[1:] for f in found] == [("tenant.device-class", "warning")]

@@ -36,11 +36,13 @@ from webhook.config.context import Context
 from webhook.config.policy import Policy
 from webhook.io import gitfiles
 from webhook.io.files import MANIFEST_SUFFIXES, STDIN, UnreadableInput, discover_all, read_bytes
+from webhook.io.findinglines import assign_lines
 from webhook.model.errors import UsageError
 from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Violation
 from webhook.rules.registry import inventory_rules
-from webhook.validate import FileResult, RunOptions, assemble, check_file_text, check_files
+from webhook.validate import FileResult, RunOptions, assemble, check_file_text, check_files, check_inputs
+from webhook.validate.ignores import suppress
 
 # A manifest that matters to the cross-object rules names one of these: a resource.k8s.io apiVersion, a
 # Pod (or workload) with resourceClaims, a Namespace (its labels: claim.admin-access-namespace).
@@ -239,4 +241,20 @@ def check_with_context(
     the input's earlier versions at `revision` (default `baseline_revision()`)."""
     paths = list(paths)
     repo = RepoContext.of(paths, options, dirs, revision or baseline_revision())
-    return check_files(paths, options, jobs=jobs, progress=progress, assembler=repo.assemble)
+    policy = options.policy
+    if policy is None or not policy.tenants:
+        return check_files(paths, options, jobs=jobs, progress=progress, assembler=repo.assemble)
+    # tenant entries: judged on the input's own objects (its Namespaces' labels, the claims and templates
+    # its Pods name); what only the context holds is unknown, and unknown is never a finding
+    from webhook.offline.tenants import add_tenant_findings
+
+    checked = check_inputs(paths, options, jobs, progress, keep="all")
+    ctx = options.context()
+    report = repo.assemble(checked.results, ctx, policy)
+    if not report.not_checked:
+        add_tenant_findings(checked, policy, ctx.profile, options.deadline)
+    report.excluded = checked.excluded
+    checked.cluster.drop_from(report)
+    suppress(report)
+    assign_lines(report, checked.texts, options.deadline, options.max_bytes)
+    return report
