@@ -144,7 +144,10 @@ def _review(obj_json: str, endpoint: str) -> dict[str, Any]:
         '"namespace": "default", "name": "deep", "operation": "CREATE", "userInfo": {"username": "u"}, '
         '"object": ' + obj_json + ', "oldObject": null, "dryRun": false}}'
     ).encode()
-    return review(decode_review_body(body), _snapshot(), AdmissionConfig(endpoint=endpoint))["response"]
+    # what is tested is the depth, not the time: the webhook's deadline (a few seconds by default) is
+    # made long enough that a loaded machine still decides feasibility (else: undecided, and a warning)
+    config = AdmissionConfig(endpoint=endpoint, deadline_seconds=120.0)
+    return review(decode_review_body(body), _snapshot(), config)["response"]
 
 
 CLUSTER = [
