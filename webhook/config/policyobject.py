@@ -161,16 +161,16 @@ def _tenants(r: Reader, data: Any, policy: str, profile: Profile) -> tuple[Tenan
 
 def _driver_schemas(r: Reader, data: Any, policy: str) -> tuple[DriverSchema, ...]:
     path = SPEC.child("driverSchemas")
+    keys = ("driver", "apiVersion", "kind", "schema")
     out: list[DriverSchema] = []
     for i, entry in enumerate(r.listing(data, path, MAX_DRIVER_SCHEMAS) or ()):
         at = path.index(i)
-        item = r.mapping(
-            entry,
-            at,
-            ("driver", "apiVersion", "kind", "schema"),
-            need=("driver", "apiVersion", "kind", "schema"),
-        )
-        if item is None:
+        item = r.mapping(entry, at, keys, need=keys)
+        if item is None or not all(k in item for k in keys):
+            continue  # the missing field is reported
+        names_ok = [r.string(item[k], at.child(k), 253) for k in keys[:3]]
+        schema = r.mapping(item["schema"], at.child("schema"), None)
+        if None in names_ok or schema is None:
             continue
         try:
             out.append(from_policy_entry(item, f"DraguardPolicy {policy}: {at}"))

@@ -166,6 +166,8 @@ def _check(
         return
     if "$ref" in schema:
         yield from _check(value, _resolve(schema, root, depth), path, root, depth + 1)
+        if len(schema) == 1:
+            return
         # siblings of $ref apply too (draft 2019-09 and later)
         schema = {k: v for k, v in schema.items() if k != "$ref"}
     types = schema.get("type")
