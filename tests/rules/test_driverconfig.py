@@ -300,3 +300,29 @@ def test_bundled_schemas_are_the_documented_ones() -> None:
     assert len(kinds) == 7
     for s in bundled():
         assert s.origin == "bundled" and s.source.split("/")[-1] in readme
+
+
+def test_serve_driver_schemas_dir_reaches_the_admission_context(tmp_path: Path) -> None:
+    from webhook.server.options import ServeOptions
+    from webhook.server.wiring import load_serve_policy, make_config, serve_profile
+
+    (tmp_path / "acme.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "x-draguard": {
+                    "drivers": ["gpu.acme.com"],
+                    "apiVersion": "acme.com/v1",
+                    "kind": "AcmeConfig",
+                },
+                **ACME_SCHEMA,
+            }
+        )
+    )
+    options = ServeOptions(state="examples", certs="certs", driver_schemas=str(tmp_path))
+    policy = load_serve_policy(options)
+    assert policy is not None
+    config = make_config(options, "validate", serve_profile(options), policy)
+    found = _config_findings(_class("gpu.acme.com", ACME), config.context())
+    assert [(r, f) for r, _, f, _ in found] == [
+        ("config.driver-schema.custom", "spec.config[0].opaque.parameters.mode")
+    ]
