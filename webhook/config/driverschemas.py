@@ -8,7 +8,7 @@ bundle knows); several of them for the same key all apply."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -153,8 +153,3 @@ def _bundled_index() -> Mapping[tuple[str, str, str], DriverSchema]:
 @lru_cache(maxsize=1)
 def _bundled_drivers() -> frozenset[str]:
     return frozenset(d for s in bundled() for d in s.drivers)
-
-
-def describe(schemas: Sequence[DriverSchema]) -> list[str]:
-    """One line per schema: drivers, apiVersion, kind, source (for `--help`-like listings and docs)."""
-    return [f"{', '.join(s.drivers)}  {s.api_version} {s.kind}  ({s.source})" for s in schemas]
