@@ -115,6 +115,23 @@ def test_installed_package_finds_its_data_without_a_checkout(tmp_path: Path) -> 
         env=env,
     )
     assert p.returncode == 0, p.stdout + p.stderr
+    # the bundled driver configuration schemas are data of the package too
+    bad = tmp_path / "c.yaml"
+    bad.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec:\n  config:\n"
+        "  - opaque:\n      driver: gpu.nvidia.com\n      parameters: {apiVersion: resource.nvidia.com/v1beta1,"
+        " kind: GpuConfig, sharing: {strategy: Timeslicing}}\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "webhook.cli.main", "validate", str(bad)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert p.returncode == 1 and "spec.config[0].opaque.parameters.sharing.strategy" in p.stdout, (
+        p.stdout + p.stderr
+    )
 
 
 # The modules each runtime dependency provides to webhook/ (top-level import names).

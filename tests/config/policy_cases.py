@@ -75,6 +75,12 @@ BROKEN: list[tuple[str, tuple[str | int, ...], Any, str, str, bool]] = [
     (G, (*T0, "maxDevicesPerPod"), "4", "spec.tenants[0].maxDevicesPerPod", "InvalidType", True),
     (G, (*T0, "adminAccess"), "no", "spec.tenants[0].adminAccess", "InvalidType", True),
     (G, (*T0, "extendedResource"), True, "spec.tenants[0].extendedResource", "UnknownField", True),
+    (P, ("spec", "driverSchemas"), [{"driver": "gpu.acme.com", "apiVersion": "acme.com/v1", "kind": "AcmeConfig"}],
+     "spec.driverSchemas[0].schema", "Required", True),
+    (P, ("spec", "driverSchemas"), [{"driver": "gpu.acme.com", "apiVersion": "acme.com/v1", "kind": "AcmeConfig",
+                                     "schema": {"type": "object", "format": "uuid"}}],
+     "spec.driverSchemas[0].schema", "InvalidValue", False),
+    (P, ("spec", "driverSchemas"), {"driver": "gpu.acme.com"}, "spec.driverSchemas", "InvalidType", True),
 ]
 # fmt: on
 

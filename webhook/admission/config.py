@@ -10,6 +10,8 @@ from webhook.admission.extended import MODES, default_mode
 from webhook.admission.templates_writer import TemplateWriter
 from webhook.admission.wire import Endpoint, FailureMode
 from webhook.config.context import Context
+from webhook.config.driverschemas import NONE as NO_EXTRA_SCHEMAS
+from webhook.config.driverschemas import DriverSchemas, with_extra
 from webhook.config.policy import Policy
 from webhook.config.profile import DEFAULT_VERSION, Profile, load_profile
 from webhook.model.budget import Budget, Deadline, check_seconds
@@ -77,6 +79,11 @@ class AdmissionConfig:
         if self.max_warnings < 1 or self.max_warning_chars < 256:
             raise ValueError("max_warnings must be >= 1 and max_warning_chars >= 256")
 
+    @property
+    def driver_schemas(self) -> DriverSchemas:
+        """The driver configuration schemas in force: the bundled ones and the policy's."""
+        return with_extra(NO_EXTRA_SCHEMAS, self.policy.driver_schemas)
+
     def context(
         self,
         old: dict[str, Any] | None = None,
@@ -93,4 +100,5 @@ class AdmissionConfig:
             lint=False,
             namespace_labels=namespace_labels,
             deadline=deadline,
+            driver_schemas=self.driver_schemas,
         )

@@ -122,17 +122,34 @@ def add_policy_arg(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--policy", metavar="FILE", help=f"policy file or DraguardPolicy objects: {what}")
 
 
+def add_driver_schemas_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--driver-schemas",
+        metavar="DIR",
+        help="JSON Schemas of drivers' opaque config parameters (one per *.json/*.yaml file, with an "
+        "`x-draguard: {drivers, apiVersion, kind}` section), besides the bundled ones (schemas/drivers/); "
+        "a file for the same driver, apiVersion and kind replaces the bundled schema",
+    )
+
+
 def policy_of(args: argparse.Namespace) -> Policy | None:
     """The `--policy` file's policy (either format; a tenant's CEL selector compiled for the target version
-    and gates), None without one; a bad file is a usage error."""
-    if not args.policy:
+    and gates) with the `--driver-schemas` directory's schemas, None without either; a bad file is a usage
+    error."""
+    schemas_dir = getattr(args, "driver_schemas", None)
+    if not args.policy and not schemas_dir:
         return None
-    from webhook.config.policyfile import load_policy
+    from webhook.config.driverschemas import load_dir
+    from webhook.config.policy import PolicySpec, combine
+    from webhook.config.policyfile import load_policy_specs
     from webhook.config.profile import load_profile, parse_feature_gates
     from webhook.model.catalogue import RULES
 
     profile = load_profile(args.k8s_version, parse_feature_gates(args.feature_gates), args.feature_gates)
-    return load_policy(args.policy, RULES, profile)
+    specs = load_policy_specs(args.policy, RULES, profile) if args.policy else []
+    if schemas_dir:
+        specs.append(PolicySpec(driver_schemas=load_dir(schemas_dir)))
+    return combine(specs)
 
 
 def input_options(args: argparse.Namespace) -> dict[str, Any]:

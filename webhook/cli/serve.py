@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from webhook.cli import argtypes
+from webhook.cli.options import add_driver_schemas_arg
 from webhook.model.errors import UsageError
 
 DEFAULT_CERTS = "certs"
@@ -33,6 +34,7 @@ def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable
         help="policy file or DraguardPolicy objects: rule severities, feasibility modes, tenants (with "
         "--state cluster combined with the cluster's DraguardPolicies)",
     )
+    add_driver_schemas_arg(s)
     s.add_argument(
         "--state",
         metavar="DIR|cluster",
@@ -306,6 +308,7 @@ def run_serve(args: argparse.Namespace) -> int:
         k8s_version=args.k8s_version,
         feature_gates=tuple(sorted(gates.items())),
         policy=args.policy,
+        driver_schemas=args.driver_schemas,
         client_ca=args.client_ca,
         deadline_seconds=args.deadline_seconds,
         budget_steps=args.budget_steps,

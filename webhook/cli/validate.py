@@ -18,6 +18,7 @@ from webhook.cli.options import (
     EXIT_OK,
     add_budget_args,
     add_cluster_arg,
+    add_driver_schemas_arg,
     add_input_args,
     add_jobs_arg,
     add_placement_arg,
@@ -44,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_profile_args(v)
     add_input_args(v)
     add_policy_arg(v, "disable rules or change their severity")
+    add_driver_schemas_arg(v)
     add_jobs_arg(v)
     v.add_argument(
         "--skip",

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from webhook.config.driverschemas import NONE as NO_EXTRA_SCHEMAS
+from webhook.config.driverschemas import DriverSchemas
 from webhook.config.profile import Profile, load_profile
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
 from webhook.convert.served import RuntimeConfig
@@ -45,6 +47,8 @@ class Context:
     )
     # "Warn": the input is stored state (`--cluster`, `serve --state`: webhook.validate.clusterinput.stored_context)
     field_validation: FieldValidation = "Strict"
+    # the driver configuration schemas in force: the bundled ones, and what --driver-schemas or the policy adds
+    driver_schemas: DriverSchemas = NO_EXTRA_SCHEMAS
 
     def field_validation_of(self, obj: dict[str, Any]) -> FieldValidation:
         """How `obj` was written: "Warn" for stored state, and for the cluster's objects of an input read

@@ -14,6 +14,8 @@ feasibility:                         # the admission webhook only (draguard serv
   namespaces:
     ml-prod: enforce                 # every kind in this namespace
     sandbox: {Pod: off}              # one kind in this namespace
+driverSchemas:                       # opaque config parameters' JSON Schemas (webhook.config.driverschemas)
+- {driver: gpu.acme.com, apiVersion: acme.com/v1, kind: AcmeConfig, schema: {type: object}}
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from webhook.config.driverschemas import BadDriverSchema, DriverSchema, from_policy_entry
 from webhook.config.policy import (
     ALL_KINDS,
     FEASIBILITY_KINDS,
@@ -52,14 +55,16 @@ def spec_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Poli
     """What a plain policy file sets; unknown rule ids and severities, or the wrong shape, are usage
     errors naming the file."""
     if isinstance(data, dict):
-        unknown = sorted(str(k) for k in data if k not in ("rules", "feasibility"))
+        unknown = sorted(str(k) for k in data if k not in ("rules", "feasibility", "driverSchemas"))
         if unknown:
             raise UsageError(
-                f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:` and `feasibility:`)"
+                f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:`, `feasibility:` "
+                "and `driverSchemas:`)"
             )
     rules = data.get("rules") if isinstance(data, dict) else None
     has_feasibility = isinstance(data, dict) and "feasibility" in data
-    if rules is None and has_feasibility:
+    has_schemas = isinstance(data, dict) and "driverSchemas" in data
+    if rules is None and (has_feasibility or has_schemas):
         rules = {}
     if not isinstance(rules, dict):
         raise UsageError(
@@ -85,9 +90,26 @@ def spec_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Poli
                 f"--policy {path}: rule {rule_id}: {value!r} is not one of off, error, warning, info"
             )
         settings[rule_id] = _SETTINGS[value.lower()]
+    schemas = _driver_schemas(data.get("driverSchemas"), path) if has_schemas else ()
     if not has_feasibility:
-        return PolicySpec(rules=settings)
-    return PolicySpec(rules=settings, feasibility=_feasibility(data.get("feasibility"), path))
+        return PolicySpec(rules=settings, driver_schemas=schemas)
+    return PolicySpec(
+        rules=settings, feasibility=_feasibility(data.get("feasibility"), path), driver_schemas=schemas
+    )
+
+
+def _driver_schemas(data: Any, path: str) -> tuple[DriverSchema, ...]:
+    if not isinstance(data, list):
+        raise UsageError(
+            f"--policy {path}: driverSchemas: expected a list of {{driver, apiVersion, kind, schema}}"
+        )
+    out = []
+    for i, entry in enumerate(data):
+        try:
+            out.append(from_policy_entry(entry, f"--policy {path}: driverSchemas[{i}]"))
+        except BadDriverSchema as e:
+            raise UsageError(f"--policy {path}: driverSchemas[{i}]: {e}") from e
+    return tuple(out)
 
 
 def _mode(value: Any, path: str, where: str) -> str:

@@ -10,7 +10,8 @@ validation read. Combining is deterministic and order-independent: the most rest
 - feasibility: for each kind and namespace, each policy's own answer (its most specific setting:
   namespace and kind, namespace, kind, default), then the strictest of those (enforce > warn > off);
   `warn` when no policy sets anything that applies;
-- tenants: every entry of every policy applies, each under its id `<policy>/<tenant>`.
+- tenants: every entry of every policy applies, each under its id `<policy>/<tenant>`;
+- driver schemas: every policy's apply; parameters must fit each schema given for their driver and kind.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from webhook.config.driverschemas import DriverSchema
 from webhook.config.tenants import Tenant
 from webhook.model.violation import Severity, Violation
 
@@ -100,6 +102,7 @@ class PolicySpec:
     rules: Mapping[str, RuleSetting] = field(default_factory=dict)
     feasibility: FeasibilitySettings = field(default_factory=FeasibilitySettings)
     tenants: tuple[Tenant, ...] = ()
+    driver_schemas: tuple[DriverSchema, ...] = ()  # `driverSchemas`: opaque config parameters' schemas
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ class Policy:
     feasibility: FeasibilityPolicy = field(default_factory=FeasibilityPolicy)
     tenants: tuple[Tenant, ...] = ()  # every tenant entry in force, by id
     sources: tuple[str, ...] = ()  # the names of the DraguardPolicies combined into this one
+    driver_schemas: tuple[DriverSchema, ...] = ()  # every policy's; for one key, all of them apply
 
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.disabled
@@ -182,4 +186,5 @@ def combine(specs: Iterable[PolicySpec]) -> Policy:
         _feasibility([s.feasibility for s in specs]),
         tuple(tenants),
         tuple(sorted({s.name for s in specs if s.name})),
+        tuple(sorted((d for s in specs for d in s.driver_schemas), key=lambda d: d.source)),
     )

@@ -15,6 +15,8 @@ and turned into the `PolicySpec` it sets.
         - {name: ml-prod, default: enforce}
         - {name: sandbox, kinds: {Pod: "off"}}
       tenants: [...]                                  # webhook.config.tenants
+      driverSchemas:                                  # webhook.config.driverschemas
+      - {driver: gpu.acme.com, apiVersion: acme.com/v1, kind: AcmeConfig, schema: {type: object, ...}}
 
 `status` is the server's (webhook.config.policystatus) and is not read here.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from webhook.config.driverschemas import BadDriverSchema, DriverSchema, from_policy_entry
 from webhook.config.fields import FieldError, Reader, duplicate, invalid, required
 from webhook.config.policy import (
     ALL_KINDS,
@@ -46,6 +49,7 @@ KIND = "DraguardPolicy"
 PLURAL = "draguardpolicies"
 MAX_RULES = 1024
 MAX_NAMESPACES = 1024
+MAX_DRIVER_SCHEMAS = 64
 FEASIBILITY_ONLY = "admission.feasibility"
 
 SPEC = Path("spec")
@@ -155,6 +159,26 @@ def _tenants(r: Reader, data: Any, policy: str, profile: Profile) -> tuple[Tenan
     return tuple(out)
 
 
+def _driver_schemas(r: Reader, data: Any, policy: str) -> tuple[DriverSchema, ...]:
+    path = SPEC.child("driverSchemas")
+    keys = ("driver", "apiVersion", "kind", "schema")
+    out: list[DriverSchema] = []
+    for i, entry in enumerate(r.listing(data, path, MAX_DRIVER_SCHEMAS) or ()):
+        at = path.index(i)
+        item = r.mapping(entry, at, keys, need=keys)
+        if item is None or not all(k in item for k in keys):
+            continue  # the missing field is reported
+        names_ok = [r.string(item[k], at.child(k), 253) for k in keys[:3]]
+        schema = r.mapping(item["schema"], at.child("schema"), None)
+        if None in names_ok or schema is None:
+            continue
+        try:
+            out.append(from_policy_entry(item, f"DraguardPolicy {policy}: {at}"))
+        except BadDriverSchema as e:
+            r.add(FieldError(str(at.child("schema")), f"Invalid value: {e}"))
+    return tuple(out)
+
+
 def check_policy_object(
     obj: Any, known_rules: Mapping[str, Any], profile: Profile
 ) -> PolicySpec | list[FieldError]:
@@ -176,10 +200,11 @@ def check_policy_object(
     if name is not None:
         for p in names.dns_subdomain(name):
             r.add(invalid(Path("metadata").child("name"), name, p))
-    spec = r.mapping(top.get("spec"), SPEC, ("rules", "feasibility", "tenants")) or {}
+    spec = r.mapping(top.get("spec"), SPEC, ("rules", "feasibility", "tenants", "driverSchemas")) or {}
     rules = _rules(r, spec.get("rules"), known_rules)
     feasibility = _feasibility(r, spec.get("feasibility"))
     tenants = _tenants(r, spec.get("tenants"), name or "", profile)
+    driver_schemas = _driver_schemas(r, spec.get("driverSchemas"), name or "")
     if r.errors:
         return r.errors
-    return PolicySpec(name or "", rules, feasibility, tenants)
+    return PolicySpec(name or "", rules, feasibility, tenants, driver_schemas)

@@ -19,8 +19,9 @@ Scope = Literal["object", "inventory"]  # one object at a time, or the records o
 # api: the API server rejects it; alloc: the allocator cannot or would mishandle; xobj: only visible across
 # objects; lint: accepted, but not what was meant; schema: the structural schema; skew: version skew;
 # input: about the files, not an object; tenant: a tenant entry of a DraguardPolicy (its mode, not the rule,
-# decides the severity: Enforce error, Warn warning, Audit info)
-Tag = Literal["api", "alloc", "xobj", "lint", "schema", "skew", "input", "tenant"]
+# decides the severity: Enforce error, Warn warning, Audit info); driver: the driver rejects it when it
+# prepares the devices (its opaque config), after the Pod is scheduled
+Tag = Literal["api", "alloc", "xobj", "lint", "schema", "skew", "input", "tenant", "driver"]
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 # the kinds the structural schema check covers (the DRA kinds and Pod, and their Lists)
 SCHEMA_KINDS = (
@@ -270,6 +271,36 @@ _ALL = (
         ("DeviceClass",),
         "spec.config[i].opaque",
         "At most 32 config entries, each opaque with a driver name and JSON-object parameters",
+    ),
+    rule(
+        "config.driver-schema",
+        "driver",
+        ERROR,
+        ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass"),
+        "spec.devices.config[i].opaque.parameters | spec.config[i].opaque.parameters",
+        "opaque parameters of a driver draguard bundles a schema for (schemas/drivers/: NVIDIA GpuConfig, ",
+        "MigDeviceConfig, VfioDeviceConfig, ComputeDomain channel and daemon configs; the dra-example-driver's ",
+        "GpuConfig and NetConfig) do not fit it: a wrong type, an unknown field (these drivers decode strictly), ",
+        "an unsupported value (a time-slice interval, a sharing strategy), a missing required field. The driver ",
+        "fails the Pod at prepare time",
+    ),
+    rule(
+        "config.driver-schema.custom",
+        "driver",
+        WARNING,
+        ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass"),
+        "spec.devices.config[i].opaque.parameters | spec.config[i].opaque.parameters",
+        "opaque parameters do not fit a schema given by `--driver-schemas DIR` or a policy's `driverSchemas` ",
+        "(a warning: how strictly the driver decodes is its author's to say; raise it with the policy's `rules:`)",
+    ),
+    rule(
+        "config.driver-schema.unknown-kind",
+        "driver",
+        INFO,
+        ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass"),
+        "spec.devices.config[i].opaque.parameters",
+        "opaque parameters of a driver draguard has schemas for, with an apiVersion and kind none of them ",
+        "checks (not checked; the note lists the known ones). Parameters of a driver without schemas are skipped",
     ),
     rule(
         "class.extended-resource-name",

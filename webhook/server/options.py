@@ -42,6 +42,7 @@ class ServeOptions:
     k8s_version: str = "1.37"
     feature_gates: tuple[tuple[str, bool], ...] = ()
     policy: str | None = None  # policy file path
+    driver_schemas: str | None = None  # --driver-schemas DIR: opaque config schemas besides the bundled ones
     client_ca: str | None = None  # require client certificates signed by this CA
     deadline_seconds: float = 2.0  # per request; the URL's ?timeout= can only shorten it
     budget_steps: int = 100_000  # one allocator run of the feasibility check (a request may run two)

@@ -27,18 +27,24 @@ def serve_profile(options: ServeOptions) -> Profile:
 
 
 def load_serve_policy_specs(options: ServeOptions) -> list[PolicySpec]:
-    """What the policy file sets, per policy in it (UsageError when it is unreadable or invalid)."""
-    if not options.policy:
-        return []
-    from webhook.config.policyfile import load_policy_specs
-    from webhook.model.catalogue import RULES
+    """What the policy file sets, per policy in it, and the `--driver-schemas` directory's schemas as one
+    more (UsageError when either is unreadable or invalid)."""
+    specs: list[PolicySpec] = []
+    if options.policy:
+        from webhook.config.policyfile import load_policy_specs
+        from webhook.model.catalogue import RULES
 
-    return load_policy_specs(options.policy, RULES, serve_profile(options))
+        specs = load_policy_specs(options.policy, RULES, serve_profile(options))
+    if options.driver_schemas:
+        from webhook.config.driverschemas import load_dir
+
+        specs.append(PolicySpec(driver_schemas=load_dir(options.driver_schemas)))
+    return specs
 
 
 def load_serve_policy(options: ServeOptions) -> Policy | None:
     """The policy file's policy (UsageError when it is unreadable or invalid); None without one."""
-    return combine(load_serve_policy_specs(options)) if options.policy else None
+    return combine(load_serve_policy_specs(options)) if options.policy or options.driver_schemas else None
 
 
 def make_config(

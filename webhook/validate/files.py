@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from webhook.config.context import Context
+from webhook.config.driverschemas import NONE as NO_EXTRA_SCHEMAS
+from webhook.config.driverschemas import with_extra
 from webhook.config.policy import Policy
 from webhook.config.profile import DEFAULT_VERSION, load_profile
 from webhook.convert.served import DEFAULT as DEFAULT_RUNTIME_CONFIG
@@ -73,6 +75,7 @@ class RunOptions(InputOptions):
             runtime_config=self.runtime_config,
             whole_cluster=bool(self.cluster),
             as_stored=self.as_stored,
+            driver_schemas=with_extra(NO_EXTRA_SCHEMAS, self.policy.driver_schemas if self.policy else ()),
         )
 
 

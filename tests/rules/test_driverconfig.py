@@ -1,0 +1,328 @@
+"""config.driver-schema on real driver configs: every opaque config of the realistic fixtures passes its
+driver's bundled schema; broken variants of them fail at the exact field path; unknown drivers are
+skipped; custom schemas (a directory, a policy) warn; the webhook denies and `draguard validate` reports."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from webhook.config.context import Context
+from webhook.config.driverschemas import NONE, bundled, load_dir, with_extra
+from webhook.config.filepolicy import spec_from_data
+from webhook.config.policy import combine
+from webhook.config.policyobject import check_policy_object
+from webhook.config.profile import load_profile
+from webhook.model.catalogue import RULES
+from webhook.validate import object_violations
+
+ROOT = Path(__file__).resolve().parents[2]
+REALISTIC = ROOT / "tests" / "fixtures" / "realistic"
+CONFIG_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
+
+
+def _docs(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+
+
+def _find(path: Path, kind: str = "") -> dict[str, Any]:
+    """The file's first object of `kind` (default: its claim or claim template)."""
+    kinds = (kind,) if kind else ("ResourceClaim", "ResourceClaimTemplate")
+    return next(d for d in _docs(path) if d.get("kind") in kinds)
+
+
+def _prefix(obj: dict[str, Any], i: int = 0) -> str:
+    spec = "spec.spec" if obj["kind"] == "ResourceClaimTemplate" else "spec"
+    return f"{spec}.devices.config[{i}].opaque.parameters."
+
+
+def _config_findings(obj: dict[str, Any], ctx: Context | None = None) -> list[tuple[str, str, str, str]]:
+    found = object_violations(copy.deepcopy(obj), ctx or Context())
+    return [(v.rule, v.severity.value, v.field, v.message) for v in found if v.rule.startswith("config.")]
+
+
+def _recorded_config_problems() -> set[str]:
+    problems = yaml.safe_load((REALISTIC / "PROBLEMS.yaml").read_text())["problems"]
+    return {p["file"] for p in problems if any(r.startswith("config.") for r in p["rules"])}
+
+
+def test_every_realistic_config_passes_its_schema() -> None:
+    """Every opaque config in tests/fixtures/realistic/: no config.* finding beyond what PROBLEMS.yaml records;
+    and the walk really checks configs against bundled schemas (NVIDIA and dra-example-driver ones)."""
+    recorded = _recorded_config_problems()
+    checked: list[str] = []
+    for path in sorted(REALISTIC.rglob("*.yaml")):
+        rel = str(path.relative_to(REALISTIC))
+        if "templates" in path.parts or rel == "PROBLEMS.yaml":
+            continue  # unrendered Helm templates
+        for doc in _docs(path):
+            if doc.get("kind") not in CONFIG_KINDS:
+                continue
+            spec = doc.get("spec") or {}
+            config = (
+                spec.get("config") or ((spec.get("spec") or spec).get("devices") or {}).get("config") or []
+            )
+            for c in config:
+                opaque = c.get("opaque") or {}
+                params = opaque.get("parameters") or {}
+                if NONE.lookup(
+                    opaque.get("driver", ""), params.get("apiVersion", ""), params.get("kind", "")
+                ):
+                    checked.append(f"{rel} {params['kind']}")
+            if rel not in recorded:
+                assert [f for f in _config_findings(doc) if f[1] != "info"] == [], rel
+    assert len(checked) >= 4, checked
+    assert any("nvidia" in c for c in checked) and any("dra-example-driver" in c for c in checked)
+
+
+NVIDIA_TS = REALISTIC / "nvidia/specs/quickstart/gpu-test3.yaml"  # GpuConfig, TimeSlicing
+NVIDIA_MPS = REALISTIC / "nvidia/specs/quickstart/gpu-test4.yaml"  # GpuConfig, MPS
+EXAMPLE = REALISTIC / "dra-example-driver/demo/gpu-test5.yaml"  # GpuConfig, TimeSlicing and SpacePartitioning
+
+
+def _params(obj: dict[str, Any], i: int = 0) -> dict[str, Any]:
+    spec = obj["spec"]
+    devices = (spec.get("spec") or spec)["devices"]
+    params: dict[str, Any] = devices["config"][i]["opaque"]["parameters"]
+    return params
+
+
+BROKEN = [
+    pytest.param(
+        NVIDIA_TS,
+        lambda p: p["sharing"]["timeSlicingConfig"].update(interval="Longest"),
+        "sharing.timeSlicingConfig.interval",
+        'Unsupported value: "Longest": supported values: "Default", "Short", "Medium", "Long"',
+        id="bad-interval",
+    ),
+    pytest.param(
+        NVIDIA_TS,
+        lambda p: p["sharing"].update(strategy="Timeslicing"),
+        "sharing.strategy",
+        'Unsupported value: "Timeslicing": supported values: "TimeSlicing", "MPS"',
+        id="bad-strategy",
+    ),
+    pytest.param(
+        NVIDIA_TS,
+        lambda p: p["sharing"].update(timeSliceConfig=p["sharing"].pop("timeSlicingConfig")),
+        "sharing.timeSliceConfig",
+        'unknown field "timeSliceConfig"',
+        id="unknown-field",
+    ),
+    pytest.param(
+        NVIDIA_TS,
+        lambda p: p["sharing"].pop("strategy"),
+        "sharing.strategy",
+        "Required value",
+        id="missing-strategy",
+    ),
+    pytest.param(
+        NVIDIA_MPS,
+        lambda p: p["sharing"]["mpsConfig"].update(defaultActiveThreadPercentage="50%"),
+        "sharing.mpsConfig.defaultActiveThreadPercentage",
+        'Invalid value: "50%": must be of type integer',
+        id="wrong-type",
+    ),
+    pytest.param(
+        NVIDIA_MPS,
+        lambda p: p["sharing"]["mpsConfig"].update(defaultActiveThreadPercentage=150),
+        "sharing.mpsConfig.defaultActiveThreadPercentage",
+        "Invalid value: 150: must be less than or equal to 100",
+        id="over-maximum",
+    ),
+    pytest.param(
+        NVIDIA_MPS,
+        lambda p: p["sharing"]["mpsConfig"].update(defaultPerDevicePinnedMemoryLimit={"0": "10 GB"}),
+        "sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit[0]",
+        'Invalid value: "10 GB": must match the regular expression',
+        id="bad-quantity-in-map",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "breaks", "field", "message"), BROKEN)
+def test_broken_variants_fail_at_the_field(path: Path, breaks: Any, field: str, message: str) -> None:
+    template = _find(path)
+    assert _config_findings(template) == []
+    breaks(_params(template))
+    found = _config_findings(template)
+    assert len(found) == 1, found
+    rule, severity, at, text = found[0]
+    assert (rule, severity, at) == ("config.driver-schema", "error", _prefix(template) + field)
+    assert text.startswith(message) and text.endswith("(gpu.nvidia.com GpuConfig)"), text
+
+
+def test_example_driver_space_partitioning_count_and_interval() -> None:
+    claim = _find(EXAMPLE)
+    assert _config_findings(claim) == []
+    _params(claim, 1)["sharing"]["spacePartitioningConfig"]["partitionCount"] = -1
+    _params(claim, 0)["sharing"]["timeSlicingConfig"] = {}  # the example driver's interval has no default
+    found = {(f[2].split("opaque.parameters.")[1], f[3].split(" (")[0]) for f in _config_findings(claim)}
+    assert found == {
+        (
+            "sharing.spacePartitioningConfig.partitionCount",
+            "Invalid value: -1: must be greater than or equal to 0",
+        ),
+        ("sharing.timeSlicingConfig.interval", "Required value"),
+    }
+
+
+def _class(driver: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "imex"},
+        "spec": {"config": [{"opaque": {"driver": driver, "parameters": params}}]},
+    }
+
+
+def test_device_class_compute_domain_channel_needs_a_domain_id() -> None:
+    params = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig"}
+    assert _config_findings(_class("compute-domain.nvidia.com", params)) == [
+        (
+            "config.driver-schema",
+            "error",
+            "spec.config[0].opaque.parameters.domainID",
+            "Required value (compute-domain.nvidia.com ComputeDomainChannelConfig)",
+        )
+    ]
+    ok = {**params, "domainID": "b5f1", "allocationMode": "All"}
+    assert _config_findings(_class("compute-domain.nvidia.com", ok)) == []
+
+
+def test_unknown_driver_skipped_unknown_kind_of_known_driver_is_info() -> None:
+    dranet = _find(REALISTIC / "dranet/examples/resourceclaim-advanced.yaml")
+    _params(dranet)["interface"]["mtu"] = "not a number"  # no schema for dra.net: the driver's to judge
+    assert _config_findings(dranet) == []
+    found = _config_findings(
+        _class("gpu.nvidia.com", {"apiVersion": "resource.nvidia.com/v1", "kind": "GpuConfig"})
+    )
+    assert [(r, s, f) for r, s, f, _ in found] == [
+        ("config.driver-schema.unknown-kind", "info", "spec.config[0].opaque.parameters")
+    ]
+    assert "resource.nvidia.com/v1beta1 GpuConfig" in found[0][3]
+
+
+ACME = {"apiVersion": "acme.com/v1", "kind": "AcmeConfig", "mode": "fast"}
+ACME_SCHEMA = {
+    "type": "object",
+    "properties": {"apiVersion": {}, "kind": {}, "mode": {"enum": ["slow", "safe"]}},
+    "additionalProperties": False,
+}
+
+
+def test_policy_file_schema_warns_and_replaces_bundled() -> None:
+    spec = spec_from_data(
+        {
+            "driverSchemas": [
+                {
+                    "driver": "gpu.acme.com",
+                    "apiVersion": "acme.com/v1",
+                    "kind": "AcmeConfig",
+                    "schema": ACME_SCHEMA,
+                }
+            ]
+        },
+        "p.yaml",
+        RULES,
+    )
+    ctx = Context(driver_schemas=with_extra(NONE, combine([spec]).driver_schemas))
+    assert [(r, s, f) for r, s, f, _ in _config_findings(_class("gpu.acme.com", ACME), ctx)] == [
+        ("config.driver-schema.custom", "warning", "spec.config[0].opaque.parameters.mode")
+    ]
+    assert _config_findings(_class("gpu.acme.com", ACME)) == []  # without the policy: skipped
+
+
+def test_driver_schemas_dir_replaces_a_bundled_schema(tmp_path: Path) -> None:
+    newer = json.loads((ROOT / "schemas/drivers/nvidia-gpuconfig.json").read_text())
+    newer["$defs"]["TimeSlicingConfig"]["properties"]["interval"]["enum"].append("Longest")
+    (tmp_path / "gpu.json").write_text(json.dumps(newer))
+    ctx = Context(driver_schemas=with_extra(NONE, load_dir(str(tmp_path))))
+    template = _find(NVIDIA_TS)
+    _params(template)["sharing"]["timeSlicingConfig"]["interval"] = "Longest"
+    assert _config_findings(template, ctx) == []
+    assert _config_findings(template)[0][0] == "config.driver-schema"
+
+
+def test_draguard_policy_object_driver_schemas() -> None:
+    obj = {
+        "apiVersion": "draguard.io/v1alpha1",
+        "kind": "DraguardPolicy",
+        "metadata": {"name": "acme"},
+        "spec": {
+            "driverSchemas": [
+                {
+                    "driver": "gpu.acme.com",
+                    "apiVersion": "acme.com/v1",
+                    "kind": "AcmeConfig",
+                    "schema": ACME_SCHEMA,
+                }
+            ]
+        },
+    }
+    spec = check_policy_object(obj, RULES, load_profile("1.37"))
+    assert not isinstance(spec, list) and spec.driver_schemas[0].kind == "AcmeConfig"
+    bad = copy.deepcopy(obj)
+    bad["spec"]["driverSchemas"][0]["schema"] = {"type": "object", "format": "uuid"}
+    errors = check_policy_object(bad, RULES, load_profile("1.37"))
+    assert isinstance(errors, list)
+    assert [str(e) for e in errors] == [
+        "spec.driverSchemas[0].schema: Invalid value: schema <root>: keyword 'format' is not supported"
+    ]
+
+
+def test_validate_cli_on_a_real_file(tmp_path: Path) -> None:
+    text = NVIDIA_TS.read_text().replace("interval: Long", "interval: Longest")
+    bad = tmp_path / "gpu-test3.yaml"
+    bad.write_text(text)
+    p = subprocess.run(
+        [sys.executable, "-m", "webhook.cli.main", "validate", "--no-feasibility", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert p.returncode == 1, p.stdout + p.stderr
+    line = next(x for x in p.stdout.splitlines() if "config.driver-schema" in x)
+    field = "spec.devices.config[0].opaque.parameters.sharing.timeSlicingConfig.interval"
+    assert line.startswith(f"{bad}:32: error config.driver-schema: {field}: "), line
+
+
+def test_bundled_schemas_are_the_documented_ones() -> None:
+    readme = (ROOT / "schemas/drivers/README.md").read_text()
+    kinds = {(s.api_version, s.kind) for s in bundled()}
+    assert len(kinds) == 7
+    for s in bundled():
+        assert s.origin == "bundled" and s.source.split("/")[-1] in readme
+
+
+def test_serve_driver_schemas_dir_reaches_the_admission_context(tmp_path: Path) -> None:
+    from webhook.server.options import ServeOptions
+    from webhook.server.wiring import load_serve_policy, make_config, serve_profile
+
+    (tmp_path / "acme.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "x-draguard": {
+                    "drivers": ["gpu.acme.com"],
+                    "apiVersion": "acme.com/v1",
+                    "kind": "AcmeConfig",
+                },
+                **ACME_SCHEMA,
+            }
+        )
+    )
+    options = ServeOptions(state="examples", certs="certs", driver_schemas=str(tmp_path))
+    policy = load_serve_policy(options)
+    assert policy is not None
+    config = make_config(options, "validate", serve_profile(options), policy)
+    found = _config_findings(_class("gpu.acme.com", ACME), config.context())
+    assert [(r, f) for r, _, f, _ in found] == [
+        ("config.driver-schema.custom", "spec.config[0].opaque.parameters.mode")
+    ]
