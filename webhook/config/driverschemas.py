@@ -18,7 +18,7 @@ import yaml
 
 from webhook.config.data import schema_dir
 from webhook.io.files import InputFileError, read_text
-from webhook.model.errors import UsageError
+from webhook.model.errors import DraguardError, UsageError
 from webhook.model.jsonsubset import unsupported
 
 # bundled: the driver decodes strictly and validates at prepare, so a mismatch fails the Pod (error);
@@ -27,7 +27,7 @@ Origin = Literal["bundled", "custom"]
 META = "x-draguard"  # the key of a schema file that says what it checks
 
 
-class BadDriverSchema(ValueError):
+class BadDriverSchema(DraguardError, ValueError):
     """A schema entry draguard cannot use: the message says what is wrong (its caller says where)."""
 
 

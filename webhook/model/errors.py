@@ -21,6 +21,7 @@ DraguardError
 ├── Unreachable, ConfigError   state/live/client.py: no connection; no usable kubeconfig or in-cluster config
 ├── BadReview, MalformedRequest  admission/request.py: no AdmissionReview (400); a malformed field (denied)
 ├── PatchError                 admission/patch.py: a JSON Patch that does not apply (+ValueError)
+├── BadDriverSchema            config/driverschemas.py: a driver config schema draguard cannot use (+ValueError)
 ├── FeasibilityCrash           admission/feasibility.py: draguard failed while deciding (the failure mode answers)
 ├── TemplateWriteError         admission/templates_writer.py: a ResourceClaimTemplate could not be written
 ├── BadBody                    server/wire.py: a request body that is no single JSON object (+ValueError)
