@@ -33,7 +33,8 @@ from webhook.state.view import Cache
 Outcome = Literal["evicted", "delayed", "tolerating"]
 SelectorKind = Literal["absent", "empty", "narrow"]
 ObjectMap = Mapping[tuple[str, str], dict[str, Any]]
-ClaimsByPool = dict[PoolID, tuple[tuple[str, str], ...]]
+# per pool: (claim key, the result's position, its device name, its tolerations or None) of every result
+ClaimsByPool = dict[PoolID, tuple[tuple[tuple[str, str], int, str, Any], ...]]
 SAMPLE = 20  # devices listed by default
 
 EVERY_DEVICE = "an empty deviceSelector taints every device of the cluster"
@@ -210,10 +211,6 @@ def rule_parts(rule: Mapping[str, Any]) -> tuple[str, Selector | None, dict[str,
     return (name if isinstance(name, str) else "", selector, dict(taint) if isinstance(taint, dict) else {})
 
 
-def _matches(sel: Selector, dev: DeviceID) -> bool:
-    return all(want is None or want == have for want, have in zip(sel, dev, strict=True))
-
-
 def _pools(inv: Inventory, sel: Selector) -> Iterable[PoolID]:
     driver, pool, _ = sel
     if driver is not None and pool is not None:
@@ -262,12 +259,13 @@ def _result_id(r: Mapping[str, Any]) -> DeviceID:
 
 
 def claims_by_pool(claims: ObjectMap) -> ClaimsByPool:
-    """The allocated claims by the pools their results name (an index of one state version)."""
-    out: dict[PoolID, list[tuple[str, str]]] = {}
+    """The allocation results of every claim by pool (an index of one state version)."""
+    out: dict[PoolID, list[tuple[tuple[str, str], int, str, Any]]] = {}
     for key, claim in claims.items():
-        for pid in {_result_id(r)[:2] for r in _results(claim)}:
-            out.setdefault(pid, []).append(key)
-    return {p: tuple(sorted(keys)) for p, keys in out.items()}
+        for i, r in enumerate(_results(claim)):
+            driver, pool, device = _result_id(r)
+            out.setdefault((driver, pool), []).append((key, i, device, r.get("tolerations") or None))
+    return {p: tuple(entries) for p, entries in out.items()}
 
 
 def toleration_delay(tolerations: Any, taint: Mapping[str, Any]) -> int | None:
@@ -288,22 +286,6 @@ def _earliest(a: int | None, b: int | None) -> int | None:
     if a is None:
         return b
     return a if b is None else min(a, b)
-
-
-def _claim_impact(
-    key: tuple[str, str], claim: Mapping[str, Any], sel: Selector, taint: Mapping[str, Any]
-) -> ClaimImpact | None:
-    devices: list[DeviceID] = []
-    delay: int | None = None
-    for r in _results(claim):
-        dev = _result_id(r)
-        if not _matches(sel, dev):
-            continue
-        devices.append(dev)
-        delay = _earliest(delay, toleration_delay(r.get("tolerations"), taint))
-    if not devices:
-        return None
-    return ClaimImpact(key[0], key[1], tuple(devices), delay)
 
 
 def _uses_claim(pod: Mapping[str, Any], claim: str) -> bool:
@@ -366,21 +348,28 @@ def blast_radius(
     if index is None:
         index = claims_by_pool(claims)
         if memo is not None:
-            memo.put("blast-radius:claims-by-pool", index, 200 + 100 * sum(len(v) for v in index.values()))
-    driver, pool, _ = sel
-    keys: set[tuple[str, str]] = set()
-    for pid, members in index.items():
-        if (driver is None or pid[0] == driver) and (pool is None or pid[1] == pool):
-            keys.update(members)
+            memo.put("blast-radius:claims-by-pool", index, 200 + 150 * sum(len(v) for v in index.values()))
+    driver, pool, want = sel
+    hits: dict[tuple[str, str], list[tuple[int, DeviceID, int | None]]] = {}
+    for pid, entries in index.items():
+        if (driver is not None and pid[0] != driver) or (pool is not None and pid[1] != pool):
+            continue
+        for key, i, device, tolerations in entries:
+            if want is not None and device != want:
+                continue
+            delay = 0 if tolerations is None else toleration_delay(tolerations, taint)
+            hits.setdefault(key, []).append((i, (pid[0], pid[1], device), delay))
     impacts: list[ClaimImpact] = []
     pod_delay: dict[tuple[str, str], tuple[int | None, list[str]]] = {}
-    for key in sorted(keys):
+    for key in sorted(hits):
         claim = claims.get(key)
         if claim is None:
             continue
-        impact = _claim_impact(key, claim, sel, taint)
-        if impact is None:
-            continue
+        found = sorted(hits[key], key=lambda h: h[0])
+        claim_delay: int | None = None  # never, until a result says otherwise
+        for h in found:
+            claim_delay = _earliest(claim_delay, h[2])
+        impact = ClaimImpact(key[0], key[1], tuple(h[1] for h in found), claim_delay)
         impacts.append(impact)
         for pod_name, uid in _consumers(claim):
             pk = (key[0], pod_name)
