@@ -388,7 +388,7 @@ def _validate(
         warns += t.warnings
         audit = t.audit
     radius_warning: list[str] = []
-    if found.stored is not None and req.kind.kind == "DeviceTaintRule":
+    if found.stored is not None and req.kind.kind == "DeviceTaintRule" and not errors:  # invalid: moot
         radius = taints.check(req, found.stored, found.old, snapshot, config)
         if radius is not None:
             audit[taints.AUDIT_KEY] = radius.audit
