@@ -93,6 +93,12 @@ VALID_CREATE = [
 @pytest.mark.parametrize(("kind", "obj"), VALID_CREATE, ids=[k for k, _ in VALID_CREATE])
 def test_valid_create_is_allowed_without_warnings(kind: str, obj: dict[str, Any]) -> None:
     response = respond(served(obj), SNAP)
+    if kind == "DeviceTaintRule":  # every one gets its blast radius (webhook/admission/taints.py)
+        assert response.pop("warnings") == [
+            "DeviceTaintRule drain-node-1 (NoSchedule): taints 4 device(s); effect NoSchedule: no Pod is "
+            "evicted (admission.taint-blast-radius)"
+        ]
+        assert '"devices":4' in response.pop("auditAnnotations")["taint-blast-radius"]
     assert response == {"uid": response["uid"], "allowed": True}
 
 
@@ -130,6 +136,11 @@ def test_valid_update_is_allowed(kind: str, old: dict[str, Any], change: Any) ->
     change(new)
     response = respond(new, SNAP, operation="UPDATE", old=stored)
     assert response["allowed"] is True and "status" not in response
+    if kind == "DeviceTaintRule":  # every one gets its blast radius (webhook/admission/taints.py)
+        assert response.pop("warnings") == [
+            "DeviceTaintRule h100-maintenance (NoSchedule): taints 1 device(s); effect NoSchedule: no Pod is "
+            "evicted (admission.taint-blast-radius)"
+        ]
     assert not response.get("warnings")
 
 

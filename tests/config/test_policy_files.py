@@ -123,3 +123,25 @@ def test_the_commands_read_both_formats_and_never_show_a_traceback(tmp_path: Pat
         where = f"{bad}:{line_of(bad_text, 'sometimes')}"
         assert f"{where}: DraguardPolicy a: spec.rules[pool.completeness]: Unsupported value" in p.stderr
         assert "Traceback" not in p.stderr
+
+
+def test_taint_limits_in_a_file_and_in_objects_combine_to_the_strictest(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("taints: {maxDevices: 100, maxPods: 5}\n")
+    assert load_policy(str(plain), RULES).taints.over(101, 5) == ["101 devices > maxDevices 100"]
+    objects = tmp_path / "objects.yaml"
+    objects.write_text(
+        dump_yaml(
+            [
+                policy("a", taints={"maxDevices": 10}),
+                policy("b", taints={"maxPods": 3, "acknowledgeAnnotation": "example.com/ok"}),
+            ]
+        )
+    )
+    combined = load_policy(str(objects), RULES).taints
+    assert (combined.max_devices, combined.max_pods) == (10, 3)
+    assert combined.acknowledge == ("draguard.io/acknowledge-blast-radius", "example.com/ok")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("taints: {maxPods: -1}\n")
+    with pytest.raises(UsageError, match="taints maxPods: -1 is not an integer >= 0"):
+        load_policy(str(bad), RULES)

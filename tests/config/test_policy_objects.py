@@ -10,7 +10,7 @@ from policy_cases import BROKEN, broken, example
 
 from webhook.config.fields import FieldError
 from webhook.config.labelselector import LabelSelector, Requirement
-from webhook.config.policy import ALL_KINDS, FeasibilitySettings, PolicySpec
+from webhook.config.policy import ALL_KINDS, FeasibilitySettings, PolicySpec, TaintSettings
 from webhook.config.policyobject import check_policy_object
 from webhook.config.profile import load_profile
 from webhook.config.tenants import Exclude, RequiredSelector, Tenant
@@ -33,6 +33,7 @@ def test_the_shipped_examples_set_what_they_say() -> None:
             {"ResourceClaim": "enforce"},
             {"ml-prod": {ALL_KINDS: "enforce"}, "sandbox": {"Pod": "off"}},
         ),
+        taints=TaintSettings(512, 20, "draguard.io/acknowledge-blast-radius"),
     )
     tenants = check(example("gpu-tenants"))
     assert isinstance(tenants, PolicySpec)

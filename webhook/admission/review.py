@@ -27,7 +27,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.admission import extended, mutating, oversize, tenants, validating
+from webhook.admission import extended, mutating, oversize, taints, tenants, validating
 from webhook.admission import feasibility as fz
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.patch import apply_ops
@@ -387,10 +387,19 @@ def _validate(
         errors = errors + t.errors
         warns += t.warnings
         audit = t.audit
+    radius_warning: list[str] = []
+    if found.stored is not None and req.kind.kind == "DeviceTaintRule" and not errors:  # invalid: moot
+        radius = taints.check(req, found.stored, found.old, snapshot, config)
+        if radius is not None:
+            audit[taints.AUDIT_KEY] = radius.audit
+            if radius.denied is not None:
+                errors = errors + [radius.denied]
+            else:
+                radius_warning.append(radius.warning)
     if config.failure_mode == "open":  # a rule that crashed does not deny with fail-open
         warns += [v for v in errors if v.rule.startswith("internal.")]
         errors = [v for v in errors if not v.rule.startswith("internal.")]
-    answer = _Answer(warnings=[validating.warning_text(v) for v in warns], audit=audit)
+    answer = _Answer(warnings=radius_warning + [validating.warning_text(v) for v in warns], audit=audit)
     if errors:
         return _deny(answer, req, errors)
     if req.operation == "CREATE" and found.stored is not None and req.kind.kind in ("ResourceClaim", "Pod"):

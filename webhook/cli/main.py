@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from webhook import __version__
-from webhook.cli import argtypes, audit, convert, explain, policytest, rules, simulate, strip, validate
+from webhook.cli import argtypes, audit, convert, explain, policytest, rules, simulate, strip, taint, validate
 from webhook.cli.options import EXIT_OK, EXIT_USAGE, add_input_args, add_profile_args
 from webhook.io.files import InputFileError, UnreadableInput
 from webhook.model.errors import UsageError
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_parser(sub)
     simulate.add_parser(sub)
     explain.add_parser(sub)
+    taint.add_parser(sub)
     audit.add_parser(sub)
     strip.add_parser(sub)
     policytest.add_parser(sub)

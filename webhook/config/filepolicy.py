@@ -16,6 +16,10 @@ feasibility:                         # the admission webhook only (draguard serv
     sandbox: {Pod: off}              # one kind in this namespace
 driverSchemas:                       # opaque config parameters' JSON Schemas (webhook.config.driverschemas)
 - {driver: gpu.acme.com, apiVersion: acme.com/v1, kind: AcmeConfig, schema: {type: object}}
+taints:                              # DeviceTaintRules' blast radius (the admission webhook only)
+  maxDevices: 64                     # deny a rule tainting more devices ...
+  maxPods: 10                        # ... or evicting more Pods (NoExecute) ...
+  acknowledgeAnnotation: draguard.io/acknowledge-blast-radius   # ... unless it carries this: "true"
 """
 
 from __future__ import annotations
@@ -26,14 +30,17 @@ from typing import Any
 from webhook.config.driverschemas import BadDriverSchema, DriverSchema, from_policy_entry
 from webhook.config.policy import (
     ALL_KINDS,
+    DEFAULT_ACKNOWLEDGE,
     FEASIBILITY_KINDS,
     FEASIBILITY_MODES,
     FeasibilitySettings,
     Policy,
     PolicySpec,
     RuleSetting,
+    TaintSettings,
     combine,
 )
+from webhook.model import names
 from webhook.model.errors import UsageError
 
 _SETTINGS: dict[str, RuleSetting] = {
@@ -55,16 +62,18 @@ def spec_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Poli
     """What a plain policy file sets; unknown rule ids and severities, or the wrong shape, are usage
     errors naming the file."""
     if isinstance(data, dict):
-        unknown = sorted(str(k) for k in data if k not in ("rules", "feasibility", "driverSchemas"))
+        known = ("rules", "feasibility", "driverSchemas", "taints")
+        unknown = sorted(str(k) for k in data if k not in known)
         if unknown:
             raise UsageError(
-                f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:`, `feasibility:` "
-                "and `driverSchemas:`)"
+                f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:`, `feasibility:`, "
+                "`driverSchemas:` and `taints:`)"
             )
     rules = data.get("rules") if isinstance(data, dict) else None
     has_feasibility = isinstance(data, dict) and "feasibility" in data
     has_schemas = isinstance(data, dict) and "driverSchemas" in data
-    if rules is None and (has_feasibility or has_schemas):
+    taints = _taints(data.get("taints"), path) if isinstance(data, dict) and "taints" in data else None
+    if rules is None and (has_feasibility or has_schemas or taints is not None):
         rules = {}
     if not isinstance(rules, dict):
         raise UsageError(
@@ -92,9 +101,12 @@ def spec_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Poli
         settings[rule_id] = _SETTINGS[value.lower()]
     schemas = _driver_schemas(data.get("driverSchemas"), path) if has_schemas else ()
     if not has_feasibility:
-        return PolicySpec(rules=settings, driver_schemas=schemas)
+        return PolicySpec(rules=settings, driver_schemas=schemas, taints=taints)
     return PolicySpec(
-        rules=settings, feasibility=_feasibility(data.get("feasibility"), path), driver_schemas=schemas
+        rules=settings,
+        feasibility=_feasibility(data.get("feasibility"), path),
+        driver_schemas=schemas,
+        taints=taints,
     )
 
 
@@ -110,6 +122,29 @@ def _driver_schemas(data: Any, path: str) -> tuple[DriverSchema, ...]:
         except BadDriverSchema as e:
             raise UsageError(f"--policy {path}: driverSchemas[{i}]: {e}") from e
     return tuple(out)
+
+
+def _taints(data: Any, path: str) -> TaintSettings:
+    """The `taints:` section: `maxDevices`, `maxPods` (integers >= 0), `acknowledgeAnnotation`."""
+    if not isinstance(data, dict):
+        raise UsageError(
+            f"--policy {path}: taints: expected a mapping {{maxDevices: N, maxPods: M, acknowledgeAnnotation: KEY}}"
+        )
+    unknown = sorted(str(k) for k in data if k not in ("maxDevices", "maxPods", "acknowledgeAnnotation"))
+    if unknown:
+        raise UsageError(
+            f"--policy {path}: taints: unknown key {unknown[0]!r} (expected maxDevices, maxPods, acknowledgeAnnotation)"
+        )
+    limits: dict[str, int | None] = {}
+    for key in ("maxDevices", "maxPods"):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise UsageError(f"--policy {path}: taints {key}: {value!r} is not an integer >= 0")
+        limits[key] = value
+    ack = data.get("acknowledgeAnnotation", DEFAULT_ACKNOWLEDGE)
+    if not isinstance(ack, str) or names.label_key(ack):
+        raise UsageError(f"--policy {path}: taints acknowledgeAnnotation: {ack!r} is not an annotation key")
+    return TaintSettings(limits["maxDevices"], limits["maxPods"], ack)
 
 
 def _mode(value: Any, path: str, where: str) -> str:

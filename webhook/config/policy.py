@@ -12,6 +12,8 @@ validation read. Combining is deterministic and order-independent: the most rest
   `warn` when no policy sets anything that applies;
 - tenants: every entry of every policy applies, each under its id `<policy>/<tenant>`;
 - driver schemas: every policy's apply; parameters must fit each schema given for their driver and kind.
+- taints (a DeviceTaintRule's blast radius): the smallest `maxDevices` and `maxPods` any policy sets; a
+  rule above them needs every policy's acknowledgement annotation set to "true".
 """
 
 from __future__ import annotations
@@ -94,6 +96,51 @@ class FeasibilitySettings:
         return self.default is None and not self.kinds and not self.namespaces
 
 
+DEFAULT_ACKNOWLEDGE = "draguard.io/acknowledge-blast-radius"
+
+
+@dataclass(frozen=True)
+class TaintSettings:
+    """What one policy sets of DeviceTaintRules' blast radius (None: no limit)."""
+
+    max_devices: int | None = None
+    max_pods: int | None = None
+    acknowledge_annotation: str = DEFAULT_ACKNOWLEDGE
+
+
+@dataclass(frozen=True)
+class TaintPolicy:
+    """The limits in force: a DeviceTaintRule tainting more than `max_devices` devices or evicting more
+    than `max_pods` Pods is denied unless it carries each of `acknowledge` with the value "true"."""
+
+    max_devices: int | None = None
+    max_pods: int | None = None
+    acknowledge: tuple[str, ...] = ()
+
+    def over(self, devices: int, pods: int) -> list[str]:
+        """The limits exceeded, as text (empty: within them)."""
+        out = []
+        if self.max_devices is not None and devices > self.max_devices:
+            out.append(f"{devices} devices > maxDevices {self.max_devices}")
+        if self.max_pods is not None and pods > self.max_pods:
+            out.append(f"{pods} evicted Pods > maxPods {self.max_pods}")
+        return out
+
+
+def _least(values: Iterable[int | None]) -> int | None:
+    given = [v for v in values if v is not None]
+    return min(given) if given else None
+
+
+def _taints(settings: Sequence[TaintSettings]) -> TaintPolicy:
+    used = [s for s in settings if s.max_devices is not None or s.max_pods is not None]
+    return TaintPolicy(
+        _least(s.max_devices for s in used),
+        _least(s.max_pods for s in used),
+        tuple(sorted({s.acknowledge_annotation for s in used})),
+    )
+
+
 @dataclass(frozen=True)
 class PolicySpec:
     """What one policy sets: its name ("" for a plain policy file), rule settings, feasibility, tenants."""
@@ -103,6 +150,7 @@ class PolicySpec:
     feasibility: FeasibilitySettings = field(default_factory=FeasibilitySettings)
     tenants: tuple[Tenant, ...] = ()
     driver_schemas: tuple[DriverSchema, ...] = ()  # `driverSchemas`: opaque config parameters' schemas
+    taints: TaintSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +161,7 @@ class Policy:
     tenants: tuple[Tenant, ...] = ()  # every tenant entry in force, by id
     sources: tuple[str, ...] = ()  # the names of the DraguardPolicies combined into this one
     driver_schemas: tuple[DriverSchema, ...] = ()  # every policy's; for one key, all of them apply
+    taints: TaintPolicy = field(default_factory=TaintPolicy)
 
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.disabled
@@ -187,4 +236,5 @@ def combine(specs: Iterable[PolicySpec]) -> Policy:
         tuple(tenants),
         tuple(sorted({s.name for s in specs if s.name})),
         tuple(sorted((d for s in specs for d in s.driver_schemas), key=lambda d: d.source)),
+        _taints([s.taints for s in specs if s.taints is not None]),
     )

@@ -17,6 +17,7 @@ and turned into the `PolicySpec` it sets.
       tenants: [...]                                  # webhook.config.tenants
       driverSchemas:                                  # webhook.config.driverschemas
       - {driver: gpu.acme.com, apiVersion: acme.com/v1, kind: AcmeConfig, schema: {type: object, ...}}
+      taints: {maxDevices: 64, maxPods: 10, acknowledgeAnnotation: draguard.io/acknowledge-blast-radius}
 
 `status` is the server's (webhook.config.policystatus) and is not read here.
 """
@@ -30,12 +31,14 @@ from webhook.config.driverschemas import BadDriverSchema, DriverSchema, from_pol
 from webhook.config.fields import FieldError, Reader, duplicate, invalid, required
 from webhook.config.policy import (
     ALL_KINDS,
+    DEFAULT_ACKNOWLEDGE,
     FEASIBILITY_KINDS,
     FEASIBILITY_MODES,
     RULE_SETTINGS,
     FeasibilitySettings,
     PolicySpec,
     RuleSetting,
+    TaintSettings,
 )
 from webhook.config.profile import Profile
 from webhook.config.tenants import MAX_TENANTS, Tenant, parse_tenant
@@ -143,6 +146,29 @@ def _feasibility(r: Reader, data: Any) -> FeasibilitySettings:
     return FeasibilitySettings(default, kinds, namespaces)
 
 
+MAX_LIMIT = 1 << 31
+
+
+def _taints(r: Reader, data: Any) -> TaintSettings | None:
+    path = SPEC.child("taints")
+    t = r.mapping(data, path, ("maxDevices", "maxPods", "acknowledgeAnnotation"))
+    if t is None:
+        return None
+    devices = (
+        r.integer(t["maxDevices"], path.child("maxDevices"), 0, MAX_LIMIT) if "maxDevices" in t else None
+    )
+    pods = r.integer(t["maxPods"], path.child("maxPods"), 0, MAX_LIMIT) if "maxPods" in t else None
+    ack = DEFAULT_ACKNOWLEDGE
+    if "acknowledgeAnnotation" in t:
+        at = path.child("acknowledgeAnnotation")
+        given = r.string(t["acknowledgeAnnotation"], at)
+        if given is not None:
+            for p in names.label_key(given):
+                r.add(invalid(at, given, p))
+            ack = given
+    return TaintSettings(devices, pods, ack)
+
+
 def _tenants(r: Reader, data: Any, policy: str, profile: Profile) -> tuple[Tenant, ...]:
     path = SPEC.child("tenants")
     out: list[Tenant] = []
@@ -200,11 +226,14 @@ def check_policy_object(
     if name is not None:
         for p in names.dns_subdomain(name):
             r.add(invalid(Path("metadata").child("name"), name, p))
-    spec = r.mapping(top.get("spec"), SPEC, ("rules", "feasibility", "tenants", "driverSchemas")) or {}
+    spec = (
+        r.mapping(top.get("spec"), SPEC, ("rules", "feasibility", "tenants", "driverSchemas", "taints")) or {}
+    )
     rules = _rules(r, spec.get("rules"), known_rules)
     feasibility = _feasibility(r, spec.get("feasibility"))
     tenants = _tenants(r, spec.get("tenants"), name or "", profile)
     driver_schemas = _driver_schemas(r, spec.get("driverSchemas"), name or "")
+    taints = _taints(r, spec.get("taints"))
     if r.errors:
         return r.errors
-    return PolicySpec(name or "", rules, feasibility, tenants, driver_schemas)
+    return PolicySpec(name or "", rules, feasibility, tenants, driver_schemas=driver_schemas, taints=taints)

@@ -76,6 +76,17 @@ _ALL = (
         "warn, off), not `rules:`",
     ),
     rule(
+        "admission.taint-blast-radius",
+        "lint",
+        ERROR,
+        ("DeviceTaintRule",),
+        "spec.deviceSelector",
+        "the webhook only: a DeviceTaintRule being created or updated taints more devices, or (NoExecute) "
+        "evicts more Pods, than the policy's `taints:` limits (maxDevices, maxPods) allow, and does not "
+        'carry the acknowledgement annotation (draguard.io/acknowledge-blast-radius: "true"): denied. '
+        "Every DeviceTaintRule gets its counts as a warning and the audit annotation taint-blast-radius",
+    ),
+    rule(
         "claim-status.admin-access",
         "api",
         ERROR,

@@ -1,0 +1,115 @@
+"""`draguard taint preview RULE.yaml`: what a DeviceTaintRule would taint and, with effect NoExecute, which
+allocated claims hold those devices and which Pods would be evicted (at once, after their
+tolerationSeconds) or tolerate it — on a cluster read from files (`--cluster`) or live (kubeconfig).
+The work is webhook/simulate/taintpreview.py's. Exit codes: 0 the preview printed, 2 usage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from webhook.cli import argtypes
+from webhook.cli.options import RUN_SECONDS, add_input_args, add_jobs_arg, add_profile_args, input_options
+from webhook.model.errors import UsageError
+
+HELP = "preview a DeviceTaintRule: the devices it taints, the claims and Pods a NoExecute taint evicts"
+DESCRIPTION = (
+    "Preview a DeviceTaintRule on a cluster (--cluster files, or live through a kubeconfig): the devices it "
+    "taints and, with effect NoExecute, the allocated claims holding them and the Pods the device taint "
+    "eviction controller would evict (tolerations honoured; a tolerationSeconds delays, it does not prevent)."
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    m = sub.add_parser("taint", help=HELP, description=DESCRIPTION)
+    m.add_argument(
+        "what", choices=("preview",), metavar="preview", help="what to do: preview (the only action)"
+    )
+    m.add_argument("rule", metavar="RULE.yaml", help="the DeviceTaintRule (a file with one; - reads stdin)")
+    m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
+    m.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="the cluster to read, as kubectl reads it (default: $KUBECONFIG, else ~/.kube/config, else the "
+        "in-cluster service account); Pods are taken from the claims' reservedFor",
+    )
+    m.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="read the cluster from files instead (ResourceSlices, ResourceClaims with their status, Pods): "
+        "files or directories, repeatable",
+    )
+    m.add_argument(
+        "--list",
+        type=argtypes.whole_number,
+        default=20,
+        metavar="N",
+        help="devices listed by name (default 20; the count is always exact)",
+    )
+    add_profile_args(m)
+    add_input_args(m)
+    add_jobs_arg(m, " for loading --cluster files")
+    m.add_argument(
+        "--deadline-seconds",
+        type=argtypes.seconds,
+        default=RUN_SECONDS,
+        metavar="S",
+        help=f"deadline for reading the cluster (default {RUN_SECONDS:g})",
+    )
+    m.set_defaults(run=run)
+
+
+def _read_rule(path: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()  # noqa: SIM115
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror or e}") from None
+    except yaml.YAMLError as e:
+        raise UsageError(f"{path}: not YAML: {str(e).splitlines()[0]}") from None
+    rules = [d for d in docs if isinstance(d, dict) and d.get("kind") == "DeviceTaintRule"]
+    if len(rules) != 1:
+        raise UsageError(f"{path}: expected one DeviceTaintRule, found {len(rules)}")
+    return rules[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    from webhook.config.profile import load_profile
+    from webhook.model.budget import Deadline
+    from webhook.simulate.explainpod import ExplainOptions, load_files, load_objects
+    from webhook.simulate.taintpreview import preview, render_text
+
+    rule = _read_rule(args.rule)
+    if args.cluster and args.kubeconfig:
+        raise UsageError("--cluster reads the cluster from files, --kubeconfig from the API server: pass one")
+    options = ExplainOptions(**input_options(args), deadline_seconds=args.deadline_seconds, jobs=args.jobs)
+    deadline = Deadline.after(args.deadline_seconds)
+    profile = load_profile(options.version, dict(options.gates))
+    if args.cluster:
+        data = load_files(args.cluster, options, deadline)
+        out = preview(data, rule, profile, args.list)
+    else:
+        from webhook.cli.livecluster import api_errors, connect
+        from webhook.state.live import watched_for
+        from webhook.state.live.listing import list_cluster
+
+        client = connect(args)
+        try:
+            with api_errors("list on the DRA kinds and pods"):
+                listing = list_cluster(client, watched_for(options.version), ("", ""), deadline=deadline)
+        finally:
+            client.close()
+        out = preview(load_objects(listing.objects, options, deadline), rule, profile, args.list, pods=None)
+    if args.format == "json":
+        from webhook.model.plain import json_dumps
+
+        sys.stdout.write(json_dumps(dict(out.to_json()), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(out, args.list))
+    sys.stdout.flush()
+    return 0
