@@ -37,6 +37,7 @@ def nested(levels: int, key: str | None = None) -> str:
 # put the deep parts in, so no brace of JSON or YAML needs escaping.
 
 
+# the opaque config's driver is one no bundled driver schema knows: what is tested is the depth
 def claim_json(depth: int, params: int = PARAMS_LEVELS) -> str:
     """A valid ResourceClaim whose document nests exactly `depth` levels (fieldsV1 the deepest part)."""
     fields = nested(depth - FIELDS_ABOVE, "f:spec")
@@ -45,7 +46,7 @@ def claim_json(depth: int, params: int = PARAMS_LEVELS) -> str:
         '"namespace": "default", "managedFields": [{"manager": "kubectl", "operation": "Update", '
         '"apiVersion": "resource.k8s.io/v1", "fieldsType": "FieldsV1", "fieldsV1": ' + fields + "}]}, "
         '"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}], '
-        '"config": [{"requests": ["r"], "opaque": {"driver": "gpu.example.com", '
+        '"config": [{"requests": ["r"], "opaque": {"driver": "deep.example.com", '
         '"parameters": {"x": ' + nested(params) + "}}}]}}}"
     )
 
@@ -70,7 +71,7 @@ spec:
     config:
     - requests: [r]
       opaque:
-        driver: gpu.example.com
+        driver: deep.example.com
         parameters: {x: %s}
 """
 
