@@ -62,3 +62,26 @@ def test_no_growth_over_3000_publishes() -> None:
     grown = counts[3000] - counts[300]
     # a leak of one small object per publish would be 2,700 blocks
     assert grown < 500, f"{grown} more memory blocks after 3,000 publishes than after 300: {counts}"
+
+
+def test_a_store_fed_shared_decoding_equals_one_fed_plain_decoding() -> None:
+    """The live state's decoding (equal small objects shared) changes no object and no answer."""
+    objs = [o.device_class(), *(o.node(f"node-{n}") for n in range(NODES))]
+    objs += [o.resource_slice(f"node-{n}", DEVICES, model="A100" if n % 2 else "H100") for n in range(NODES)]
+    objs += [_change(i) for i in range(1, 40)]
+    parts = SharedParts()
+    stores = [StateStore(load_profile("1.37")) for _ in range(2)]
+    for obj in objs:
+        text = json.dumps(obj)
+        stores[0].apply(loads(text, 100, None))
+        stores[1].apply(loads(text, 100, parts.hook))
+    plain, shared = (s.publish() for s in stores)
+    assert shared.counts() == plain.counts()
+    for kind in ("ResourceSlice", "ResourceClaim", "Node", "DeviceClass"):
+        assert dict(shared.objects(kind)) == dict(plain.objects(kind))
+    slices = list(shared.objects("ResourceSlice").values())
+    assert slices[0]["spec"]["devices"][1]["capacity"] is slices[1]["spec"]["devices"][1]["capacity"]
+    for count in (1, 4, DEVICES, DEVICES + 1):
+        a = allocate(plain.state, [o.claim("probe", count)])
+        b = allocate(shared.state, [o.claim("probe", count)])
+        assert (a.feasible, a.node) == (b.feasible, b.node)
