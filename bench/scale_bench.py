@@ -30,6 +30,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -216,7 +217,12 @@ def run_server(args: argparse.Namespace, parts: set[str], objs: list[dict[str, A
                 serve.wait_ready()  # then every worker synced (each warms its engine once, after its lists)
                 serve._wait(lambda: serve.text().count("warmed up") >= args.workers)
                 sync = time.monotonic() - serve.t0
-                print(f"  sync: ready after {sync:.2f} s; {rss_line(serve)}")
+                lists = serve.listed("ResourceSlice", "initial")
+                warm = re.findall(r"engine caches warmed up in ([0-9.]+) s", serve.text())
+                print(
+                    f"  sync: ready after {sync:.2f} s (ResourceSlice list {lists[0] if lists else float('nan'):.2f} s, "
+                    f"engine warm-up {float(warm[0]) if warm else float('nan'):.2f} s); {rss_line(serve)}"
+                )
                 changes = Changes(args.nodes, objs)
                 if "load" in parts:
                     mix = [o for o in objs if o["kind"] != "ResourceSlice" or o["spec"].get("devices")]
