@@ -14,9 +14,10 @@ ones are one dict. Shared are:
 
 An object value must itself be shared (made by this hook and held by the memo), and is keyed by its
 identity: the memo holds it, so an identity in a key always names a live object, and a shared object
-holds nothing the memo's byte count leaves out (a whole object never hides behind a small shared one). Anything else is a
-plain new dict: objects holding lists, larger ones, and those that are whole objects or named items
-(first key `metadata` or `name`: a device, a counter set). The memo is byte-bounded (emptied when full; sharing starts anew).
+holds nothing the memo's byte count leaves out (a whole object never hides behind a small shared one).
+Anything else is a plain new dict: objects holding lists, larger ones, and whole objects or named items
+(first key `metadata` or `name`: a device, a counter set). The memo is byte-bounded (emptied when full;
+sharing starts anew).
 
 The result's parts may be shared with other results: callers must never change them (the StateStore's
 contract for the objects it is given already says so). Safe from several threads at once.
@@ -30,10 +31,8 @@ from typing import Any
 SHARED_BYTES = 8 << 20  # the memo's bound
 LEAF_KEYS = 4  # entries of a shared object with a value that is not an object
 MAP_KEYS = 64  # entries of a shared object whose values are all objects
-_NAMED = (
-    "metadata",
-    "name",
-)  # first keys of objects that are (nearly) never repeated: whole objects, devices
+# first keys of objects that are (nearly) never repeated: whole objects, devices, counter sets
+_NAMED = ("metadata", "name")
 _REF = object()  # in a key, before the identity of an object value (never a JSON value, never a type)
 _LEAF_TYPES = frozenset((str, int, float, bool, type(None)))
 
