@@ -117,8 +117,11 @@ class Changes:
 class Serve:
     """`draguard serve --kubeconfig K --workers 1` (gunicorn), its log, /readyz on a kept-alive connection."""
 
-    def __init__(self, tmp: Path, kubeconfig: Path, page_size: int) -> None:
+    def __init__(
+        self, tmp: Path, kubeconfig: Path, page_size: int, workers: int = 1, threads: int = 0
+    ) -> None:
         certs = tmp / "serve-certs"
+        self.certs = certs
         p = subprocess.run(
             [sys.executable, "-m", "webhook.cli.main", "certs", "--dir", str(certs), "--ip", "127.0.0.1"],
             cwd=ROOT,
@@ -131,7 +134,8 @@ class Serve:
         self.log_path = tmp / f"serve-{time.monotonic_ns()}.log"
         self.log = open(self.log_path, "w")  # noqa: SIM115
         args = ["serve", "--kubeconfig", str(kubeconfig), "--certs", str(certs), "--port", "0"]
-        args += ["--workers", "1", "--list-page-size", str(page_size)]
+        args += ["--workers", str(workers), "--list-page-size", str(page_size)]
+        args += ["--threads", str(threads)] if threads else []
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "webhook.cli.main", *args],
@@ -202,6 +206,17 @@ class Serve:
             out["worker"] = _rss(int(m[-1]))
         return out
 
+    def rss_all(self) -> dict[str, float]:
+        """RSS (MiB) of the arbiter and of every live process under it (workers, the audit process), their
+        sum, and the sum of their PSS (pages shared after the fork counted once: the replica's memory)."""
+        pids = [self.proc.pid, *_children(self.proc.pid)]
+        out = {"arbiter": _rss(pids[0])}
+        for pid in pids[1:]:
+            out[f"worker {pid}"] = _rss(pid)
+        out["total"] = round(sum(out.values()), 1)
+        out["pss"] = round(sum(_pss(pid) for pid in pids), 1)
+        return out
+
     def listed(self, kind: str, reason: str) -> list[float]:
         """Seconds of this kind's lists for `reason`, from the worker log."""
         pat = rf"{kind}: listed \d+ object\(s\) in \d+ page\(s\), ([0-9.]+) s \({reason}\)"
@@ -212,6 +227,24 @@ class Serve:
         code = self.proc.wait(120)
         self.log.close()
         return code
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(c) for c in text.split()]
+
+
+def _pss(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def _rss(pid: int) -> float:

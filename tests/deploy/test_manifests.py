@@ -581,3 +581,26 @@ def test_the_staged_install_selectors_split_off_exactly_the_webhook_configuratio
         if o["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "webhook-configuration"
     ]
     assert sorted(o["kind"] for o in labelled) == sorted([VALIDATING, MUTATING])
+
+
+@pytest.mark.parametrize("overlay", ALL)
+def test_one_worker_per_replica_scaled_out_on_cpu(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    """Issue 18: one state and one list+watch per kind per replica (one worker), more replicas for more
+    traffic: an HPA on the Deployment's CPU request, never below what the PDB needs."""
+    objects = rendered[overlay]
+    deployment = one(objects, "Deployment", "draguard")
+    assert _serve_args(container(objects)).workers == 1
+    hpa = one(objects, "HorizontalPodAutoscaler", "draguard")
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    target = hpa["spec"]["scaleTargetRef"]
+    assert (target["apiVersion"], target["kind"], target["name"]) == ("apps/v1", "Deployment", "draguard")
+    assert hpa["spec"]["minReplicas"] == deployment["spec"]["replicas"] >= 2
+    assert hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"]
+    (metric,) = hpa["spec"]["metrics"]
+    assert metric["type"] == "Resource" and metric["resource"]["name"] == "cpu"
+    assert metric["resource"]["target"]["type"] == "Utilization"
+    assert 0 < metric["resource"]["target"]["averageUtilization"] <= 100
+    assert "cpu" in container(objects)["resources"]["requests"], "utilization is of the request"

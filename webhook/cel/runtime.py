@@ -164,8 +164,7 @@ class SelectorEvaluator:
     def forget(self, device_keys: Iterable[Hashable]) -> None:
         """Drop the inputs and results of removed or changed devices."""
         for key in device_keys:
-            if self._devices.get(key) is not None:
-                self._devices.put(key, _Entry(None), _ENTRY_BYTES)
+            self._devices.discard(key)  # not an empty entry: those filled the cache under churn
 
     def check(self, expression: str) -> None:
         """Compile `expression` now (raises CelRuntimeError for a compile error)."""

@@ -140,7 +140,11 @@ def add_serve_parser(sub: argparse._SubParsersAction, add_profile_args: Callable
         "closed = deny (set failurePolicy to match)",
     )
     s.add_argument(
-        "--workers", type=argtypes.whole_number, default=0, help="worker processes (default: one per core)"
+        "--workers",
+        type=argtypes.whole_number,
+        default=0,
+        help="worker processes, each with its own copy of the state (default: one per core; "
+        "with --state cluster one: one state and one watch per kind per replica)",
     )
     s.add_argument("--threads", type=argtypes.whole_number, default=0, help="threads per worker (default 4)")
     s.add_argument(

@@ -145,14 +145,17 @@ def _path(items: list[list[Any]], is_object: list[bool], keys: list[str]) -> str
     return out or "the top level"
 
 
-def loads(text: str | bytes, max_depth: int) -> Any:
+def loads(
+    text: str | bytes, max_depth: int, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
+) -> Any:
     """`json.loads(text)`; a value nested deeper than its C decoder recurses is decoded by `decode`
-    (ValueError past `max_depth` levels, as for anything else that is not one JSON value)."""
+    (ValueError past `max_depth` levels, as for anything else that is not one JSON value). `pairs_hook`
+    makes the objects (json's `object_pairs_hook`; webhook.io.sharedjson)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs_hook)
     except RecursionError:
         s = text if isinstance(text, str) else text.decode("utf-8")  # JSON from an API server is UTF-8
-        value, end = decode(s, _skip(s, 0), dict, max_depth)
+        value, end = decode(s, _skip(s, 0), pairs_hook or dict, max_depth)
         end = _skip(s, end)
         if end != len(s):
             raise JSONDecodeError("Extra data", s, end) from None

@@ -68,6 +68,13 @@ class ByteLRU(Generic[K, V]):
             self._data.clear()
             self._bytes = 0
 
+    def discard(self, key: K) -> None:
+        """Remove `key`'s entry if there is one."""
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+
     @property
     def nbytes(self) -> int:
         """The estimated bytes held now."""

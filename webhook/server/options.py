@@ -19,6 +19,9 @@ DEFAULT_READ_TIMEOUT = 2.0
 DEFAULT_MAX_CONNECTIONS = 2048  # per worker: a few KiB each (bench/abuse_bench.py)
 DEFAULT_DRAIN = 5.0  # seconds a stopping worker still answers (readiness false): endpoints propagate
 DEFAULT_THREADS = 4  # per worker (bench/webhook_bench.py --sweep: docs/benchmarks.md)
+# `--state cluster`: one worker per replica, scaled out by replicas (issue 18). Every worker holds its own
+# copy of the state and its own list+watch of every kind; one worker makes it one per replica.
+LIVE_WORKERS = 1
 
 
 def usable_cores() -> int:
@@ -48,7 +51,7 @@ class ServeOptions:
     budget_steps: int = 100_000  # one allocator run of the feasibility check (a request may run two)
     budget_seconds: float = 0.75
     failure_mode: FailureMode = "open"  # on an internal error
-    workers: int = 0  # 0 = one per usable core
+    workers: int = 0  # 0 = one per usable core; with --state cluster, one (LIVE_WORKERS)
     threads: int = DEFAULT_THREADS
     max_body_bytes: int = DEFAULT_MAX_BODY
     reload_interval: float = 1.0  # seconds between two scans of the state directory
@@ -77,7 +80,11 @@ class ServeOptions:
 
     @property
     def worker_count(self) -> int:
-        return self.workers or usable_cores()
+        """`--workers`, else one with `--state cluster` (one state and one watch per kind per replica),
+        else one per usable core."""
+        if self.workers:
+            return self.workers
+        return LIVE_WORKERS if self.live else usable_cores()
 
     @property
     def bind(self) -> str:

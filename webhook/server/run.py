@@ -1,6 +1,7 @@
 """`draguard serve`: gunicorn embedded (BaseApplication), configured from ServeOptions.
 
-Workers: one process per usable core (`--workers`), each an asyncio front holding every connection
+Workers: one process per usable core (`--workers`; one with `--state cluster`: one state and one list+watch
+per kind per replica, scaled out by replicas), each an asyncio front holding every connection
 (TLS handshake, request head and body, kept-alive waits: webhook/server/front.py) and `--threads`
 request threads that only ever see complete requests (webhook/server/worker.py). The app is imported once in the arbiter and
 forked (preload), each worker then loads its own state (docs/webhook.md: one StateStore per process, written by
@@ -159,6 +160,13 @@ def serve(options: ServeOptions) -> int:
             audit_pid = fork_audit_process(options)  # before any thread exists (gunicorn, the app)
         from webhook.server.app import Runtime, create_app
 
+        if options.live and options.worker_count > 1:
+            log.warning(
+                "--state cluster with %d workers: each holds its own copy of the cluster state and its own "
+                "list+watch of every kind (%d of each per replica); scale out by replicas instead",
+                options.worker_count,
+                options.worker_count,
+            )
         runtime = Runtime(options, tls)
         app = create_app(runtime)
         settings = gunicorn_settings(options, runtime, str(files.tls_cert), str(files.tls_key))

@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from webhook.io.deepjson import loads
+from webhook.io.sharedjson import SharedParts
 from webhook.io.yamlload import MAX_DEPTH
 from webhook.model.errors import DraguardError
 
@@ -32,6 +33,7 @@ CONNECT_TIMEOUT = 10.0
 LIST_READ_TIMEOUT = 60.0  # one page
 WRITE_READ_TIMEOUT = 10.0  # one write (a DraguardPolicy's status)
 POOL_SIZE = 16  # connections per worker: 7 watches, their lists, and the translate writer
+PairsHook = Callable[[list[tuple[str, Any]]], dict[str, Any]]
 BODY_DEPTH = MAX_DEPTH + 2  # a list page or a watch event holds objects of up to MAX_DEPTH levels, 2 down
 
 
@@ -122,9 +124,14 @@ def status_error(status: dict[str, Any]) -> ApiError:
 class KubeClient:
     """Raw LIST and WATCH of one API server (one per process; thread-safe as urllib3's pool is)."""
 
-    def __init__(self, api_client: Any, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self, api_client: Any, connect_timeout: float = CONNECT_TIMEOUT, shared: SharedParts | None = None
+    ) -> None:
         self.api = api_client
         self.connect_timeout = connect_timeout
+        # lists and watch events decoded with equal small objects shared (webhook.io.sharedjson): for the
+        # state's client only, whose objects nobody changes
+        self._hook = shared.hook if shared is not None else None
 
     def close(self) -> None:
         self.api.close()
@@ -200,7 +207,7 @@ class KubeClient:
         finally:
             resp.release_conn()
         try:
-            page = loads(data, BODY_DEPTH)
+            page = loads(data, BODY_DEPTH, self._hook)
         except ValueError as e:
             raise Unreachable(f"GET {path}: the list is not JSON: {e}") from None
         if not isinstance(page, dict) or not isinstance(page.get("items", []), list):
@@ -272,15 +279,16 @@ class KubeClient:
         if bookmarks:
             query.append(("allowWatchBookmarks", "true"))
         query.append(("timeoutSeconds", str(timeout_seconds)))
-        return WatchStream(path, self._get(path, query, read_timeout))
+        return WatchStream(path, self._get(path, query, read_timeout), self._hook)
 
 
 class WatchStream:
     """The events of one watch response, one JSON object per line; `close()` from any thread ends it."""
 
-    def __init__(self, path: str, resp: Any) -> None:
+    def __init__(self, path: str, resp: Any, hook: PairsHook | None = None) -> None:
         self.path = path
         self._resp = resp
+        self._hook = hook
         self._closed = threading.Event()
 
     def __enter__(self) -> WatchStream:
@@ -321,18 +329,18 @@ class WatchStream:
                 *lines, buf = buf.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield _event(self.path, line)
+                        yield _event(self.path, line, self._hook)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
             if self._closed.is_set():
                 return
             raise Unreachable(f"watch {self.path}: {type(e).__name__}: {e}") from None
         if buf.strip() and not self._closed.is_set():
-            yield _event(self.path, buf)
+            yield _event(self.path, buf, self._hook)
 
 
-def _event(path: str, line: bytes) -> dict[str, Any]:
+def _event(path: str, line: bytes, hook: PairsHook | None = None) -> dict[str, Any]:
     try:
-        event = loads(line, BODY_DEPTH)
+        event = loads(line, BODY_DEPTH, hook)
     except ValueError as e:
         raise Unreachable(f"watch {path}: an event is not JSON: {e}") from None
     if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
