@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -43,6 +43,9 @@ from webhook.model.plain import deep_copy
 from webhook.model.report import ObjectResult, Report
 from webhook.model.violation import Severity, Violation
 from webhook.offline.run import Feasibility, validate_paths
+
+if TYPE_CHECKING:
+    from webhook.state.store import Snapshot
 from webhook.offline.testfile import (
     CLUSTER_SCOPED,
     Expectation,
@@ -197,7 +200,7 @@ class _Run:
                 self.objects.setdefault(_key(o), o)
         self.decided = self._feasibility_decided()
         self._raw: dict[tuple[str, str, str], dict[str, Any]] | None = None
-        self._snapshot: Any = None
+        self._snapshot: Snapshot | None = None
 
     def _feasibility_decided(self) -> bool:
         """Whether the run decided the feasibility of every claim and Pod it holds (see the module
@@ -241,7 +244,7 @@ class _Run:
             out += _objects_of(text)
         return out
 
-    def snapshot(self) -> Any:
+    def snapshot(self) -> Snapshot:
         if self._snapshot is None:
             from webhook.simulate.load import stored_objects
             from webhook.state import StateStore
