@@ -7,6 +7,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import ssl
 import subprocess
@@ -14,7 +15,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,32 @@ class Server:
                 self.proc.wait()
             self._log.close()
         return code
+
+
+class StateServer(Server):
+    """`draguard serve --state STATE ARGS`: `state` is the directory it serves (a test may change it)."""
+
+    def __init__(self, tmp: Path, state: Path, *args: str, **kw: Any) -> None:
+        self.state = state
+        super().__init__(tmp, "--state", str(state), *args, **kw)
+
+
+def served(
+    tmp: Path,
+    cluster: Path,
+    *args: str,
+    workers: int = 1,
+    ignore: Callable[[str, list[str]], set[str]] | None = None,
+) -> Iterator[StateServer]:
+    """A module fixture's server: `draguard serve` of a copy of `cluster` (tmp/state) with new certificates
+    (tmp/certs), `workers` workers and `args`; stopped when the module is done (it must exit 0)."""
+    state = tmp / "state"
+    shutil.copytree(cluster, state, ignore=ignore)
+    certs = tmp / "certs"
+    make_certs(certs)
+    s = StateServer(tmp, state, "--certs", str(certs), "--workers", str(workers), *args, certs=certs)
+    yield s
+    assert s.stop() == 0, s.log()
 
 
 class Reviewer:

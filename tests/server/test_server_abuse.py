@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import shutil
 import signal
 import socket
 import ssl
@@ -20,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_proc import EXAMPLES, Server, example_review, make_certs, metric_samples, wait_for
+from server_proc import (
+    EXAMPLES,
+    Server,
+    StateServer,
+    example_review,
+    make_certs,
+    metric_samples,
+    served,
+    wait_for,
+)
 
 THREADS = 4
 WORKERS = 2
@@ -199,28 +207,18 @@ def test_kept_alive_connections_stay_usable_beside_attackers(server: Server, hel
 
 # --- the bounds themselves ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
     """A server with a short read deadline and a small connection cap (one worker)."""
     tmp = tmp_path_factory.mktemp("strict")
-    certs = tmp / "certs"
-    make_certs(certs)
-    state = tmp / "state"
-    shutil.copytree(EXAMPLES / "simulate", state)
-    s = Server(
+    yield from served(
         tmp,
-        "--state", str(state),
-        "--certs", str(certs),
-        "--workers", "1",
+        EXAMPLES / "simulate",
         "--read-timeout", "1",
         "--max-connections", "40",
         "--max-body-bytes", "65536",
         "--reload-interval", "0.1",
         "--access-log",
-        certs=certs,
     )  # fmt: skip
-    s.state = state  # type: ignore[attr-defined]
-    yield s
-    assert s.stop() == 0, s.log()
 
 
 def _closed_by_server(sock: socket.socket | ssl.SSLSocket) -> bool:
@@ -342,8 +340,8 @@ def test_the_access_log_escapes_control_characters(strict: Server, held: Held) -
     assert "\x85" not in line and "\x9b" not in line and "\\x85" in line and "\\x9b" in line
 
 
-def test_a_state_directory_that_fails_to_reload_shows_on_metrics_and_readyz(strict: Server) -> None:
-    state: Path = strict.state  # type: ignore[attr-defined]
+def test_a_state_directory_that_fails_to_reload_shows_on_metrics_and_readyz(strict: StateServer) -> None:
+    state = strict.state
     samples = metric_samples(strict.request("GET", "/metrics")[1].decode())
     assert samples[("draguard_state_reloads_total", (("result", "error"),))] == 0  # the series exists
     moved = state.with_name("state-away")

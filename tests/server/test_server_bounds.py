@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from server_proc import EXAMPLES, Server, make_certs, review_of
+from server_proc import EXAMPLES, Server, review_of, served
 
 MILLION = "é" * 1_000_000
 LONG = "é" * 100_000
@@ -18,13 +18,7 @@ CLIPPED = "é" * 256 + "…[+999,744 characters]"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("serve-bounds")
-    state = tmp / "state"
-    shutil.copytree(EXAMPLES, state, ignore=shutil.ignore_patterns("admission"))
-    certs = tmp / "certs"
-    make_certs(certs)
-    s = Server(tmp, "--state", str(state), "--certs", str(certs), "--workers", "1", certs=certs)
-    yield s
-    assert s.stop() == 0, s.log()
+    yield from served(tmp, EXAMPLES, ignore=shutil.ignore_patterns("admission"))
 
 
 def test_a_million_character_name_is_denied_in_at_most_64_kib(server: Server) -> None:

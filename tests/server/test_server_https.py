@@ -21,10 +21,12 @@ import yaml
 from server_proc import (
     EXAMPLES,
     Server,
+    StateServer,
     example_review,
     make_certs,
     metric_samples,
     review_of,
+    served,
     wait_for,
 )
 
@@ -32,27 +34,19 @@ CAP = 1 << 20  # --max-body-bytes of the shared server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
     tmp = tmp_path_factory.mktemp("serve")
-    state = tmp / "state"
-    shutil.copytree(EXAMPLES, state, ignore=shutil.ignore_patterns("admission"))
-    certs = tmp / "certs"
-    make_certs(certs)
     policy = tmp / "policy.yaml"
     policy.write_text("feasibility:\n  kinds: {ResourceClaim: enforce}\n")
-    s = Server(
+    yield from served(
         tmp,
-        "--state", str(state),
+        EXAMPLES,
         "--policy", str(policy),
-        "--certs", str(certs),
-        "--workers", "2",
         "--reload-interval", "0.1",
         "--max-body-bytes", str(CAP),
-        certs=certs,
+        workers=2,
+        ignore=shutil.ignore_patterns("admission"),
     )  # fmt: skip
-    s.state = state  # type: ignore[attr-defined]
-    yield s
-    assert s.stop() == 0, s.log()
 
 
 def _status(data: bytes) -> dict[str, Any]:
@@ -198,8 +192,8 @@ def _namespaces_loaded(server: Server, count: int) -> bool:
     return all(one() for _ in range(10))  # ten fresh connections (both workers) agree
 
 
-def test_admin_access_follows_the_namespace_label_in_the_state(server: Server) -> None:
-    state: Path = server.state  # type: ignore[attr-defined]
+def test_admin_access_follows_the_namespace_label_in_the_state(server: StateServer) -> None:
+    state = server.state
     claim = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
@@ -395,8 +389,8 @@ def _all_workers_show(server: Server, count: int) -> bool:
     return all(_classes(server) == count for _ in range(10))  # ten fresh connections agree
 
 
-def test_state_directory_changes_are_picked_up(server: Server) -> None:
-    state: Path = server.state  # type: ignore[attr-defined]
+def test_state_directory_changes_are_picked_up(server: StateServer) -> None:
+    state = server.state
     before = _classes(server)
     new = state / "zz-new-class.yaml"
     new.write_text(

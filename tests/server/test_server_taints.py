@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
-from server_proc import ROOT, Server, make_certs, review_of
+from server_proc import ROOT, Server, review_of, served
 
 FIXTURES = ROOT / "tests" / "fixtures" / "taints"
 ACK = "draguard.io/acknowledge-blast-radius"
@@ -23,20 +22,7 @@ ACK = "draguard.io/acknowledge-blast-radius"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("taints")
-    state = tmp / "state"
-    shutil.copytree(FIXTURES / "cluster", state)
-    certs = tmp / "certs"
-    make_certs(certs)
-    s = Server(
-        tmp,
-        "--state", str(state),
-        "--policy", str(FIXTURES / "policy.yaml"),
-        "--certs", str(certs),
-        "--workers", "1",
-        certs=certs,
-    )  # fmt: skip
-    yield s
-    assert s.stop() == 0, s.log()
+    yield from served(tmp, FIXTURES / "cluster", "--policy", str(FIXTURES / "policy.yaml"))
 
 
 def _rule(file: str) -> dict[str, Any]:

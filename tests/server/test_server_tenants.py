@@ -10,15 +10,13 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jsonpatch
 import pytest
 import yaml
-from server_proc import ROOT, Server, make_certs, review_of, wait_for
+from server_proc import ROOT, Server, StateServer, review_of, served, wait_for
 
 FIXTURES = ROOT / "tests" / "fixtures" / "tenants"
 MANIFESTS = FIXTURES / "manifests"
@@ -26,23 +24,9 @@ SHARED = {"cel": {"expression": 'device.attributes["gpu.example.com"].tier == "s
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
     tmp = tmp_path_factory.mktemp("tenants")
-    state = tmp / "state"
-    shutil.copytree(FIXTURES / "cluster", state)
-    certs = tmp / "certs"
-    make_certs(certs)
-    s = Server(
-        tmp,
-        "--state", str(state),
-        "--policy", str(FIXTURES / "policy.yaml"),
-        "--certs", str(certs),
-        "--workers", "1",
-        certs=certs,
-    )  # fmt: skip
-    s.state = state  # type: ignore[attr-defined]
-    yield s
-    assert s.stop() == 0, s.log()
+    yield from served(tmp, FIXTURES / "cluster", "--policy", str(FIXTURES / "policy.yaml"))
 
 
 def _manifest(file: str, kind: str, namespace: str) -> dict[str, Any]:
@@ -167,12 +151,12 @@ def test_device_limits_per_claim_with_all_and_per_pod(server: Server) -> None:
     ]
 
 
-def test_a_pod_over_its_device_limit_is_denied(server: Server) -> None:
+def test_a_pod_over_its_device_limit_is_denied(server: StateServer) -> None:
     pod = _manifest("max-per-pod.yaml", "Pod", "team-a")
     # its template is not in the state: nothing to count, admitted (pod.unknown-claim warns)
     assert _review(server, pod)["allowed"] is True
     template = _manifest("max-per-pod.yaml", "ResourceClaimTemplate", "team-a")
-    state: Path = server.state  # type: ignore[attr-defined]
+    state = server.state
     (state / "template.yaml.tmp").write_text(yaml.safe_dump(template))
     (state / "template.yaml.tmp").rename(state / "template.yaml")  # atomically, as the loader wants
 
