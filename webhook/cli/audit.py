@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from webhook.cli import argtypes
+from webhook.cli.livecluster import add_cluster_args, check_one_source
 from webhook.cli.options import (
     RUN_SECONDS,
     add_budget_args,
@@ -23,7 +24,6 @@ from webhook.cli.options import (
     input_options,
     run_deadline,
 )
-from webhook.model.errors import UsageError
 
 if TYPE_CHECKING:
     from webhook.audit.results import AuditReport
@@ -49,22 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     m.add_argument(
         "-o", "--output", "--format", dest="format", choices=("text", "json", "policyreport"), default="text"
     )
-    m.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        help="the cluster to read, as kubectl reads it (default: $KUBECONFIG, else ~/.kube/config, else the "
-        "in-cluster service account): its DRA objects, Nodes, Namespaces, Pods and DraguardPolicies are "
-        "listed once",
-    )
-    m.add_argument(
-        "--cluster",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="read the cluster from files instead (e.g. `kubectl get resourceslices,deviceclasses,"
-        "resourceclaims,resourceclaimtemplates,devicetaintrules,nodes,namespaces,pods -A -o yaml`): files or "
-        "directories, repeatable",
-    )
+    add_cluster_args(m, ": its DRA objects, Nodes, Namespaces, Pods and DraguardPolicies are listed once")
     add_policy_arg(m, "the policy in force besides the cluster's DraguardPolicies (live)")
     m.add_argument(
         "--max-pending-pods",
@@ -126,8 +111,7 @@ def _file_specs(args: argparse.Namespace) -> list[PolicySpec]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.cluster and args.kubeconfig:
-        raise UsageError("--cluster reads the cluster from files, --kubeconfig from the API server: pass one")
+    check_one_source(args)
     deadline = run_deadline(args)
     assert deadline is not None  # audit always has one
     specs = _file_specs(args)
@@ -181,7 +165,7 @@ def _cluster_policies(
 def _live(args: argparse.Namespace, specs: list[PolicySpec], deadline: Deadline) -> AuditReport:
     from webhook.audit.results import AuditReport
     from webhook.audit.run import audit
-    from webhook.cli.livecluster import api_errors, connect
+    from webhook.cli.livecluster import live_client
     from webhook.model.budget import OutOfBudget
     from webhook.simulate.explainpod import load_objects
     from webhook.simulate.run import DEADLINE_PASSED
@@ -189,9 +173,10 @@ def _live(args: argparse.Namespace, specs: list[PolicySpec], deadline: Deadline)
     from webhook.state.live.kinds import POLICIES
     from webhook.state.live.listing import list_for_audit
 
-    client = connect(args)
     try:
-        with api_errors("list on the DRA kinds, nodes, namespaces, pods and draguardpolicies"):
+        with live_client(
+            args, "list on the DRA kinds, nodes, namespaces, pods and draguardpolicies"
+        ) as client:
             listing, policies = list_for_audit(
                 client, watched_for(args.k8s_version), POLICIES, deadline=deadline
             )
@@ -199,8 +184,6 @@ def _live(args: argparse.Namespace, specs: list[PolicySpec], deadline: Deadline)
         return AuditReport(
             incomplete=f"{DEADLINE_PASSED} while the cluster was listed (raise --deadline-seconds)"
         )
-    finally:
-        client.close()
     live_specs, invalid = _cluster_policies(policies, args)
     options = _options(args, specs + live_specs)
     data = load_objects(listing.objects, options, deadline)

@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from webhook.cli import argtypes
+from webhook.cli.livecluster import add_cluster_args, check_one_source
 from webhook.cli.options import (
     RUN_SECONDS,
     add_budget_args,
@@ -42,20 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     m.add_argument("what", choices=("pod",), metavar="pod", help="what to explain: a Pod (the only kind)")
     m.add_argument("ref", metavar="NS/NAME", help="the Pod: namespace/name (a name alone: namespace default)")
     m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
-    m.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        help="the cluster to read, as kubectl reads it (default: $KUBECONFIG, else ~/.kube/config, else the "
-        "in-cluster service account): its DRA objects, Nodes, Namespaces and Pods are listed once",
-    )
-    m.add_argument(
-        "--cluster",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="read the cluster from files instead (e.g. `kubectl get resourceslices,deviceclasses,"
-        "resourceclaims,resourceclaimtemplates,devicetaintrules,nodes,namespaces,pods -A -o yaml`): "
-        "files or directories, repeatable; the Pod is one of them",
+    add_cluster_args(
+        m, ": its DRA objects, Nodes, Namespaces and Pods are listed once", also="; the Pod is one of them"
     )
     add_profile_args(m)
     add_input_args(m)
@@ -95,8 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from webhook.simulate.explaintext import render_text
 
     ns, name = parse_ref(args.ref)
-    if args.cluster and args.kubeconfig:
-        raise UsageError("--cluster reads the cluster from files, --kubeconfig from the API server: pass one")
+    check_one_source(args)
     options = ExplainOptions(
         **input_options(args),
         budget=allocation_budget(args),
@@ -124,15 +112,14 @@ def run(args: argparse.Namespace) -> int:
 def _live(
     args: argparse.Namespace, pod: tuple[str, str], options: ExplainOptions, deadline: Deadline
 ) -> PodExplanation:
-    from webhook.cli.livecluster import api_errors, connect
+    from webhook.cli.livecluster import live_client
     from webhook.model.budget import OutOfBudget
     from webhook.simulate.explainpod import explain_pod, load_objects
     from webhook.state.live import watched_for
     from webhook.state.live.listing import list_cluster
 
-    client = connect(args)
     try:
-        with api_errors("list on the DRA kinds, nodes, namespaces and pods"):
+        with live_client(args, "list on the DRA kinds, nodes, namespaces and pods") as client:
             listing = list_cluster(client, watched_for(options.version), pod, deadline=deadline)
     except OutOfBudget:
         from webhook.simulate.explainpod import PodExplanation
@@ -140,8 +127,6 @@ def _live(
 
         why = f"undecided: {DEADLINE_PASSED} while the cluster was listed (raise --deadline-seconds)"
         return PodExplanation(f"{pod[0]}/{pod[1]}", "undecided", summary=why)
-    finally:
-        client.close()
     objects = listing.objects + ([listing.pod] if listing.pod is not None else [])
     data = load_objects(objects, options, deadline)
     return explain_pod(data, pod[0], pod[1], options, deadline, live=True, pods=listing.pods)

@@ -1,5 +1,6 @@
-"""Reading a live cluster once, for the commands that do (`explain pod`, `audit`): the kubeconfig as
-kubectl finds it, and the API server's refusals and absence as one-line usage errors."""
+"""Reading a cluster once, for the commands that do (`explain pod`, `audit`, `taint preview`): their
+--kubeconfig and --cluster arguments (one of them), the kubeconfig as kubectl finds it, and the API
+server's refusals and absence as one-line usage errors."""
 
 from __future__ import annotations
 
@@ -15,6 +16,36 @@ if TYPE_CHECKING:
     from webhook.state.live import KubeClient
 
 KUBECONFIG_HOME = "~/.kube/config"
+KUBECTL_GET = (
+    "(e.g. `kubectl get resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,devicetaintrules,"
+    "nodes,namespaces,pods -A -o yaml`)"
+)
+
+
+def add_cluster_args(
+    parser: argparse.ArgumentParser, listed: str, files: str = KUBECTL_GET, also: str = ""
+) -> None:
+    """--kubeconfig (`listed`: what is read of the live cluster, said after the default) and --cluster
+    (`files`: what the files hold; `also`: said after `repeatable`)."""
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="the cluster to read, as kubectl reads it (default: $KUBECONFIG, else ~/.kube/config, else the "
+        f"in-cluster service account){listed}",
+    )
+    parser.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help=f"read the cluster from files instead {files}: files or directories, repeatable{also}",
+    )
+
+
+def check_one_source(args: argparse.Namespace) -> None:
+    """--cluster and --kubeconfig are exclusive."""
+    if args.cluster and args.kubeconfig:
+        raise UsageError("--cluster reads the cluster from files, --kubeconfig from the API server: pass one")
 
 
 def kubeconfig(args: argparse.Namespace) -> str | None:
@@ -46,6 +77,18 @@ def connect(args: argparse.Namespace) -> KubeClient:
                 "--kubeconfig PATH, or --cluster DIR with a dump of the cluster"
             ) from None
         raise UsageError(str(e)) from None
+
+
+@contextmanager
+def live_client(args: argparse.Namespace, needs: str) -> Iterator[KubeClient]:
+    """A client of the cluster `args` names (`connect`), closed at the end; the API server's refusals and
+    absence inside as usage errors (`api_errors(needs)`)."""
+    client = connect(args)
+    try:
+        with api_errors(needs):
+            yield client
+    finally:
+        client.close()
 
 
 @contextmanager

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from webhook.cli import argtypes
+from webhook.cli.livecluster import add_cluster_args, check_one_source
 from webhook.cli.options import RUN_SECONDS, add_input_args, add_jobs_arg, add_profile_args, input_options
 from webhook.model.errors import UsageError
 
@@ -28,19 +29,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     m.add_argument("rule", metavar="RULE.yaml", help="the DeviceTaintRule (a file with one; - reads stdin)")
     m.add_argument("-o", "--format", "--output", dest="format", choices=("text", "json"), default="text")
-    m.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        help="the cluster to read, as kubectl reads it (default: $KUBECONFIG, else ~/.kube/config, else the "
-        "in-cluster service account); Pods are taken from the claims' reservedFor",
-    )
-    m.add_argument(
-        "--cluster",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="read the cluster from files instead (ResourceSlices, ResourceClaims with their status, Pods): "
-        "files or directories, repeatable",
+    add_cluster_args(
+        m,
+        "; Pods are taken from the claims' reservedFor",
+        files="(ResourceSlices, ResourceClaims with their status, Pods)",
     )
     m.add_argument(
         "--list",
@@ -85,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from webhook.simulate.taintpreview import preview, render_text
 
     rule = _read_rule(args.rule)
-    if args.cluster and args.kubeconfig:
-        raise UsageError("--cluster reads the cluster from files, --kubeconfig from the API server: pass one")
+    check_one_source(args)
     options = ExplainOptions(**input_options(args), deadline_seconds=args.deadline_seconds, jobs=args.jobs)
     deadline = Deadline.after(args.deadline_seconds)
     profile = load_profile(options.version, dict(options.gates))
@@ -94,16 +85,12 @@ def run(args: argparse.Namespace) -> int:
         data = load_files(args.cluster, options, deadline)
         out = preview(data, rule, profile, args.list)
     else:
-        from webhook.cli.livecluster import api_errors, connect
+        from webhook.cli.livecluster import live_client
         from webhook.state.live import watched_for
         from webhook.state.live.listing import list_cluster
 
-        client = connect(args)
-        try:
-            with api_errors("list on the DRA kinds and pods"):
-                listing = list_cluster(client, watched_for(options.version), ("", ""), deadline=deadline)
-        finally:
-            client.close()
+        with live_client(args, "list on the DRA kinds and pods") as client:
+            listing = list_cluster(client, watched_for(options.version), ("", ""), deadline=deadline)
         out = preview(load_objects(listing.objects, options, deadline), rule, profile, args.list, pods=None)
     if args.format == "json":
         from webhook.model.plain import json_dumps
