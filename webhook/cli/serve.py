@@ -9,11 +9,14 @@ import ipaddress
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from webhook.cli import argtypes
 from webhook.cli.options import add_driver_schemas_arg
 from webhook.model.errors import UsageError
+
+if TYPE_CHECKING:
+    from webhook.config.profile import Profile
 
 DEFAULT_CERTS = "certs"
 DEFAULT_STATE = "examples"
@@ -348,7 +351,7 @@ def run_serve(args: argparse.Namespace) -> int:
     return serve(options)
 
 
-def _check_extended_resources(args: argparse.Namespace, profile: Any) -> None:
+def _check_extended_resources(args: argparse.Namespace, profile: Profile) -> None:
     """`native` needs a scheduler that serves extended resources through DRA; `translate` writes
     ResourceClaimTemplates through the API server, so it needs the live state's API access."""
     from webhook.server.options import CLUSTER

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from webhook.engine.requests import tolerates
 from webhook.model.records import DeviceID, PoolID
@@ -33,8 +33,18 @@ from webhook.state.view import Cache
 Outcome = Literal["evicted", "delayed", "tolerating"]
 SelectorKind = Literal["absent", "empty", "narrow"]
 ObjectMap = Mapping[tuple[str, str], dict[str, Any]]
-# per pool: (claim key, the result's position, its device name, its tolerations or None) of every result
-ClaimsByPool = dict[PoolID, tuple[tuple[tuple[str, str], int, str, Any], ...]]
+
+
+class ResultRef(NamedTuple):
+    """One allocation result of a claim, as the index of the claims by pool keeps it."""
+
+    claim: tuple[str, str]  # (namespace, name)
+    position: int  # in the claim's results
+    device: str
+    tolerations: list[Any] | None  # None: none (a value that is not a list tolerates nothing either)
+
+
+ClaimsByPool = dict[PoolID, tuple[ResultRef, ...]]  # every allocation result, by pool
 SAMPLE = 20  # devices listed by default
 
 EVERY_DEVICE = "an empty deviceSelector taints every device of the cluster"
@@ -260,15 +270,19 @@ def _result_id(r: Mapping[str, Any]) -> DeviceID:
 
 def claims_by_pool(claims: ObjectMap) -> ClaimsByPool:
     """The allocation results of every claim by pool (an index of one state version)."""
-    out: dict[PoolID, list[tuple[tuple[str, str], int, str, Any]]] = {}
+    out: dict[PoolID, list[ResultRef]] = {}
     for key, claim in claims.items():
         for i, r in enumerate(_results(claim)):
             driver, pool, device = _result_id(r)
-            out.setdefault((driver, pool), []).append((key, i, device, r.get("tolerations") or None))
+            tolerations = r.get("tolerations")
+            ref = ResultRef(
+                key, i, device, tolerations if isinstance(tolerations, list) and tolerations else None
+            )
+            out.setdefault((driver, pool), []).append(ref)
     return {p: tuple(entries) for p, entries in out.items()}
 
 
-def toleration_delay(tolerations: Any, taint: Mapping[str, Any]) -> int | None:
+def toleration_delay(tolerations: object, taint: Mapping[str, Any]) -> int | None:
     """Seconds until a NoExecute taint evicts a result with these tolerations: 0 now, None never."""
     seconds: int | None = None
     for tol in tolerations if isinstance(tolerations, list) else ():

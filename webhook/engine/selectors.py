@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from webhook.cel.runtime import CelRuntimeError
 from webhook.engine.celerrors import runtime_error
@@ -25,6 +25,13 @@ from webhook.model.records import DeviceRec, SliceRec
 from webhook.state.nodes import NodeInfo
 from webhook.state.pools import Pool, device_on_node
 from webhook.state.view import ClusterView
+
+
+class Matcher(Protocol):
+    """What the engine calls of a selector evaluator: the shared one (webhook.state.shared) or, under its
+    lock, the one inside it (webhook.cel.runtime.SelectorEvaluator)."""
+
+    def matches(self, expression: str, device_key: Hashable, driver: str, device: dict[str, Any]) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +86,7 @@ class _Charger:
 
     __slots__ = ("ev", "meter", "runs", "has_cost")
 
-    def __init__(self, ev: Any, meter: Meter) -> None:
+    def __init__(self, ev: Any, meter: Meter) -> None:  # a Matcher, maybe with last_cost or evaluations
         self.ev = ev
         self.meter = meter
         self.runs: int | None = getattr(ev, "evaluations", None)
@@ -125,7 +132,7 @@ def precompile(state: ClusterView, expressions: Iterable[str], meter: Meter) -> 
 
 
 def _eval(
-    ev: Any, exprs: tuple[str, ...], d: DeviceRec, driver: str, in_class: bool, charger: _Charger
+    ev: Matcher, exprs: tuple[str, ...], d: DeviceRec, driver: str, in_class: bool, charger: _Charger
 ) -> bool | SelectorError:
     for i, expr in enumerate(exprs):
         try:
@@ -162,7 +169,7 @@ def slice_match(
 
 
 def _match(
-    ev: Any, class_sels: tuple[str, ...], req_sels: tuple[str, ...], s: SliceRec, meter: Meter
+    ev: Matcher, class_sels: tuple[str, ...], req_sels: tuple[str, ...], s: SliceRec, meter: Meter
 ) -> SliceMatch:
     charger = _Charger(ev, meter)
     devices = []

@@ -22,9 +22,10 @@ from typing import Any
 
 from webhook.engine.allocate import allocate, prime
 from webhook.engine.outcome import Budget, Deadline, Outcome
+from webhook.state.view import HasView
 
 
-def class_claims(state: Any) -> list[dict[str, Any]]:
+def class_claims(state: HasView) -> list[dict[str, Any]]:
     """One claim per DeviceClass of `state` (a view or a ClusterState), asking for one device of it."""
     view = state.view
     return [
@@ -39,7 +40,7 @@ def class_claims(state: Any) -> list[dict[str, Any]]:
 
 
 def warm_up(
-    state: Any,
+    state: HasView,
     claims: list[dict[str, Any]] | None = None,
     budget: Budget | None = None,
     deadline: Deadline | None = None,

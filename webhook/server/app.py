@@ -51,6 +51,7 @@ from webhook.server.wiring import (
 if TYPE_CHECKING:
     from webhook.config.policyset import PolicySnapshot
     from webhook.server.livepolicy import LivePolicies
+    from webhook.state.store import Snapshot
 
 log = logging.getLogger("draguard.server")
 
@@ -189,7 +190,7 @@ def _import_everything(live: bool = False) -> None:
     import webhook.simulate.load  # noqa: F401
 
 
-def _warm_up(snapshot: Any) -> None:
+def _warm_up(snapshot: Snapshot) -> None:
     """Fill the engine's caches shared by every later version (one claim per DeviceClass) before the
     worker takes its first request, so that request does not pay for them."""
     from webhook.engine.warm import warm_up
@@ -204,7 +205,7 @@ def _certificate_loaded(loaded: Loaded) -> None:
     metrics.CERT_RELOADS.labels("ok").inc()
 
 
-def _published(snapshot: Any, seconds: float, result: ScanResult) -> None:
+def _published(snapshot: Snapshot, seconds: float, result: ScanResult) -> None:
     metrics.RELOADS.labels("ok").inc()
     metrics.RELOAD_TIME.observe(seconds)
     metrics.STATE_PUBLISHED.set(time.time())
@@ -224,7 +225,7 @@ def _published(snapshot: Any, seconds: float, result: ScanResult) -> None:
         )
 
 
-def _tick(snapshot: Any) -> None:
+def _tick(snapshot: Snapshot) -> None:
     metrics.STATE_AGE.set(max(0.0, time.monotonic() - snapshot.published_at))
     metrics.flush_gc_pauses()
 

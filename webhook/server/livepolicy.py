@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from webhook.config.policy import Policy, PolicySpec
 from webhook.config.policyset import PolicySet, PolicySnapshot
@@ -20,6 +20,9 @@ from webhook.server.options import ServeOptions
 from webhook.state.live import KubeClient, LiveState, load_api_client
 from webhook.state.live.kinds import POLICIES
 from webhook.state.live.status import StatusWriter, WriteResult
+
+if TYPE_CHECKING:
+    from webhook.state.live.applier import Published
 
 log = logging.getLogger("draguard.policy")
 
@@ -34,7 +37,7 @@ class PolicyObserver(MetricsObserver):
         self._policy: Policy | None = None
         self._invalid: dict[str, str] = {}  # name -> the message last logged
 
-    def published(self, snapshot: Any, seconds: float, events: int, latencies: list[float]) -> None:
+    def published(self, snapshot: Published, seconds: float, events: int, latencies: list[float]) -> None:
         if not isinstance(snapshot, PolicySnapshot):
             return
         if snapshot.policy is not self._policy:

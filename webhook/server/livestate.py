@@ -5,12 +5,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from webhook.io.sharedjson import SharedParts
 from webhook.server import metrics
 from webhook.server.options import ServeOptions
 from webhook.state.live import KubeClient, LiveState, Observer, load_api_client, watched_for
+
+if TYPE_CHECKING:
+    from webhook.state.live.applier import Published
+    from webhook.state.store import Snapshot, StateStore
 
 log = logging.getLogger("draguard.state")
 
@@ -32,7 +36,7 @@ class MetricsObserver(Observer):
     def listed(self, kind: str, objects: int, pages: int, seconds: float) -> None:
         metrics.WATCH_LAST_EVENT.labels(metrics.watch_kind_label(kind)).set(time.time())
 
-    def published(self, snapshot: Any, seconds: float, events: int, latencies: list[float]) -> None:
+    def published(self, snapshot: Published, seconds: float, events: int, latencies: list[float]) -> None:
         for s in latencies:
             metrics.EVENT_TO_VISIBLE.observe(s)
         metrics.STATE_PUBLISHED.set(time.time())
@@ -44,7 +48,9 @@ class MetricsObserver(Observer):
         metrics.STATE_SYNCED.set(1 if all_synced else 0)
 
 
-def start_live_state(options: ServeOptions, store: Any, on_first: Callable[[Any], None]) -> LiveState:
+def start_live_state(
+    options: ServeOptions, store: StateStore, on_first: Callable[[Snapshot], None]
+) -> LiveState:
     """This worker's reflectors and applier, started (its own API client: connections are per process;
     its lists and events decoded with equal small objects shared, webhook.io.sharedjson)."""
     metrics.STATE_SYNCED.set(0)

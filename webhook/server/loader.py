@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.config.context import Context
 from webhook.config.policy import Policy
@@ -43,6 +43,9 @@ from webhook.model.plain import json_dumps
 from webhook.model.report import ObjectResult
 from webhook.model.text import one_line
 from webhook.validate.clusterinput import stored_context
+
+if TYPE_CHECKING:
+    from webhook.state.store import Snapshot, StateStore
 
 log = logging.getLogger("draguard.state")
 
@@ -278,12 +281,12 @@ class StateLoader:
     def __init__(
         self,
         source: ManifestDirectory,
-        store: Any,
+        store: StateStore,
         interval: float,
-        on_publish: Callable[[Any, float, ScanResult], None] | None = None,
-        on_tick: Callable[[Any], None] | None = None,
+        on_publish: Callable[[Snapshot, float, ScanResult], None] | None = None,
+        on_tick: Callable[[Snapshot], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
-        on_first: Callable[[Any], None] | None = None,
+        on_first: Callable[[Snapshot], None] | None = None,
     ) -> None:
         self.source = source
         self.store = store

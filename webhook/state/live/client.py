@@ -21,13 +21,16 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from webhook.io.deepjson import loads
 from webhook.io.sharedjson import SharedParts
 from webhook.io.yamlload import MAX_DEPTH
 from webhook.model.errors import DraguardError
+
+if TYPE_CHECKING:
+    from urllib3 import BaseHTTPResponse
 
 CONNECT_TIMEOUT = 10.0
 LIST_READ_TIMEOUT = 60.0  # one page
@@ -35,6 +38,40 @@ WRITE_READ_TIMEOUT = 10.0  # one write (a DraguardPolicy's status)
 POOL_SIZE = 16  # connections per worker: 7 watches, their lists, and the translate writer
 PairsHook = Callable[[list[tuple[str, Any]]], dict[str, Any]]
 BODY_DEPTH = MAX_DEPTH + 2  # a list page or a watch event holds objects of up to MAX_DEPTH levels, 2 down
+
+
+class RestAnswer(Protocol):
+    """What KubeClient reads of `kubernetes.client.rest.RESTResponse`: the urllib3 response, unread."""
+
+    response: BaseHTTPResponse
+
+
+class RestApi(Protocol):
+    """What KubeClient uses of a `kubernetes.client.ApiClient` (`load_api_client`'s)."""
+
+    def param_serialize(
+        self,
+        method: str,
+        resource_path: str,
+        *,
+        query_params: list[tuple[str, str]],
+        header_params: dict[str, str],
+        body: dict[str, Any] | None,
+        auth_settings: list[str],
+    ) -> tuple[str, str, dict[str, str], str | None, list[str]]: ...
+
+    def call_api(
+        self,
+        method: str,
+        url: str,
+        header_params: dict[str, str],
+        body: str | None,
+        post_params: list[str],
+        *,
+        _request_timeout: tuple[float, float],
+    ) -> RestAnswer: ...
+
+    def close(self) -> None: ...
 
 
 class ApiError(DraguardError):
@@ -56,7 +93,7 @@ class Unreachable(DraguardError):
     """No answer: connection refused or reset, TLS failure, a timeout, a stream that broke off."""
 
 
-def load_api_client(kubeconfig: str | None = None, in_cluster: dict[str, str] | None = None) -> Any:
+def load_api_client(kubeconfig: str | None = None, in_cluster: dict[str, str] | None = None) -> RestApi:
     """A `kubernetes.client.ApiClient`: from `kubeconfig` when given; else the in-cluster service
     account (`in_cluster` overrides its token/CA file paths, for tests); outside a cluster, $KUBECONFIG.
     Raises `ConfigError` naming what is missing."""
@@ -87,14 +124,15 @@ def load_api_client(kubeconfig: str | None = None, in_cluster: dict[str, str] | 
         raise ConfigError(f"cluster configuration: {e}") from None
     configuration.retries = False  # the reflector retries, with its own backoff
     configuration.connection_pool_maxsize = POOL_SIZE
-    return client.ApiClient(configuration)
+    api: RestApi = client.ApiClient(configuration)
+    return api
 
 
 class ConfigError(DraguardError):
     """No usable cluster configuration (a usage error of `serve --state cluster`)."""
 
 
-def _error(status: int, body: bytes, headers: Any) -> ApiError:
+def _error(status: int, body: bytes, headers: Mapping[str, str] | None) -> ApiError:
     reason, message = "", body[:300].decode("utf-8", "replace").strip()
     try:
         data = json.loads(body)
@@ -125,7 +163,7 @@ class KubeClient:
     """Raw LIST and WATCH of one API server (one per process; thread-safe as urllib3's pool is)."""
 
     def __init__(
-        self, api_client: Any, connect_timeout: float = CONNECT_TIMEOUT, shared: SharedParts | None = None
+        self, api_client: RestApi, connect_timeout: float = CONNECT_TIMEOUT, shared: SharedParts | None = None
     ) -> None:
         self.api = api_client
         self.connect_timeout = connect_timeout
@@ -136,7 +174,7 @@ class KubeClient:
     def close(self) -> None:
         self.api.close()
 
-    def _get(self, path: str, query: list[tuple[str, str]], read_timeout: float) -> Any:
+    def _get(self, path: str, query: list[tuple[str, str]], read_timeout: float) -> BaseHTTPResponse:
         """The unread urllib3 response of a GET; ApiError for a non-2xx answer, Unreachable when none."""
         return self._request("GET", path, query, read_timeout)
 
@@ -148,7 +186,7 @@ class KubeClient:
         read_timeout: float,
         payload: dict[str, Any] | None = None,
         content_type: str = "",
-    ) -> Any:
+    ) -> BaseHTTPResponse:
         import urllib3
 
         header_params = {"Accept": "application/json"}
@@ -285,7 +323,7 @@ class KubeClient:
 class WatchStream:
     """The events of one watch response, one JSON object per line; `close()` from any thread ends it."""
 
-    def __init__(self, path: str, resp: Any, hook: PairsHook | None = None) -> None:
+    def __init__(self, path: str, resp: BaseHTTPResponse, hook: PairsHook | None = None) -> None:
         self.path = path
         self._resp = resp
         self._hook = hook

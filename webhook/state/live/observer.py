@@ -3,7 +3,10 @@ Every method is called from the reflector threads or the applier thread and must
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from webhook.state.live.applier import Published
 
 
 class Observer:
@@ -22,7 +25,7 @@ class Observer:
     def listed(self, kind: str, objects: int, pages: int, seconds: float) -> None:
         """A LIST finished (all pages read)."""
 
-    def published(self, snapshot: Any, seconds: float, events: int, latencies: list[float]) -> None:
+    def published(self, snapshot: Published, seconds: float, events: int, latencies: list[float]) -> None:
         """The applier published a batch: `latencies` are the event → visible seconds of its watch
         events (relists not included), `seconds` the time of applying and publishing."""
 
