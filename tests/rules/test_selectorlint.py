@@ -4,6 +4,8 @@ names no device publishes, the wrong type, selectors that match nothing; severit
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from tests.builders import (
     resource_slice,
     subrequest,
 )
+from webhook.model.cache import ByteLRU
 from webhook.model.report import Report
 from webhook.rules import selectorlint
 from webhook.validate import RunOptions, check_files
@@ -253,3 +256,40 @@ def test_a_first_available_alternative_matching_nothing_is_an_info_when_another_
     got = found(run(tmp_path, {"prioritized": prioritized}, cluster=True), "selector.matches-nothing")
     assert got["prioritized"][0] == "info", got
     assert "this alternative is never chosen, another one of the request matches" in got["prioritized"][1]
+
+
+@pytest.mark.parametrize("command", ["validate", "simulate"])
+def test_a_selector_is_compiled_once_for_the_rules_and_the_lint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """The selector rules, selector.qualified-name-key and the lint compile a selector alike (the run's
+    gates, no cost limit): once in all, though the rules run in a worker process and the lint in the
+    run's own (the worker sends the lint's analysis back). The lint's matching evaluates in the
+    scheduler's environment (every gate on), a compilation of its own, also once."""
+    from webhook.cel import compiler
+
+    log = tmp_path / "compilations"
+    real = compiler._compile
+
+    def logged(expression: str, *flags: bool) -> compiler.Compiled | compiler.CompileError:
+        with open(log, "a") as f:  # forked worker processes append too
+            f.write(json.dumps([expression, *flags]) + "\n")
+        return real(expression, *flags)
+
+    monkeypatch.setattr(compiler, "_CACHE", ByteLRU(compiler.CACHE_BYTES))
+    monkeypatch.setattr(compiler, "_compile", logged)
+    a100 = "device.attributes['gpu.example.com'].model == 'A100-SXM4-80GB'"
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "claims.yaml").write_text(dump_yaml([CLASS, claim("a100", a100)]))
+    (tmp_path / "in" / "slices.yaml").write_text(dump_yaml([SLICE]))
+    if command == "validate":
+        report = check_files([str(tmp_path / "in")], RunOptions(), jobs=2)
+    else:
+        from webhook.simulate import SimulateOptions, simulate
+
+        report = simulate([str(tmp_path / "in")], SimulateOptions(jobs=2)).validation
+    assert found(report, "selector.unknown-attribute") == found(report, "selector.matches-nothing") == {}
+    compiled = Counter(tuple(json.loads(line)) for line in log.read_text().splitlines())
+    assert compiled[(a100, False, True, False)] == 1  # the v1.37 defaults: DRAListTypeAttributes off
+    assert compiled[(a100, True, True, False)] == 1  # the lint's matching, as the scheduler compiles it
+    assert set(compiled.values()) == {1}, compiled

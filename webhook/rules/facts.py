@@ -17,9 +17,12 @@ import marshal
 import pickle
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.model.plain import as_dict, as_list
+
+if TYPE_CHECKING:
+    from webhook.cel.uses import Uses
 
 MAX_DEVICES_PER_FILE = 2048  # devices kept for evaluating selectors (each a few hundred bytes)
 MAX_VALUES = 16  # distinct values kept per attribute (for did-you-mean)
@@ -328,6 +331,9 @@ class RunFacts:
     # objects of the input the API server rejects (no record: not decoded, a version it does not serve),
     # by (kind, namespace, name): where they are and the first error's rule
     rejected: dict[tuple[str, str | None, str], tuple[str, int, str]] = field(default_factory=dict)
+    # the selector lint's analysis of selectors a worker process compiled, by (expression, the gates
+    # DRAListTypeAttributes and DRAConsumableCapacity); None: it does not compile (webhook.rules.selectorlint)
+    uses: dict[tuple[str, bool, bool], Uses | None] = field(default_factory=dict)
 
     def rejected_object(self, kind: str, namespace: str | None, name: str) -> tuple[str, int, str] | None:
         """Where a rejected object of the input with this kind and name is, and why (`namespace` None, or
@@ -344,6 +350,7 @@ class RunFacts:
         self.facts.extend([None] * (offset + len(fr.objects) - len(self.facts)))
         self.namespaces.extend(fr.namespaces)
         self.complete = self.complete and fr.complete
+        self.uses.update(fr.selector_uses)
 
     def slices(self) -> list[SliceFacts]:
         return [f for f in self.facts if isinstance(f, SliceFacts)]

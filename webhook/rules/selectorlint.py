@@ -10,7 +10,7 @@ drivers the input has devices of: a class for another driver is assumed to be se
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,15 @@ from webhook.model.didyoumean import closest
 from webhook.model.names import go_quote, quote
 from webhook.model.text import clip, listing, snippet
 from webhook.model.violation import Severity
-from webhook.rules.facts import ATTRIBUTE_TYPES, ClaimFacts, ClassFacts, RunFacts, SelectorFacts, SliceFacts
+from webhook.rules.facts import (
+    ATTRIBUTE_TYPES,
+    ClaimFacts,
+    ClassFacts,
+    Facts,
+    RunFacts,
+    SelectorFacts,
+    SliceFacts,
+)
 from webhook.rules.registry import InventoryFinding, inventory_rule
 from webhook.state.inventory import Inventory
 
@@ -80,7 +88,7 @@ class _Selector:
     owner: str  # "class X" / "claim ns/name"
 
 
-MAX_SELECTORS = 2_000  # selectors linted per run (each compiled once more in this process)
+MAX_SELECTORS = 2_000  # selectors linted per run (each analysed once; compiled here if no worker sent it)
 
 
 def _all_selectors(facts: RunFacts, ctx: Context) -> Iterator[_Selector]:
@@ -103,32 +111,62 @@ def _selectors_of(facts: RunFacts) -> Iterator[_Selector]:
                     yield _Selector(i, s.path, s.expression, f"{f.kind} {f.name}")
 
 
+def _gates(ctx: Context) -> tuple[bool, bool]:
+    """The gates a selector compiles with here: DRAListTypeAttributes, DRAConsumableCapacity."""
+    return bool(ctx.enabled("DRAListTypeAttributes")), bool(ctx.enabled("DRAConsumableCapacity"))
+
+
+def _analysed(expression: str, gates: tuple[bool, bool]) -> Uses | None:
+    """The lookups of a selector compiled as the selector rules compile it (no cost limit: the same
+    cache entry); None when it does not compile."""
+    c = compile_selector(expression, list_attributes=gates[0], consumable_capacity=gates[1], check_cost=False)
+    return analyse(c.ast.expr) if isinstance(c, Compiled) else None
+
+
+def selector_uses(facts: Iterable[Facts | None], ctx: Context) -> dict[tuple[str, bool, bool], Uses | None]:
+    """The lint's analysis of the selectors of one file's facts, for a worker process to send with the
+    file's results: the worker compiled them for the selector rules already (a cache hit here), so the
+    run's own process, where the lint runs, does not compile them a second time. The first
+    MAX_SELECTORS (the lint reads no more)."""
+    gates = _gates(ctx)
+    out: dict[tuple[str, bool, bool], Uses | None] = {}
+    for f in facts:
+        if len(out) >= MAX_SELECTORS:
+            break
+        if isinstance(f, ClassFacts):
+            selectors: Iterable[SelectorFacts] = f.selectors
+        elif isinstance(f, ClaimFacts):
+            selectors = (s for r in f.requests for s in r.selectors)
+        else:
+            continue
+        for s in selectors:
+            key = (s.expression, *gates)
+            if key not in out:
+                out[key] = _analysed(s.expression, gates)
+    return out
+
+
 class _Lint:
-    """Shared by the three rules of one run: the schema, compiled selectors, their uses."""
+    """Shared by the three rules of one run: the schema, the selectors' uses (None: does not compile)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.facts: RunFacts = ctx.facts
         self.schema = schema_of(self.facts)
-        self.list_attributes = bool(ctx.enabled("DRAListTypeAttributes"))
-        self.consumable = bool(ctx.enabled("DRAConsumableCapacity"))
+        self.gates = _gates(ctx)
         self._uses: dict[str, Uses | None] = {}
         self.flagged: set[str] = set()  # expressions a finding already names: one finding each
 
     def uses(self, expression: str) -> Uses | None:
-        if expression not in self._uses:
-            c = self.compiled(expression)
-            self._uses[expression] = analyse(c.ast.expr) if c is not None else None
-        return self._uses[expression]
+        if expression in self._uses:
+            return self._uses[expression]
+        key = (expression, *self.gates)
+        got = self.facts.uses[key] if key in self.facts.uses else _analysed(expression, self.gates)
+        self._uses[expression] = got
+        return got
 
-    def compiled(self, expression: str) -> Compiled | None:
-        c = compile_selector(
-            expression,
-            list_attributes=self.list_attributes,
-            consumable_capacity=self.consumable,
-            check_cost=False,
-        )
-        return c if isinstance(c, Compiled) else None
+    def compiles(self, expression: str) -> bool:
+        return self.uses(expression) is not None
 
 
 def _lint(inventory: Inventory, ctx: Context) -> _Lint | None:
@@ -299,7 +337,7 @@ class _Matcher:
 
     def __init__(self, lint: _Lint, deadline: Deadline | None) -> None:
         self.lint = lint
-        self.ev = SelectorEvaluator(list_attributes=lint.list_attributes, consumable_capacity=lint.consumable)
+        self.ev = SelectorEvaluator(list_attributes=lint.gates[0], consumable_capacity=lint.gates[1])
         self.left = MAX_EVALUATIONS
         self.stop = Deadline.after(MAX_SECONDS).earliest(deadline)
         self.memo: dict[tuple[str, ...], tuple[int, int, str] | None] = {}
@@ -441,7 +479,7 @@ def _fallback_matches(
         if cls is None:
             continue
         exprs = tuple(s.expression for s in cls.selectors) + tuple(s.expression for s in other.selectors)
-        if any(lint.compiled(e) is None for e in exprs):
+        if not all(lint.compiles(e) for e in exprs):
             continue
         got = matcher.count(exprs) if exprs else (1, 0, "")
         if got is not None and got[0] > 0:
@@ -463,7 +501,7 @@ def _judge(
     --cluster the devices of the input may be a sample: an info, unless a value has a close match. A
     DeviceClass about drivers that publish no device in the cluster at all (a chart installs classes for
     hardware a cluster may not have) is an info too: only a claim using it would fail."""
-    if not exprs or any(lint.compiled(e) is None for e in exprs):
+    if not exprs or not all(lint.compiles(e) for e in exprs):
         return None
     drivers = _drivers_of(lint, exprs)
     present = {d for d in drivers if d in lint.schema.drivers}

@@ -57,6 +57,7 @@ from webhook.validate import (
     usable_workers,
 )
 from webhook.validate.clusterinput import stored_context
+from webhook.validate.files import send_selector_uses
 from webhook.validate.ignores import suppress
 
 STATE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
@@ -185,12 +186,14 @@ def _file(
 
 def _load_file(path: str) -> tuple[FileResult, list[Loaded | None]]:
     ctx = _worker["ctx"]
-    return _file(
+    out = _file(
         path,
         stored_context(ctx) if path in _worker["cluster"] else ctx,
         _worker["policy"],
         _worker["max_bytes"],
     )
+    send_selector_uses(out[0], ctx)  # only worker processes load files this way
+    return out
 
 
 def load(

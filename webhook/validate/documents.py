@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.config.context import Context
 from webhook.config.policy import Policy
@@ -31,6 +31,9 @@ from webhook.validate.ignores import suppression_of
 from webhook.validate.objects import apply_policy, checked_object, status_reset, violation
 from webhook.validate.templates import check_workload, workload_record
 from webhook.validate.versioned import check_versioned
+
+if TYPE_CHECKING:
+    from webhook.cel.uses import Uses
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 
@@ -58,6 +61,8 @@ class FileResult:
     first_not_object: str = ""  # where the first is: "file:line"
     kept: list[Loaded | None] = field(default_factory=list)  # for a simulation, when asked (`Keeper`)
     kept_all: bool = False  # `kept` holds every object of the file (see `check_inputs`)
+    # from a worker process: the selector lint's analysis of the file's selectors (RunFacts.uses)
+    selector_uses: dict[tuple[str, bool, bool], Uses | None] = field(default_factory=dict)
 
 
 @dataclass

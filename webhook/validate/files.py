@@ -87,11 +87,14 @@ _worker: dict[str, Any] = {}
 KeepMode = Literal["none", "files", "all"]
 
 
-def _init_worker(options: RunOptions, cluster_files: tuple[str, ...] = (), keep: KeepMode = "none") -> None:
+def _init_worker(
+    options: RunOptions, cluster_files: tuple[str, ...] = (), keep: KeepMode = "none", process: bool = False
+) -> None:
     _worker["options"] = options
     _worker["ctx"] = options.context()
     _worker["cluster"] = frozenset(cluster_files)
     _worker["keep"] = keep
+    _worker["process"] = process  # a worker process: its results carry what the lint needs of them
 
 
 def _check_file(path: str) -> FileResult:
@@ -106,10 +109,29 @@ def _check_file(path: str) -> FileResult:
     if path in _worker["cluster"]:
         ctx = stored_context(ctx)  # the cluster's objects: any version it has, converted as stored
     if _worker["keep"] == "none":
-        return file_result(text, path, ctx, options.policy, options.skip)
-    keeper = Keeper(ctx)
-    out = file_result(text, path, ctx, options.policy, options.skip, keeper)
-    return _ship(out, keeper, _worker["keep"])
+        out = file_result(text, path, ctx, options.policy, options.skip)
+    else:
+        keeper = Keeper(ctx)
+        out = _ship(
+            file_result(text, path, ctx, options.policy, options.skip, keeper), keeper, _worker["keep"]
+        )
+    if _worker["process"]:
+        send_selector_uses(out, _worker["ctx"])
+    return out
+
+
+def send_selector_uses(out: FileResult, ctx: Context) -> None:
+    """In a worker process: the lint's analysis of the selectors the worker compiled for `out`'s rules,
+    sent with it, so that the lint (in the run's own process) does not compile them again. `ctx`: the
+    run's (its gates are the lint's; the stored context of a cluster file has the same)."""
+    if ctx.deadline is not None and ctx.deadline.expired():
+        return  # the lint does not run
+    from webhook.rules.selectorlint import selector_uses
+
+    try:
+        out.selector_uses = selector_uses(out.facts, ctx)
+    except Exception:  # noqa: BLE001 - the lint compiles what is not sent (and reports a failure then)
+        out.selector_uses = {}
 
 
 def _ship(out: FileResult, keeper: Keeper, keep: KeepMode) -> FileResult:
@@ -249,7 +271,7 @@ def check_inputs(
             jobs,
             mp_context=mp.get_context("fork"),
             initializer=_init_worker,
-            initargs=(options, cluster.files, keep),
+            initargs=(options, cluster.files, keep, True),
         ) as pool:
             futures = [pool.submit(_check_file, files[i]) for i in on_disk]
             for i, future in zip(on_disk, futures, strict=True):
