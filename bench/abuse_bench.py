@@ -31,7 +31,6 @@ import json
 import multiprocessing as mp
 import os
 import random
-import re
 import resource
 import shutil
 import signal
@@ -49,6 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
+from serveproc import ServeProcess, rss  # noqa: E402
 from webhook_bench import pct  # noqa: E402
 
 TIMEOUT = 10.0  # seconds a client waits for one ordinary review
@@ -71,7 +71,7 @@ def draguard(repo: Path, *args: str, **kw: Any) -> subprocess.CompletedProcess[s
     return subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, check=False, **kw)
 
 
-class Server:
+class Server(ServeProcess):
     """`draguard serve --port 0 --certs DIR` of `repo`, in its own process group."""
 
     def __init__(self, repo: Path, tmp: Path) -> None:
@@ -79,20 +79,11 @@ class Server:
         if not (self.certs / "tls.crt").exists():
             p = draguard(repo, "certs", "--dir", str(self.certs), "--dns", "localhost", "--ip", "127.0.0.1")
             assert p.returncode == 0, p.stderr
-        self.log_path = tmp / f"server-{time.monotonic_ns()}.log"
-        self.log = open(self.log_path, "w")  # noqa: SIM115 (closed in kill())
-        cmd = [sys.executable, "-m", "webhook.cli.main", "serve", "--port", "0", "--certs", str(self.certs)]
-        self.proc = subprocess.Popen(
-            cmd,
-            cwd=repo,
-            env={**os.environ, "PYTHONPATH": str(repo)},
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        log_path = tmp / f"server-{time.monotonic_ns()}.log"
+        super().__init__(["--port", "0", "--certs", str(self.certs)], log_path, repo, start_new_session=True)
         self.ctx = ssl.create_default_context(cafile=str(self.certs / "ca.crt"))
         try:
-            self.port = self._wait(self._listening, "listen")
+            self.port = self._wait(self.listening, "listen")
             workers = len(os.sched_getaffinity(0))
             self._wait(lambda: len(self.worker_pids()) >= workers and self.get("/readyz")[0] == 200, "ready")
             time.sleep(0.5)
@@ -109,10 +100,6 @@ class Server:
             time.sleep(0.05)
         return value
 
-    def _listening(self) -> int | None:
-        m = re.search(r"Listening at: https://127\.0\.0\.1:(\d+)", self.log_path.read_text())
-        return int(m.group(1)) if m else None
-
     def connection(self, timeout: float = TIMEOUT) -> http.client.HTTPSConnection:
         return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=timeout)
 
@@ -122,17 +109,10 @@ class Server:
         except (OSError, http.client.HTTPException):
             return 0, b""
 
-    def worker_pids(self) -> list[int]:
-        pids: list[int] = []
-        for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
-            with contextlib.suppress(OSError):
-                pids += [int(p) for p in (task / "children").read_text().split()]
-        return sorted(pids)
-
     def rss_mib(self) -> dict[str, float]:
-        out = {"arbiter": _rss(self.proc.pid)}
+        out = {"arbiter": rss(self.proc.pid)}
         for pid in self.worker_pids():
-            out[f"worker {pid}"] = _rss(pid)
+            out[f"worker {pid}"] = rss(pid)
         return out
 
     def kill(self) -> None:
@@ -140,17 +120,6 @@ class Server:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         self.log.close()
-
-
-def _rss(pid: int) -> float:
-    try:
-        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    except OSError:
-        return 0.0  # the process is gone
-    for line in lines:
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 # --- requests ------------------------------------------------------------------------------------------

@@ -38,7 +38,6 @@ import copy
 import http.client
 import json
 import re
-import signal
 import ssl
 import subprocess
 import sys
@@ -53,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import engine_bench as eb  # noqa: E402
+from serveproc import ServeProcess, proc_mib, rss  # noqa: E402
 
 from tests.standin.process import StandIn  # noqa: E402
 
@@ -114,7 +114,7 @@ class Changes:
         return sl
 
 
-class Serve:
+class Serve(ServeProcess):
     """`draguard serve --kubeconfig K --workers 1` (gunicorn), its log, /readyz on a kept-alive connection."""
 
     def __init__(
@@ -131,24 +131,13 @@ class Serve:
         if p.returncode:
             raise SystemExit(p.stderr)
         self.ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
-        self.log_path = tmp / f"serve-{time.monotonic_ns()}.log"
-        self.log = open(self.log_path, "w")  # noqa: SIM115
-        args = ["serve", "--kubeconfig", str(kubeconfig), "--certs", str(certs), "--port", "0"]
+        args = ["--kubeconfig", str(kubeconfig), "--certs", str(certs), "--port", "0"]
         args += ["--workers", str(workers), "--list-page-size", str(page_size)]
         args += ["--threads", str(threads)] if threads else []
         self.t0 = time.monotonic()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "webhook.cli.main", *args],
-            cwd=ROOT,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        found = self._wait(lambda: re.search(r"Listening at: https://127\.0\.0\.1:(\d+)", self.text()))
-        self.port = int(found.group(1))
+        super().__init__(args, tmp / f"serve-{time.monotonic_ns()}.log")
+        self.port: int = self._wait(self.listening)
         self._local = threading.local()  # one kept-alive connection per thread
-
-    def text(self) -> str:
-        return self.log_path.read_text()
 
     def _wait(self, check: Any, timeout: float = 1800.0) -> Any:
         end = time.monotonic() + timeout
@@ -222,12 +211,6 @@ class Serve:
         pat = rf"{kind}: listed \d+ object\(s\) in \d+ page\(s\), ([0-9.]+) s \({reason}\)"
         return [float(s) for s in re.findall(pat, self.text())]
 
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(120)
-        self.log.close()
-        return code
-
 
 def _children(pid: int) -> list[int]:
     try:
@@ -238,23 +221,11 @@ def _children(pid: int) -> list[int]:
 
 
 def _pss(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    return proc_mib(pid, "smaps_rollup", "Pss:")
 
 
 def _rss(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return 0.0
+    return round(rss(pid), 1)
 
 
 def histogram(text: str) -> dict[float, float]:

@@ -35,9 +35,7 @@ import queue
 import random
 import re
 import shutil
-import signal
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -53,6 +51,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from admission_bench import TEMPLATE, allocated_claim, cases, mutate_case  # noqa: E402
 from engine_bench import cluster_a  # noqa: E402
+from serveproc import ServeProcess, rss  # noqa: E402
 
 MIX = [  # (case of admission_bench.cases, weight %, endpoint)
     ("ResourceSlice CREATE", 15, "validate"),
@@ -142,7 +141,7 @@ class Churn(threading.Thread):
 
 
 # --- the server ----------------------------------------------------------------------------------
-class Server:
+class Server(ServeProcess):
     def __init__(
         self,
         tmp: Path,
@@ -157,29 +156,12 @@ class Server:
         self.certs = tmp / "certs"
         if not (self.certs / "tls.crt").exists():
             ensure_certs(self.certs, ["localhost"], ["127.0.0.1"])
-        self.log_path = tmp / f"server-{workers}x{threads}-{time.monotonic_ns()}.log"
-        cmd = [sys.executable, "-m", "webhook.cli.main", "serve", "--state", str(state)]
-        cmd += [
-            "--certs",
-            str(self.certs),
-            "--port",
-            "0",
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
-        ]
-        cmd += ["--reload-interval", str(args.reload_interval)]
-        cmd += extra
-        self.log = open(self.log_path, "w")  # noqa: SIM115
+        log_path = tmp / f"server-{workers}x{threads}-{time.monotonic_ns()}.log"
+        cmd = ["--state", str(state), "--certs", str(self.certs), "--port", "0"]
+        cmd += ["--workers", str(workers), "--threads", str(threads)]
+        cmd += ["--reload-interval", str(args.reload_interval), *extra]
         t0 = time.monotonic()
-        self.proc = subprocess.Popen(
-            cmd,
-            cwd=ROOT,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
+        super().__init__(cmd, log_path)
         self.port = self._wait_port()
         self.ctx = ssl.create_default_context(cafile=str(self.certs / "ca.crt"))
         while self.get("/readyz")[0] != 200 or len(self.worker_pids()) < workers:
@@ -197,9 +179,9 @@ class Server:
     def _wait_port(self) -> int:
         while True:
             self._check()
-            m = re.search(r"Listening at: https://127\.0\.0\.1:(\d+)", self.log_path.read_text())
-            if m:
-                return int(m.group(1))
+            port = self.listening()
+            if port is not None:
+                return port
             time.sleep(0.05)
 
     def get(self, path: str) -> tuple[int, bytes]:
@@ -213,31 +195,16 @@ class Server:
         except OSError:
             return 0, b""
 
-    def worker_pids(self) -> list[int]:
-        pids: list[int] = []
-        for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
-            try:
-                pids += [int(p) for p in (task / "children").read_text().split()]
-            except OSError:
-                pass
-        return sorted(pids)
-
     def rss_mib(self) -> dict[str, float]:
-        out = {"arbiter": _rss(self.proc.pid)}
+        out = {"arbiter": rss(self.proc.pid)}
         for i, pid in enumerate(self.worker_pids()):
-            out[f"worker{i}"] = _rss(pid)
+            out[f"worker{i}"] = rss(pid)
         return out
 
     def reloads(self) -> float:
         _, text = self.get("/metrics")
         m = re.search(rb'draguard_state_reloads_total\{result="ok"\} ([0-9.e+]+)', text)
         return float(m.group(1)) if m else 0.0
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(120)
-        self.log.close()
-        return code
 
 
 def feasibility_verdicts(server: Server) -> dict[str, int]:
@@ -275,16 +242,6 @@ def gc_pauses(server: Server) -> dict[str, Any]:
         full = [le for le, n in sorted(row.pop("buckets")) if n >= row["count"]]
         row["max_le_s"] = full[0] if full else float("inf")
     return dict(sorted(out.items()))
-
-
-def _rss(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 # --- the request mix -----------------------------------------------------------------------------
