@@ -17,6 +17,7 @@ from webhook.cel.runtime import SelectorEvaluator
 from webhook.cli.main import main
 from webhook.simulate import SimulateOptions, feasibility_violations, simulate
 from webhook.validate import usable_workers
+from webhook.validate.files import TASK_BYTES, TASK_FILES, task_chunks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,6 +49,33 @@ def test_jobs_beyond_the_machine_and_the_input_are_capped() -> None:
     assert usable_workers(1000, 3) <= 3
     assert usable_workers(0, 1) == 1 and usable_workers(None, 0) == 1
     assert usable_workers(1000, 10_000) <= max(1, (__import__("os").cpu_count() or 1))
+
+
+def test_small_files_go_to_the_workers_in_tasks_of_several_in_order() -> None:
+    items = list(range(1000))
+    chunks = task_chunks(items, [200] * 1000, 2)
+    assert [i for c in chunks for i in c] == items  # every file once, in order
+    assert 1 < max(len(c) for c in chunks) <= TASK_FILES and len(chunks) >= 16  # several tasks per worker
+    assert max(len(c) for c in task_chunks(list(range(10_000)), [10] * 10_000, 2)) == TASK_FILES
+    big = task_chunks([0, 1, 2, 3], [10, TASK_BYTES * 2, 10, 10], 2)
+    assert [1] in big  # a large file is a task of its own
+    assert task_chunks([0, 1, 2], [0, 0, 0], 2) == [[0, 1, 2]]  # empty files: one task (bounded by count)
+
+
+def test_many_small_files_in_parallel_are_reported_as_one_by_one(tmp_path: Path) -> None:
+    """-j 2 over 300 files (tasks of several files) reports what -j 1 reports, bad files included."""
+    for i in range(300):
+        cls = obj("DeviceClass", f"c-{i}", None, "resource.k8s.io/v1", spec={})
+        if i % 97 == 5:
+            cls["spec"] = {"selectors": [{"cel": {"expression": "device.driver =="}}]}
+        (tmp_path / f"f{i:03d}.yaml").write_text(dump_yaml([cls]))
+    one, two = (
+        draguard("validate", "-j", j, "-o", "json", "--no-progress", str(tmp_path)) for j in ("1", "2")
+    )
+    assert one.returncode == two.returncode == 1, one.stderr + two.stderr
+    assert json.loads(one.stdout) == json.loads(two.stdout)
+    bad = [o["source"] for o in json.loads(two.stdout)["objects"] if o["violations"]]
+    assert [Path(b).name for b in bad] == ["f005.yaml", "f102.yaml", "f199.yaml", "f296.yaml"]
 
 
 def test_many_workers_on_one_file_just_work(tmp_path: Path) -> None:

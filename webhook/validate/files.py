@@ -120,6 +120,42 @@ def _check_file(path: str) -> FileResult:
     return out
 
 
+def _check_files(paths: list[str]) -> list[FileResult]:
+    """A worker's task: a few files (small ones go together, so that a task's cost is not its overhead)."""
+    return [_check_file(p) for p in paths]
+
+
+# What one task of a worker process holds: files in a row up to these bounds (a larger file is a task of
+# its own). Thousands of small manifests cost about 1 ms each in task overhead when sent one by one.
+TASK_BYTES = 1 << 20
+TASK_FILES = 64
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # reported when the worker reads it
+
+
+def task_chunks(items: list[int], sizes: list[int], jobs: int) -> list[list[int]]:
+    """`items` in order, cut into tasks of at most TASK_FILES files and TASK_BYTES bytes, and small enough
+    that every worker gets several (the last ones to finish stay short)."""
+    limit = max(1, min(TASK_BYTES, sum(sizes) // (8 * jobs)))
+    out: list[list[int]] = []
+    cur: list[int] = []
+    held = 0
+    for item, size in zip(items, sizes, strict=True):
+        if cur and (held + size > limit or len(cur) >= TASK_FILES):
+            out.append(cur)
+            cur, held = [], 0
+        cur.append(item)
+        held += size
+    if cur:
+        out.append(cur)
+    return out
+
+
 def send_selector_uses(out: FileResult, ctx: Context) -> None:
     """In a worker process: the lint's analysis of the selectors the worker compiled for `out`'s rules,
     sent with it, so that the lint (in the run's own process) does not compile them again. `ctx`: the
@@ -273,14 +309,17 @@ def check_inputs(
             initializer=_init_worker,
             initargs=(options, cluster.files, keep, True),
         ) as pool:
-            futures = [pool.submit(_check_file, files[i]) for i in on_disk]
-            for i, future in zip(on_disk, futures, strict=True):
+            chunks = task_chunks(on_disk, [_size(files[i]) for i in on_disk], jobs)
+            futures = [pool.submit(_check_files, [files[i] for i in chunk]) for chunk in chunks]
+            for chunk, future in zip(chunks, futures, strict=True):
                 try:
-                    results[i] = future.result()
-                except RecursionError:  # a kept object nested deeper than pickle can send: check it here
+                    for i, res in zip(chunk, future.result(), strict=True):
+                        results[i] = res
+                except RecursionError:  # a kept object nested deeper than pickle can send: check here
                     _init_worker(options, cluster.files, keep)
-                    results[i] = _check_file(files[i])
-                done += 1
+                    for i in chunk:
+                        results[i] = _check_file(files[i])
+                done += len(chunk)
                 if progress:
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
