@@ -192,7 +192,8 @@ def _quoted_users(text: str) -> set[str]:
 
 
 def check(rbac: Rbac, granular: bool) -> RbacReport:
-    """Every finding of the cluster's RBAC, in binding order; `granular`: the target API server
+    """Every finding of the cluster's RBAC (errors first, then by check, subject, binding: the same
+    whatever order the objects came in); `granular`: the target API server
     authorizes status writes per synthetic subresource (1.36+ with the gate on)."""
     report = RbacReport(granular)
     grants = rbac.grants()
@@ -222,6 +223,17 @@ def check(rbac: Rbac, granular: bool) -> RbacReport:
             report.findings.append(
                 RbacFinding(chk, sev, g.subject, g.binding.ref, g.role, g.rule, hazard, fix)
             )
+    rank = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+    report.findings.sort(
+        key=lambda f: (
+            rank[f.severity],
+            f.check.value,
+            str(f.subject),
+            str(f.binding),
+            str(f.role),
+            f.rule.index,
+        )
+    )
     return report
 
 
