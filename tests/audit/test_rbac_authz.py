@@ -114,8 +114,10 @@ STATUS = {"apiGroups": [DRA], "resources": ["resourceclaims/status"], "verbs": [
 
 
 def test_aggregation_unions_the_selected_cluster_roles_by_label() -> None:
+    """The controller replaces the aggregated role's rules (its own, e.g. a stale copy, are not kept)."""
+    own = {"apiGroups": [DRA], "resources": ["devicetaintrules"], "verbs": ["create"]}
     grants = rbac(
-        cr("agg", [], agg=[{"matchExpressions": [{"key": "x/agg", "operator": "In", "values": ["yes"]}]}]),
+        cr("agg", [own], agg=[{"matchExpressions": [{"key": "x/agg", "operator": "In", "values": ["yes"]}]}]),
         cr("picked", [STATUS], labels={"x/agg": "yes"}),
         cr(
             "not-picked",

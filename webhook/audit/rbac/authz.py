@@ -218,10 +218,11 @@ def _subject(s: Any, binding_ns: str) -> Subject | None:
 
 
 def load(objects: Iterable[Mapping[str, Any]]) -> Rbac:
-    """The RBAC objects (and Namespaces) among `objects`; aggregated ClusterRoles filled as the
-    clusterrole-aggregation controller fills them (the union of the rules of the other ClusterRoles their
-    selectors match, by name, after their own: a live cluster's copy already holds them, so nothing
-    doubles; an empty selector selects every ClusterRole, as a label selector does)."""
+    """The RBAC objects (and Namespaces) among `objects`; an aggregated ClusterRole's rules replaced as the
+    clusterrole-aggregation controller replaces them: for each selector in turn, the rules of the other
+    ClusterRoles it matches, by name, each rule once (its own rules are overwritten upstream; a live
+    cluster's copy already holds the union, so the result is the same; an empty selector selects every
+    ClusterRole, as a label selector does)."""
     roles: dict[Ref, Role] = {}
     bindings: list[Binding] = []
     namespaces: dict[str, Mapping[str, str]] = {}
@@ -263,20 +264,22 @@ def load(objects: Iterable[Mapping[str, Any]]) -> Rbac:
 
 def _aggregate(roles: dict[Ref, Role]) -> dict[Ref, Role]:
     out = dict(roles)
+    cluster_roles = sorted(
+        (r for r in roles.values() if r.ref.kind == "ClusterRole"), key=lambda r: r.ref.name
+    )
     for ref, role in roles.items():
         if role.aggregation is None:
             continue
-        rules = list(role.rules)
-        seen = {(r.verbs, r.api_groups, r.resources, r.resource_names, r.non_resource_urls) for r in rules}
-        for other in sorted(roles.values(), key=lambda r: r.ref.name):
-            if other.ref == ref or other.ref.kind != "ClusterRole":
-                continue
-            if not any(sel.matches(other.labels) for sel in role.aggregation):
-                continue
-            for r in other.rules:
-                key = (r.verbs, r.api_groups, r.resources, r.resource_names, r.non_resource_urls)
-                if key not in seen:
-                    seen.add(key)
-                    rules.append(Rule(len(rules), *key))
+        rules: list[Rule] = []
+        seen: set[tuple[tuple[str, ...], ...]] = set()
+        for sel in role.aggregation:  # each selector's ClusterRoles by name, itself left out
+            for other in cluster_roles:
+                if other.ref == ref or not sel.matches(other.labels):
+                    continue
+                for r in other.rules:
+                    key = (r.verbs, r.api_groups, r.resources, r.resource_names, r.non_resource_urls)
+                    if key not in seen:
+                        seen.add(key)
+                        rules.append(Rule(len(rules), *key))
         out[ref] = Role(ref, tuple(rules), role.labels, role.aggregation)
     return out
