@@ -55,6 +55,8 @@ BROKEN: list[tuple[str, tuple[str | int, ...], Any, str, str, bool]] = [
     (P, ("spec", "taints", "maxEvictions"), 3, "spec.taints.maxEvictions", "UnknownField", True),
     (P, ("spec", "taints", "acknowledgeAnnotation"), "not an annotation!", "spec.taints.acknowledgeAnnotation",
      "InvalidValue", False),
+    (P, ("spec", "rbac"), {"enforceNodeBoundStatus": "yes"}, "spec.rbac.enforceNodeBoundStatus", "InvalidType", True),
+    (P, ("spec", "rbac"), {"enforceNodeBound": True}, "spec.rbac.enforceNodeBound", "UnknownField", True),
     (P, ("metadata", "name"), "Not_A_Name", "metadata.name", "InvalidValue", True),
     (P, ("metadata", "name"), ..., "metadata.name", "Required", True),
     (G, (*T0, "mode"), "Enforced", "spec.tenants[0].mode", "InvalidValue", True),

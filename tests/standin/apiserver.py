@@ -7,7 +7,8 @@ wire protocol for the kinds draguard reads and writes, and a control API the tes
 Served resources (see RESOURCES): resource.k8s.io/v1 resourceslices, deviceclasses, resourceclaims (+ status),
 resourceclaimtemplates, devicetaintrules (+ status); core v1 nodes (+ status), namespaces (+ status),
 pods (+ status); draguard.io/v1alpha1 draguardpolicies (+ status: draguard's CRD, not checked against its
-schema here); wgpolicyk8s.io/v1alpha2 policyreports and clusterpolicyreports (what the background audit writes). The namespaces default, kube-system, kube-public and kube-node-lease exist from the start.
+schema here); wgpolicyk8s.io/v1alpha2 policyreports and clusterpolicyreports (what the background audit writes);
+rbac.authorization.k8s.io/v1 clusterroles, clusterrolebindings, roles, rolebindings (`audit rbac`). The namespaces default, kube-system, kube-public and kube-node-lease exist from the start.
 
 Wire behaviour (as the real API server, admission.md §6):
 - one global resourceVersion counter (like etcd's revision): every write takes the next one;
@@ -127,6 +128,11 @@ RESOURCES = [
     # what `serve --audit-interval` writes (the wg-policy CRDs, schemas/policyreport/)
     Resource("wgpolicyk8s.io", "v1alpha2", "policyreports", "PolicyReport", True, False),
     Resource("wgpolicyk8s.io", "v1alpha2", "clusterpolicyreports", "ClusterPolicyReport", False, False),
+    # what `draguard audit rbac` lists (ValidatingAdmissionPolicies are not served: it lists them if it can)
+    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, False),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, False),
+    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True, False),
+    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, False),
 ]
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}

@@ -58,6 +58,11 @@ class Request:
     object: dict[str, Any] | None
     old_object: dict[str, Any] | None
     dry_run: bool
+    user_extra: tuple[tuple[str, tuple[str, ...]], ...] = ()  # userInfo.extra, its string values
+
+    def extra(self, key: str) -> tuple[str, ...]:
+        """The values of one userInfo.extra key (e.g. a bound token's node name)."""
+        return next((values for k, values in self.user_extra if k == key), ())
 
 
 def _short(value: Any) -> str:
@@ -138,6 +143,7 @@ def parse_request(review: dict[str, Any]) -> Request:
         raise MalformedRequest(f"request.dryRun must be true or false, got {_short(dry_run)}")
     user = request.get("userInfo")
     username = user.get("username", "") if isinstance(user, dict) else ""
+    extra = user.get("extra") if isinstance(user, dict) else None
     namespace = _optional_str(request, "namespace")
     kind = _gvk(request.get("kind"), "kind", True)
     assert kind is not None
@@ -154,4 +160,16 @@ def parse_request(review: dict[str, Any]) -> Request:
         object=_object(request, "object"),
         old_object=_object(request, "oldObject"),
         dry_run=dry_run,
+        user_extra=_extra(extra),
+    )
+
+
+def _extra(extra: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """userInfo.extra as sent (a map of string lists); anything else in it is left out."""
+    if not isinstance(extra, dict):
+        return ()
+    return tuple(
+        (k, tuple(x for x in v if isinstance(x, str)))
+        for k, v in sorted(extra.items())
+        if isinstance(k, str) and isinstance(v, list)
     )

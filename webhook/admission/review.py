@@ -27,7 +27,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.admission import extended, mutating, oversize, taints, tenants, validating
+from webhook.admission import extended, mutating, oversize, statusauthz, taints, tenants, validating
 from webhook.admission import feasibility as fz
 from webhook.admission.config import AdmissionConfig
 from webhook.admission.patch import apply_ops
@@ -396,6 +396,9 @@ def _validate(
                 errors = errors + [radius.denied]
             else:
                 radius_warning.append(radius.warning)
+    bound = statusauthz.check(req, config.policy.rbac.enforce_node_bound_status)
+    if bound is not None:
+        errors = errors + [bound]
     if config.failure_mode == "open":  # a rule that crashed does not deny with fail-open
         warns += [v for v in errors if v.rule.startswith("internal.")]
         errors = [v for v in errors if not v.rule.startswith("internal.")]

@@ -76,6 +76,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         f"is skipped and the audit incomplete (exit 3 without failures); default {RUN_SECONDS:g}",
     )
     m.set_defaults(run=run)
+    from webhook.cli import auditrbac
+
+    what = m.add_subparsers(
+        dest="audit_what",
+        metavar="rbac",
+        help="rbac: check the cluster's RBAC instead (`draguard audit rbac`)",
+    )
+    auditrbac.add_parser(what)
 
 
 def _options(args: argparse.Namespace, specs: list[PolicySpec]) -> AuditOptions:

@@ -37,12 +37,15 @@ def rules_block() -> str:
     return "\n".join(out) + "\n"
 
 
-def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    """Each command of `draguard` → its parser."""
+def subcommands(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Each command of `draguard` → its parser, a command's own subcommands after it (`audit rbac`)."""
+    out: dict[str, argparse.ArgumentParser] = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+            for name, sub in action.choices.items():
+                out[prefix + name] = sub
+                out.update(subcommands(sub, f"{prefix}{name} "))
+    return out
 
 
 def _cell(text: str) -> str:

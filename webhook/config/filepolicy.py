@@ -20,6 +20,8 @@ taints:                              # DeviceTaintRules' blast radius (the admis
   maxDevices: 64                     # deny a rule tainting more devices ...
   maxPods: 10                        # ... or evicting more Pods (NoExecute) ...
   acknowledgeAnnotation: draguard.io/acknowledge-blast-radius   # ... unless it carries this: "true"
+rbac:                                # the admission webhook only (docs/rbac.md)
+  enforceNodeBoundStatus: true       # node-bound service accounts: status writes on their node's claims only
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from webhook.config.policy import (
     FeasibilitySettings,
     Policy,
     PolicySpec,
+    RbacPolicy,
     RuleSetting,
     TaintSettings,
     combine,
@@ -62,18 +65,19 @@ def spec_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Poli
     """What a plain policy file sets; unknown rule ids and severities, or the wrong shape, are usage
     errors naming the file."""
     if isinstance(data, dict):
-        known = ("rules", "feasibility", "driverSchemas", "taints")
+        known = ("rules", "feasibility", "driverSchemas", "taints", "rbac")
         unknown = sorted(str(k) for k in data if k not in known)
         if unknown:
             raise UsageError(
                 f"--policy {path}: unknown section {unknown[0]!r} (a policy file has `rules:`, `feasibility:`, "
-                "`driverSchemas:` and `taints:`)"
+                "`driverSchemas:`, `taints:` and `rbac:`)"
             )
     rules = data.get("rules") if isinstance(data, dict) else None
     has_feasibility = isinstance(data, dict) and "feasibility" in data
     has_schemas = isinstance(data, dict) and "driverSchemas" in data
     taints = _taints(data.get("taints"), path) if isinstance(data, dict) and "taints" in data else None
-    if rules is None and (has_feasibility or has_schemas or taints is not None):
+    rbac = _rbac(data.get("rbac"), path) if isinstance(data, dict) and "rbac" in data else None
+    if rules is None and (has_feasibility or has_schemas or taints is not None or rbac is not None):
         rules = {}
     if not isinstance(rules, dict):
         raise UsageError(
@@ -101,12 +105,13 @@ def spec_from_data(data: Any, path: str, known_rules: Mapping[str, Any]) -> Poli
         settings[rule_id] = _SETTINGS[value.lower()]
     schemas = _driver_schemas(data.get("driverSchemas"), path) if has_schemas else ()
     if not has_feasibility:
-        return PolicySpec(rules=settings, driver_schemas=schemas, taints=taints)
+        return PolicySpec(rules=settings, driver_schemas=schemas, taints=taints, rbac=rbac)
     return PolicySpec(
         rules=settings,
         feasibility=_feasibility(data.get("feasibility"), path),
         driver_schemas=schemas,
         taints=taints,
+        rbac=rbac,
     )
 
 
@@ -145,6 +150,16 @@ def _taints(data: Any, path: str) -> TaintSettings:
     if not isinstance(ack, str) or names.label_key(ack):
         raise UsageError(f"--policy {path}: taints acknowledgeAnnotation: {ack!r} is not an annotation key")
     return TaintSettings(limits["maxDevices"], limits["maxPods"], ack)
+
+
+def _rbac(data: Any, path: str) -> RbacPolicy:
+    """The `rbac:` section: `enforceNodeBoundStatus` (true or false)."""
+    if not isinstance(data, dict) or any(k != "enforceNodeBoundStatus" for k in data):
+        raise UsageError(f"--policy {path}: rbac: expected a mapping {{enforceNodeBoundStatus: true|false}}")
+    value = data.get("enforceNodeBoundStatus", False)
+    if not isinstance(value, bool):
+        raise UsageError(f"--policy {path}: rbac enforceNodeBoundStatus: {value!r} is not true or false")
+    return RbacPolicy(value)
 
 
 def _mode(value: Any, path: str, where: str) -> str:

@@ -14,6 +14,7 @@ validation read. Combining is deterministic and order-independent: the most rest
 - driver schemas: every policy's apply; parameters must fit each schema given for their driver and kind.
 - taints (a DeviceTaintRule's blast radius): the smallest `maxDevices` and `maxPods` any policy sets; a
   rule above them needs every policy's acknowledgement annotation set to "true".
+- rbac: `enforceNodeBoundStatus` is on when any policy turns it on.
 """
 
 from __future__ import annotations
@@ -142,6 +143,14 @@ def _taints(settings: Sequence[TaintSettings]) -> TaintPolicy:
 
 
 @dataclass(frozen=True)
+class RbacPolicy:
+    """`rbac:`: with `enforce_node_bound_status`, the webhook holds node-bound service accounts' ResourceClaim
+    status updates to the node-aware rule of granular status authorization (webhook/admission/statusauthz.py)."""
+
+    enforce_node_bound_status: bool = False
+
+
+@dataclass(frozen=True)
 class PolicySpec:
     """What one policy sets: its name ("" for a plain policy file), rule settings, feasibility, tenants."""
 
@@ -151,6 +160,7 @@ class PolicySpec:
     tenants: tuple[Tenant, ...] = ()
     driver_schemas: tuple[DriverSchema, ...] = ()  # `driverSchemas`: opaque config parameters' schemas
     taints: TaintSettings | None = None
+    rbac: RbacPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +172,7 @@ class Policy:
     sources: tuple[str, ...] = ()  # the names of the DraguardPolicies combined into this one
     driver_schemas: tuple[DriverSchema, ...] = ()  # every policy's; for one key, all of them apply
     taints: TaintPolicy = field(default_factory=TaintPolicy)
+    rbac: RbacPolicy = field(default_factory=RbacPolicy)
 
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.disabled
@@ -237,4 +248,5 @@ def combine(specs: Iterable[PolicySpec]) -> Policy:
         tuple(sorted({s.name for s in specs if s.name})),
         tuple(sorted((d for s in specs for d in s.driver_schemas), key=lambda d: d.source)),
         _taints([s.taints for s in specs if s.taints is not None]),
+        RbacPolicy(any(s.rbac is not None and s.rbac.enforce_node_bound_status for s in specs)),
     )

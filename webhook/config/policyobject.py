@@ -18,6 +18,7 @@ and turned into the `PolicySpec` it sets.
       driverSchemas:                                  # webhook.config.driverschemas
       - {driver: gpu.acme.com, apiVersion: acme.com/v1, kind: AcmeConfig, schema: {type: object, ...}}
       taints: {maxDevices: 64, maxPods: 10, acknowledgeAnnotation: draguard.io/acknowledge-blast-radius}
+      rbac: {enforceNodeBoundStatus: true}            # docs/rbac.md
 
 `status` is the server's (webhook.config.policystatus) and is not read here.
 """
@@ -37,6 +38,7 @@ from webhook.config.policy import (
     RULE_SETTINGS,
     FeasibilitySettings,
     PolicySpec,
+    RbacPolicy,
     RuleSetting,
     TaintSettings,
 )
@@ -169,6 +171,19 @@ def _taints(r: Reader, data: Any) -> TaintSettings | None:
     return TaintSettings(devices, pods, ack)
 
 
+def _rbac(r: Reader, data: Any) -> RbacPolicy | None:
+    path = SPEC.child("rbac")
+    t = r.mapping(data, path, ("enforceNodeBoundStatus",))
+    if t is None:
+        return None
+    on = (
+        r.boolean(t["enforceNodeBoundStatus"], path.child("enforceNodeBoundStatus"))
+        if "enforceNodeBoundStatus" in t
+        else None
+    )
+    return RbacPolicy(bool(on))
+
+
 def _tenants(r: Reader, data: Any, policy: str, profile: Profile) -> tuple[Tenant, ...]:
     path = SPEC.child("tenants")
     out: list[Tenant] = []
@@ -227,13 +242,19 @@ def check_policy_object(
         for p in names.dns_subdomain(name):
             r.add(invalid(Path("metadata").child("name"), name, p))
     spec = (
-        r.mapping(top.get("spec"), SPEC, ("rules", "feasibility", "tenants", "driverSchemas", "taints")) or {}
+        r.mapping(
+            top.get("spec"), SPEC, ("rules", "feasibility", "tenants", "driverSchemas", "taints", "rbac")
+        )
+        or {}
     )
     rules = _rules(r, spec.get("rules"), known_rules)
     feasibility = _feasibility(r, spec.get("feasibility"))
     tenants = _tenants(r, spec.get("tenants"), name or "", profile)
     driver_schemas = _driver_schemas(r, spec.get("driverSchemas"), name or "")
     taints = _taints(r, spec.get("taints"))
+    rbac = _rbac(r, spec.get("rbac"))
     if r.errors:
         return r.errors
-    return PolicySpec(name or "", rules, feasibility, tenants, driver_schemas=driver_schemas, taints=taints)
+    return PolicySpec(
+        name or "", rules, feasibility, tenants, driver_schemas=driver_schemas, taints=taints, rbac=rbac
+    )

@@ -87,6 +87,17 @@ _ALL = (
         "Every DeviceTaintRule gets its counts as a warning and the audit annotation taint-blast-radius",
     ),
     rule(
+        "admission.node-bound-status",
+        "api",
+        ERROR,
+        ("ResourceClaim",),
+        "status.devices",
+        "the webhook only, with the policy's `rbac: {enforceNodeBoundStatus: true}` (for clusters without "
+        "DRAResourceClaimGranularStatusAuthorization): a status update from a node-bound service account "
+        "(its token's authentication.kubernetes.io/node-name) that changes status.allocation or "
+        "status.reservedFor, or changes status.devices of a claim not allocated to its node: denied",
+    ),
+    rule(
         "claim-status.admin-access",
         "api",
         ERROR,
