@@ -22,7 +22,7 @@ from webhook.state.live.kinds import POLICIES
 from webhook.state.live.status import StatusWriter, WriteResult
 
 if TYPE_CHECKING:
-    from webhook.state.live.applier import Published
+    from webhook.state.live.observer import Published
 
 log = logging.getLogger("draguard.policy")
 

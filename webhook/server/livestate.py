@@ -13,7 +13,7 @@ from webhook.server.options import ServeOptions
 from webhook.state.live import KubeClient, LiveState, Observer, load_api_client, watched_for
 
 if TYPE_CHECKING:
-    from webhook.state.live.applier import Published
+    from webhook.state.live.observer import Published
     from webhook.state.store import Snapshot, StateStore
 
 log = logging.getLogger("draguard.state")

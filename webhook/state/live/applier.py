@@ -15,11 +15,11 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from webhook.state.live.kinds import WatchedKind, key_of
-from webhook.state.live.observer import Observer
+from webhook.state.live.observer import Observer, Published
 from webhook.state.live.reflector import Change, Item, Replace
 
 log = logging.getLogger("draguard.state.live")
@@ -27,14 +27,6 @@ log = logging.getLogger("draguard.state.live")
 MAX_BATCH = 10_000  # events (a list counts as its objects)
 MAX_APPLY_SECONDS = 0.05
 QUEUE_SIZE = 100_000  # items; a full queue makes the reflectors wait (backpressure on the streams)
-
-
-class Published(Protocol):
-    """A published version of what the applier writes (a StateStore's Snapshot, a PolicySet's)."""
-
-    def objects(self, kind: str) -> Mapping[tuple[str, str], dict[str, Any]]: ...
-
-    def counts(self) -> dict[str, int]: ...
 
 
 class WatchedStore(Protocol):

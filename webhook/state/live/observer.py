@@ -3,10 +3,16 @@ Every method is called from the reflector threads or the applier thread and must
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from webhook.state.live.applier import Published
+
+class Published(Protocol):
+    """A published version of what the applier writes (a StateStore's Snapshot, a PolicySet's)."""
+
+    def objects(self, kind: str) -> Mapping[tuple[str, str], dict[str, Any]]: ...
+
+    def counts(self) -> dict[str, int]: ...
 
 
 class Observer:
