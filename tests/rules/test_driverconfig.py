@@ -326,3 +326,97 @@ def test_serve_driver_schemas_dir_reaches_the_admission_context(tmp_path: Path) 
     assert [(r, f) for r, _, f, _ in found] == [
         ("config.driver-schema.custom", "spec.config[0].opaque.parameters.mode")
     ]
+
+
+def _strict_interval_schemas(tmp_path: Path) -> Path:
+    """A --driver-schemas directory whose GpuConfig allows only the Default and Short intervals: the real
+    gpu-test3 claim (interval Long) does not fit it."""
+    stricter = json.loads((ROOT / "schemas/drivers/nvidia-gpuconfig.json").read_text())
+    stricter["$defs"]["TimeSlicingConfig"]["properties"]["interval"]["enum"] = ["Default", "Short"]
+    schemas = tmp_path / "schemas"
+    schemas.mkdir()
+    (schemas / "gpu.json").write_text(json.dumps(stricter))
+    return schemas
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "webhook.cli.main", *argv], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+INTERVAL = "spec.devices.config[0].opaque.parameters.sharing.timeSlicingConfig.interval"
+
+
+def test_simulate_driver_schemas_dir(tmp_path: Path) -> None:
+    """`simulate --driver-schemas DIR`: the directory's schema checks the input's claims (raised to an
+    error by the policy, since simulate reports the errors of what it simulates); bundled ones always do."""
+    schemas = _strict_interval_schemas(tmp_path)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  config.driver-schema.custom: error\n")
+
+    def findings(*argv: str) -> list[tuple[str, str]]:
+        p = _cli("simulate", "-o", "json", *argv, str(NVIDIA_TS))
+        assert p.returncode in (0, 1), p.stdout + p.stderr
+        objs = json.loads(p.stdout)["errors"]
+        return [
+            (v["rule"], v["field"]) for o in objs for v in o["violations"] if v["rule"].startswith("config.")
+        ]
+
+    assert findings("--policy", str(policy)) == []
+    assert findings("--policy", str(policy), "--driver-schemas", str(schemas)) == [
+        ("config.driver-schema.custom", INTERVAL)
+    ]
+    bad = tmp_path / "gpu-test3.yaml"
+    bad.write_text(NVIDIA_TS.read_text().replace("interval: Long", "interval: Longest"))
+    p = _cli("simulate", str(bad))
+    assert p.returncode == 1 and f"error config.driver-schema: {INTERVAL}: " in p.stdout, p.stdout
+
+
+def test_audit_driver_schemas_dir(tmp_path: Path) -> None:
+    """`audit --cluster DIR --driver-schemas DIR`: the cluster's claims are checked against the directory's
+    schemas (a custom schema's finding is a warning); without the flag the real claim passes."""
+    schemas = _strict_interval_schemas(tmp_path)
+    cluster = tmp_path / "cluster"
+    cluster.mkdir()
+    (cluster / "gpu-test3.yaml").write_text(NVIDIA_TS.read_text())
+
+    def results(*argv: str) -> list[tuple[str, str, str]]:
+        p = _cli("audit", "-o", "json", "--cluster", str(cluster), *argv)
+        assert p.returncode in (0, 1), p.stdout + p.stderr
+        return [
+            (r["rule"], r["result"], r.get("field", ""))
+            for r in json.loads(p.stdout)["results"]
+            if r["rule"].startswith("config.")
+        ]
+
+    assert results() == []
+    assert results("--driver-schemas", str(schemas)) == [("config.driver-schema.custom", "warn", INTERVAL)]
+
+
+def test_policy_test_files_take_driver_schemas_from_their_policies(tmp_path: Path) -> None:
+    """`draguard test` has no --driver-schemas (a test file says everything its results depend on): the
+    policies it names carry `driverSchemas`, and their schemas check the resources under test."""
+    stricter = json.loads((ROOT / "schemas/drivers/nvidia-gpuconfig.json").read_text())
+    stricter["$defs"]["TimeSlicingConfig"]["properties"]["interval"]["enum"] = ["Default", "Short"]
+    stricter.pop("x-draguard")
+    entry = {"driver": "gpu.nvidia.com", "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"}
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump({"driverSchemas": [{**entry, "schema": stricter}]}))
+    (tmp_path / "gpu-test3.yaml").write_text(NVIDIA_TS.read_text())
+    test = {
+        "apiVersion": "cli.draguard.io/v1alpha1",
+        "kind": "Test",
+        "metadata": {"name": "interval"},
+        "policies": ["policy.yaml"],
+        "resources": ["gpu-test3.yaml"],
+        "results": [
+            {
+                "resource": "ResourceClaim/gpu-test3/single-gpu",
+                "rule": "config.driver-schema.custom",
+                "result": "warn",
+            }
+        ],
+    }
+    (tmp_path / "draguard-test.yaml").write_text(yaml.safe_dump(test))
+    p = _cli("test", str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr

@@ -16,6 +16,7 @@ from webhook.cli.livecluster import add_cluster_args, check_one_source
 from webhook.cli.options import (
     RUN_SECONDS,
     add_budget_args,
+    add_driver_schemas_arg,
     add_input_args,
     add_jobs_arg,
     add_policy_arg,
@@ -51,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     add_cluster_args(m, ": its DRA objects, Nodes, Namespaces, Pods and DraguardPolicies are listed once")
     add_policy_arg(m, "the policy in force besides the cluster's DraguardPolicies (live)")
+    add_driver_schemas_arg(m)
     m.add_argument(
         "--max-pending-pods",
         type=argtypes.whole_number,
@@ -108,14 +110,20 @@ def _options(args: argparse.Namespace, specs: list[PolicySpec]) -> AuditOptions:
 
 
 def _file_specs(args: argparse.Namespace) -> list[PolicySpec]:
-    if not args.policy:
+    """`--policy`'s policies, and `--driver-schemas`' schemas as one more (nameless) policy."""
+    if not args.policy and not args.driver_schemas:
         return []
+    from webhook.config.driverschemas import load_dir
+    from webhook.config.policy import PolicySpec
     from webhook.config.policyfile import load_policy_specs
     from webhook.config.profile import load_profile, parse_feature_gates
     from webhook.model.catalogue import RULES
 
     profile = load_profile(args.k8s_version, parse_feature_gates(args.feature_gates), args.feature_gates)
-    return load_policy_specs(args.policy, RULES, profile)
+    specs = load_policy_specs(args.policy, RULES, profile) if args.policy else []
+    if args.driver_schemas:
+        specs.append(PolicySpec(driver_schemas=load_dir(args.driver_schemas)))
+    return specs
 
 
 def run(args: argparse.Namespace) -> int:

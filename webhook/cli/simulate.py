@@ -10,6 +10,7 @@ import sys
 from webhook.cli.options import (
     add_budget_args,
     add_cluster_arg,
+    add_driver_schemas_arg,
     add_input_args,
     add_jobs_arg,
     add_placement_arg,
@@ -39,6 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_cluster_arg(m)
     add_jobs_arg(m, " for loading")
     add_policy_arg(m, "rule severities decide what is reported as errors")
+    add_driver_schemas_arg(m)
     add_budget_args(m)
     add_placement_arg(m)
     m.set_defaults(run=run)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from webhook.config.context import Context
+from webhook.config.driverschemas import NONE as NO_EXTRA_SCHEMAS
+from webhook.config.driverschemas import with_extra
 from webhook.config.profile import load_profile
 from webhook.engine import Budget
 from webhook.engine.blockers import blockers
@@ -79,6 +81,9 @@ class ExplainOptions(InputOptions):
                 as_stored=True,
                 runtime_config=self.runtime_config,
                 whole_cluster=True,
+                driver_schemas=with_extra(
+                    NO_EXTRA_SCHEMAS, self.policy.driver_schemas if self.policy else ()
+                ),
             )
         )
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.config.context import Context
+from webhook.config.driverschemas import NONE as NO_EXTRA_SCHEMAS
+from webhook.config.driverschemas import with_extra
 from webhook.config.policy import Policy
 from webhook.config.profile import load_profile
 from webhook.convert.served import RuntimeConfig
@@ -155,6 +157,7 @@ def _init(
         as_stored=True,
         runtime_config=runtime_config,
         whole_cluster=whole_cluster,
+        driver_schemas=with_extra(NO_EXTRA_SCHEMAS, policy.driver_schemas if policy else ()),
     )
     _worker["cluster"] = frozenset(cluster_files)
     _worker["policy"] = policy
@@ -213,6 +216,8 @@ def load(
     (`Inputs.report.not_checked`). Offline (paths, objects) an object's `draguard.io/ignore` annotations
     silence its findings before it is sorted: an object whose errors are all silenced is simulated; a
     request body's are not (the webhook's answer is the API server's, webhook.validate.ignores)."""
+    if policy is not None and policy.driver_schemas:  # --driver-schemas, a policy's driverSchemas
+        ctx = dataclasses.replace(ctx, driver_schemas=with_extra(NO_EXTRA_SCHEMAS, policy.driver_schemas))
     results: list[tuple[FileResult, list[Loaded | None]]] = []
     excluded = 0
     texts: dict[str, str] = {}
