@@ -297,7 +297,7 @@ def test_validate_cli_on_a_real_file(tmp_path: Path) -> None:
 def test_bundled_schemas_are_the_documented_ones() -> None:
     readme = (ROOT / "schemas/drivers/README.md").read_text()
     kinds = {(s.api_version, s.kind) for s in bundled()}
-    assert len(kinds) == 7
+    assert len(kinds) == 8
     for s in bundled():
         assert s.origin == "bundled" and s.source.split("/")[-1] in readme
 
@@ -420,3 +420,36 @@ def test_policy_test_files_take_driver_schemas_from_their_policies(tmp_path: Pat
     (tmp_path / "draguard-test.yaml").write_text(yaml.safe_dump(test))
     p = _cli("test", str(tmp_path))
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+SRIOV = REALISTIC / "sriov/examples/vf-pod.yaml"  # VfConfig: ifName, netAttachDefName, driver vfio-pci
+
+
+@pytest.mark.parametrize(
+    ("breaks", "field", "message"),
+    [
+        pytest.param(lambda p: p.update(addVhostMount="yes"), "addVhostMount", "Invalid value", id="type"),
+        pytest.param(
+            lambda p: p.update(netAttachDefNs=p.pop("netAttachDefName")),
+            "netAttachDefNs",
+            'unknown field "netAttachDefNs"',
+            id="unknown-field",
+        ),
+        pytest.param(
+            lambda p: p.update(ifName=3), "ifName", "Invalid value: 3: must be of type string", id="int"
+        ),
+    ],
+)
+def test_sriov_vfconfig(breaks: Any, field: str, message: str) -> None:
+    """The SR-IOV driver's VfConfig (decoded strictly at prepare): the realistic fixture's config passes, a
+    broken variant fails at its field."""
+    template = _find(SRIOV)
+    assert NONE.lookup("sriovnetwork.k8snetworkplumbingwg.io", _params(template)["apiVersion"], "VfConfig")
+    assert _config_findings(template) == []
+    breaks(_params(template))
+    found = _config_findings(template)
+    assert [(r, s, f) for r, s, f, _ in found] == [
+        ("config.driver-schema", "error", _prefix(template) + field)
+    ]
+    assert found[0][3].startswith(message), found[0][3]
+    assert found[0][3].endswith("(sriovnetwork.k8snetworkplumbingwg.io VfConfig)"), found[0][3]

@@ -302,7 +302,7 @@ _ALL = (
         "spec.devices.config[i].opaque.parameters | spec.config[i].opaque.parameters",
         "opaque parameters of a driver draguard bundles a schema for (schemas/drivers/: NVIDIA GpuConfig, ",
         "MigDeviceConfig, VfioDeviceConfig, ComputeDomain channel and daemon configs; the dra-example-driver's ",
-        "GpuConfig and NetConfig) do not fit it: a wrong type, an unknown field (these drivers decode strictly), ",
+        "GpuConfig and NetConfig; the SR-IOV driver's VfConfig) do not fit it: a wrong type, an unknown field (these drivers decode strictly), ",
         "an unsupported value (a time-slice interval, a sharing strategy), a missing required field. The driver ",
         "fails the Pod at prepare time",
     ),
