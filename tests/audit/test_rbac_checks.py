@@ -103,6 +103,27 @@ def test_without_granular_authorization_a_drivers_status_update_writes_every_dri
     assert "enforceNodeBoundStatus" in f.fix and "associated-node:update" in f.fix
 
 
+SRIOV = (
+    "ServiceAccount dra-driver-sriov/dra-driver-sriov-dra-driver-sriov-chart-service-account",
+    "dra-driver-sriov-dra-driver-sriov-chart-role-binding",
+)
+
+
+def test_the_sriov_chart_grants_its_driver_status_for_any_driver() -> None:
+    """A real finding on the SR-IOV DRA driver's chart (its ValidatingAdmissionPolicy templates are
+    disabled, `*.bak`): `associated-node:update` on `resourceclaims/driver` without resourceNames lets it
+    write any driver's status entries on its node's claims; and its slice writes are for any node."""
+    report = check(load(objects(REALISTIC / "sriov" / "rbac")), granular=True)
+    assert judged(report) == {
+        (*SLICE_WARNING, *SRIOV, 4),
+        ("claim-status.driver-any-driver", "warning", *SRIOV, 2),
+    }
+    (f,) = [f for f in report.findings if f.check == "claim-status.driver-any-driver"]
+    assert "resourceNames" in f.fix
+    ungated = check(load(objects(REALISTIC / "sriov" / "rbac")), granular=False)
+    assert ("claim-status.ungated", "warning", *SRIOV, 1) in judged(ungated)
+
+
 def test_the_guides_roles_bound_as_it_describes_and_as_it_warns() -> None:
     report = check(load(objects(HARDENING, FIXTURES / "rbac/hazards")), granular=True)
     assert judged(report) == {
