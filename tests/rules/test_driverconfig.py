@@ -367,6 +367,10 @@ def test_simulate_driver_schemas_dir(tmp_path: Path) -> None:
     assert findings("--policy", str(policy), "--driver-schemas", str(schemas)) == [
         ("config.driver-schema.custom", INTERVAL)
     ]
+    # two files, two worker processes: the workers' context has the directory's schemas too
+    assert findings(
+        "-j", "2", "--policy", str(policy), "--driver-schemas", str(schemas), str(NVIDIA_MPS)
+    ) == [("config.driver-schema.custom", INTERVAL)]
     bad = tmp_path / "gpu-test3.yaml"
     bad.write_text(NVIDIA_TS.read_text().replace("interval: Long", "interval: Longest"))
     p = _cli("simulate", str(bad))
