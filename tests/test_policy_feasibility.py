@@ -68,7 +68,7 @@ def test_a_feasibility_only_file_and_a_bare_mode(tmp_path: Path) -> None:
         ),
         (
             "feasability: warn\n",
-            "unknown section 'feasability' (a policy file has `rules:`, `feasibility:`, `driverSchemas:` and `taints:`)",
+            "unknown section 'feasability' (a policy file has `rules:`, `feasibility:`, `driverSchemas:`, `taints:` and `rbac:`)",
         ),
     ],
 )
