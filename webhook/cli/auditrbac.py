@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from webhook.cli import argtypes
+from webhook.cli.livecluster import add_cluster_args, check_one_source
 from webhook.cli.options import RUN_SECONDS, add_input_args, add_profile_args
 from webhook.model.errors import UsageError
 
@@ -41,21 +42,11 @@ LIVE_KINDS = (
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m = sub.add_parser("rbac", help=HELP, description=DESCRIPTION)
     m.add_argument("-o", "--output", "--format", dest="format", choices=("text", "json"), default="text")
-    m.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        help="the cluster to read, as kubectl reads it (default: $KUBECONFIG, else ~/.kube/config, else the "
-        "in-cluster service account): its roles, bindings, Namespaces and ValidatingAdmissionPolicies are "
-        "listed once",
-    )
-    m.add_argument(
-        "--cluster",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="read the objects from files instead (e.g. `kubectl get clusterroles,clusterrolebindings,roles,"
-        "rolebindings,namespaces,validatingadmissionpolicies,validatingadmissionpolicybindings -A -o yaml`): "
-        "files or directories, repeatable",
+    add_cluster_args(
+        m,
+        ": its roles, bindings, Namespaces and ValidatingAdmissionPolicies are listed once",
+        "(e.g. `kubectl get clusterroles,clusterrolebindings,roles,rolebindings,namespaces,"
+        "validatingadmissionpolicies,validatingadmissionpolicybindings -A -o yaml`)",
     )
     add_profile_args(m, runtime_config=False)
     add_input_args(m)
@@ -74,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from webhook.audit.rbac.checks import check, granular_from
     from webhook.config.profile import load_profile, parse_feature_gates
 
-    if args.cluster and args.kubeconfig:
-        raise UsageError("--cluster reads the cluster from files, --kubeconfig from the API server: pass one")
+    check_one_source(args)
     profile = load_profile(args.k8s_version, parse_feature_gates(args.feature_gates), args.feature_gates)
     objects = _files(args) if args.cluster else _live(args)
     report = check(load(objects), granular_from(profile.values, profile.version))
@@ -105,16 +95,17 @@ def _files(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _live(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from webhook.cli.livecluster import api_errors, connect
+    from webhook.cli.livecluster import live_client
     from webhook.model.budget import Deadline, OutOfBudget
     from webhook.state.live.client import ApiError
     from webhook.state.live.kinds import WatchedKind
     from webhook.state.live.listing import list_kind
 
-    client = connect(args)
     deadline = Deadline.after(args.deadline_seconds)
     out: list[dict[str, Any]] = []
-    with api_errors("list on clusterroles, clusterrolebindings, roles, rolebindings and namespaces"):
+    with live_client(
+        args, "list on clusterroles, clusterrolebindings, roles, rolebindings and namespaces"
+    ) as client:
         for kind, api, plural, namespaced in LIVE_KINDS:
             try:
                 out += list_kind(
