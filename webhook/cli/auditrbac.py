@@ -8,9 +8,8 @@ import argparse
 import sys
 from typing import Any
 
-from webhook.cli import argtypes
-from webhook.cli.livecluster import add_cluster_args, check_one_source
-from webhook.cli.options import RUN_SECONDS, add_input_args, add_profile_args
+from webhook.cli.livecluster import add_cluster_args, add_read_deadline_arg, check_one_source
+from webhook.cli.options import add_input_args, add_profile_args
 from webhook.model.errors import UsageError
 
 HELP = "check the cluster's RBAC against the DRA hardening guidance"
@@ -50,13 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     add_profile_args(m, runtime_config=False)
     add_input_args(m)
-    m.add_argument(
-        "--deadline-seconds",
-        type=argtypes.seconds,
-        default=RUN_SECONDS,
-        metavar="S",
-        help=f"deadline for reading the cluster (default {RUN_SECONDS:g})",
-    )
+    add_read_deadline_arg(m)
     m.set_defaults(run=run)
 
 

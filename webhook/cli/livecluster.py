@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from webhook.cli import argtypes
+from webhook.cli.options import RUN_SECONDS
 from webhook.model.errors import UsageError
 
 if TYPE_CHECKING:
@@ -39,6 +41,17 @@ def add_cluster_args(
         default=[],
         metavar="DIR",
         help=f"read the cluster from files instead {files}: files or directories, repeatable{also}",
+    )
+
+
+def add_read_deadline_arg(parser: argparse.ArgumentParser) -> None:
+    """--deadline-seconds of a command whose run is reading the cluster."""
+    parser.add_argument(
+        "--deadline-seconds",
+        type=argtypes.seconds,
+        default=RUN_SECONDS,
+        metavar="S",
+        help=f"deadline for reading the cluster (default {RUN_SECONDS:g})",
     )
 
 

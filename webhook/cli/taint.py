@@ -10,8 +10,8 @@ import sys
 from typing import Any
 
 from webhook.cli import argtypes
-from webhook.cli.livecluster import add_cluster_args, check_one_source
-from webhook.cli.options import RUN_SECONDS, add_input_args, add_jobs_arg, add_profile_args, input_options
+from webhook.cli.livecluster import add_cluster_args, add_read_deadline_arg, check_one_source
+from webhook.cli.options import add_input_args, add_jobs_arg, add_profile_args, input_options
 from webhook.model.errors import UsageError
 
 HELP = "preview a DeviceTaintRule: the devices it taints, the claims and Pods a NoExecute taint evicts"
@@ -44,13 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_profile_args(m)
     add_input_args(m)
     add_jobs_arg(m, " for loading --cluster files")
-    m.add_argument(
-        "--deadline-seconds",
-        type=argtypes.seconds,
-        default=RUN_SECONDS,
-        metavar="S",
-        help=f"deadline for reading the cluster (default {RUN_SECONDS:g})",
-    )
+    add_read_deadline_arg(m)
     m.set_defaults(run=run)
 
 
