@@ -15,7 +15,14 @@ import pytest
 import yaml
 
 from webhook.config.context import Context
-from webhook.config.driverschemas import NONE, bundled, load_dir, with_extra
+from webhook.config.driverschemas import (
+    NONE,
+    BadDriverSchema,
+    bundled,
+    from_policy_entry,
+    load_dir,
+    with_extra,
+)
 from webhook.config.filepolicy import spec_from_data
 from webhook.config.policy import combine
 from webhook.config.policyobject import check_policy_object
@@ -75,11 +82,12 @@ def test_every_realistic_config_passes_its_schema() -> None:
                 if NONE.lookup(
                     opaque.get("driver", ""), params.get("apiVersion", ""), params.get("kind", "")
                 ):
-                    checked.append(f"{rel} {params['kind']}")
+                    checked.append(f"{rel} {params.get('kind', 'untyped')}")
             if rel not in recorded:
                 assert [f for f in _config_findings(doc) if f[1] != "info"] == [], rel
     assert len(checked) >= 4, checked
     assert any("nvidia" in c for c in checked) and any("dra-example-driver" in c for c in checked)
+    assert any(c.startswith("dranet/") for c in checked)
 
 
 NVIDIA_TS = REALISTIC / "nvidia/specs/quickstart/gpu-test3.yaml"  # GpuConfig, TimeSlicing
@@ -198,9 +206,10 @@ def test_device_class_compute_domain_channel_needs_a_domain_id() -> None:
 
 
 def test_unknown_driver_skipped_unknown_kind_of_known_driver_is_info() -> None:
-    dranet = _find(REALISTIC / "dranet/examples/resourceclaim-advanced.yaml")
-    _params(dranet)["interface"]["mtu"] = "not a number"  # no schema for dra.net: the driver's to judge
-    assert _config_findings(dranet) == []
+    unknown = _find(REALISTIC / "dranet/examples/resourceclaim-advanced.yaml")
+    unknown["spec"]["devices"]["config"][0]["opaque"]["driver"] = "nic.acme.example.com"  # invented
+    _params(unknown)["interface"]["mtu"] = "not a number"  # no schema for this driver: the driver's to judge
+    assert _config_findings(unknown) == []
     found = _config_findings(
         _class("gpu.nvidia.com", {"apiVersion": "resource.nvidia.com/v1", "kind": "GpuConfig"})
     )
@@ -297,7 +306,7 @@ def test_validate_cli_on_a_real_file(tmp_path: Path) -> None:
 def test_bundled_schemas_are_the_documented_ones() -> None:
     readme = (ROOT / "schemas/drivers/README.md").read_text()
     kinds = {(s.api_version, s.kind) for s in bundled()}
-    assert len(kinds) == 8
+    assert len(kinds) == 9  # DraNet's untyped NetworkConfig: ("", "")
     for s in bundled():
         assert s.origin == "bundled" and s.source.split("/")[-1] in readme
 
@@ -457,3 +466,128 @@ def test_sriov_vfconfig(breaks: Any, field: str, message: str) -> None:
     ]
     assert found[0][3].startswith(message), found[0][3]
     assert found[0][3].endswith("(sriovnetwork.k8snetworkplumbingwg.io VfConfig)"), found[0][3]
+
+
+DRANET = REALISTIC / "dranet/examples/resourceclaim-advanced.yaml"  # interface name, addresses, mtu; ethtool
+DRANET_GPU = REALISTIC / "dranet/examples/gpu-nic-aligned.yaml"  # template: interface.mtu only
+
+
+@pytest.mark.parametrize(
+    ("breaks", "field", "message"),
+    [
+        pytest.param(
+            lambda p: p["interface"].update(mtu="9000"),
+            "interface.mtu",
+            'Invalid value: "9000": must be of type integer',
+            id="type",
+        ),
+        pytest.param(
+            lambda p: p["interface"].update(mtu=60), "interface.mtu", "Invalid value: 60", id="mtu-below-68"
+        ),
+        pytest.param(
+            lambda p: p["interface"].update(MTU=p["interface"].pop("mtu")),
+            "interface.MTU",
+            'unknown field "MTU"',
+            id="unknown-field-case",
+        ),
+        pytest.param(
+            lambda p: p.update(apiVersion="dra.net/v1"),  # typed like other drivers: refused
+            "apiVersion",
+            'unknown field "apiVersion"',
+            id="typed-parameters",
+        ),
+        pytest.param(
+            lambda p: p["interface"].update(name="storage-interface0"),
+            "interface.name",
+            'Invalid value: "storage-interface0"',
+            id="name-over-15",
+        ),
+        pytest.param(
+            lambda p: p["interface"].update(arpIgnore=4),
+            "interface.arpIgnore",
+            "Unsupported value: 4",
+            id="arp",
+        ),
+        pytest.param(
+            lambda p: p.update(
+                routes=[{"destination": "10.0.0.0/8", "gateway": "169.254.169.1", "scope": 200}]
+            ),
+            "routes[0].scope",
+            "Unsupported value: 200",
+            id="route-scope",
+        ),
+        pytest.param(
+            lambda p: p.update(routes=[{"gateway": "169.254.169.1"}]),
+            "routes[0].destination",
+            "Required value",
+            id="route-destination",
+        ),
+        pytest.param(
+            lambda p: p["interface"].update(vrf={"name": "vrf0", "table": 254}),
+            "interface.vrf.table",
+            "Invalid value: 254",
+            id="vrf-reserved-table",
+        ),
+        pytest.param(
+            lambda p: p["ethtool"]["features"].update({"rx-checksum": "on"}),
+            "ethtool.features[rx-checksum]",
+            'Invalid value: "on": must be of type boolean',
+            id="ethtool-feature",
+        ),
+    ],
+)
+def test_dranet_networkconfig(breaks: Any, field: str, message: str) -> None:
+    """DraNet's NetworkConfig (no apiVersion or kind; decoded strictly and validated at prepare): the realistic
+    fixtures' configs pass, a broken variant fails at its field."""
+    assert NONE.lookup("dra.net", "", "") and NONE.kinds_of("dra.net") == ["untyped parameters"]
+    assert _config_findings(_find(DRANET_GPU)) == []
+    template = _find(DRANET)
+    assert _config_findings(template) == []
+    breaks(_params(template))
+    found = _config_findings(template)
+    assert [(r, s, f) for r, s, f, _ in found] == [
+        ("config.driver-schema", "error", _prefix(template) + field)
+    ]
+    assert found[0][3].startswith(message), found[0][3]
+    assert found[0][3].endswith("(dra.net)"), found[0][3]
+
+
+def test_dranet_accepts_what_the_driver_accepts() -> None:
+    """Fields the driver decodes and leaves valid pass: every documented field, a derived VRF table, link routes
+    without a gateway, private flags; formats (CIDR, MAC, IP) and cross-field checks are the driver's."""
+    claim = _find(DRANET)
+    _params(claim).update(
+        profile="fast",
+        routes=[{"destination": "10.0.0.0/8", "scope": 253, "table": 100, "source": "169.254.169.14"}],
+        rules=[{"priority": 100, "source": "10.0.0.0/8", "table": 100}],
+        neighbors=[{"destination": "169.254.169.1", "hardwareAddr": "02:00:00:00:00:01"}],
+    )
+    _params(claim)["interface"].update(
+        dhcp=False,
+        hardwareAddr="02:00:00:00:00:02",
+        gsoMaxSize=65536,
+        groMaxSize=65536,
+        gsoIPv4MaxSize=65536,
+        groIPv4MaxSize=65536,
+        disableEbpfPrograms=True,
+        forwarding=True,
+        arpIgnore=8,
+        arpAnnounce=2,
+    )
+    _params(claim)["ethtool"]["privateFlags"] = {"my-flag": True}
+    assert _config_findings(claim) == []
+    _params(claim)["interface"]["vrf"] = {"name": "vrf-blue"}  # table derived by the driver
+    _params(claim).pop("rules")  # rules with a VRF: the driver's to judge (not checked here either)
+    assert _config_findings(claim) == []
+
+
+def test_untyped_custom_schema_checks_every_parameters_object_of_its_driver() -> None:
+    """A schema without apiVersion and kind (a policy's, as for DraNet's bundled one) checks every parameters
+    object of its driver that no typed schema checks; one of apiVersion or kind alone is still refused."""
+    schema = from_policy_entry({"driver": "nic.acme.example.com", "schema": {"type": "object"}}, "policy p")
+    ctx = with_extra(NONE, [schema])
+    assert ctx.lookup("nic.acme.example.com", "", "") == [schema]
+    assert ctx.lookup("nic.acme.example.com", "acme.com/v1", "NicConfig") == [schema]
+    assert ctx.kinds_of("nic.acme.example.com") == ["untyped parameters"]
+    with pytest.raises(BadDriverSchema, match="`kind` must be a non-empty string"):
+        from_policy_entry({"driver": "nic.acme.example.com", "apiVersion": "acme.com/v1", "schema": {}}, "p")

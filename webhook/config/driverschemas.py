@@ -3,7 +3,9 @@ entry's driver name and the parameters' `apiVersion` and `kind`. Three sources: 
 the public drivers (`schemas/drivers/*.json`, their upstream sources in schemas/drivers/README.md), the
 files of `--driver-schemas DIR`, and the `driverSchemas` entries of a policy. A schema from a directory
 or a policy replaces the bundled one for the same driver, apiVersion and kind (a newer driver than the
-bundle knows); several of them for the same key all apply."""
+bundle knows); several of them for the same key all apply. A schema without apiVersion and kind (`""`) is
+for a driver whose parameters carry no type fields (DraNet's NetworkConfig): it checks every parameters
+object of its drivers that no typed schema claims."""
 
 from __future__ import annotations
 
@@ -57,7 +59,11 @@ class DriverSchemas:
         if found:
             return found
         one = _bundled_index().get((driver, api_version, kind))
-        return [one] if one is not None else []
+        if one is not None:
+            return [one]
+        if api_version or kind:  # no typed schema: the driver's untyped one, if it has one
+            return self.lookup(driver, "", "")
+        return []
 
     def knows_driver(self, driver: str) -> bool:
         """Whether any schema names this driver (its parameters of another kind are worth a note)."""
@@ -66,7 +72,7 @@ class DriverSchemas:
     def kinds_of(self, driver: str) -> list[str]:
         """The `apiVersion kind` pairs known for a driver, sorted."""
         pairs = {(s.api_version, s.kind) for s in (*bundled(), *self.extra) if driver in s.drivers}
-        return [f"{a} {k}" for a, k in sorted(pairs)]
+        return [f"{a} {k}" if k else "untyped parameters" for a, k in sorted(pairs)]
 
 
 NONE = DriverSchemas()
@@ -104,8 +110,10 @@ def _entry(
 ) -> DriverSchema:
     if not isinstance(drivers, list) or not drivers or not all(isinstance(d, str) and d for d in drivers):
         raise BadDriverSchema("`driver` must name a driver (e.g. gpu.nvidia.com)")
+    if api_version in (None, "") and kind in (None, ""):
+        api_version = kind = ""  # untyped parameters (e.g. DraNet's): no apiVersion or kind to key on
     for name, value in (("apiVersion", api_version), ("kind", kind)):
-        if not isinstance(value, str) or not value:
+        if not isinstance(value, str) or (not value and (api_version or kind)):
             raise BadDriverSchema(f"`{name}` must be a non-empty string")
     if not isinstance(schema, dict):
         raise BadDriverSchema("`schema` must be a JSON Schema object")

@@ -302,8 +302,9 @@ _ALL = (
         "spec.devices.config[i].opaque.parameters | spec.config[i].opaque.parameters",
         "opaque parameters of a driver draguard bundles a schema for (schemas/drivers/: NVIDIA GpuConfig, ",
         "MigDeviceConfig, VfioDeviceConfig, ComputeDomain channel and daemon configs; the dra-example-driver's ",
-        "GpuConfig and NetConfig; the SR-IOV driver's VfConfig) do not fit it: a wrong type, an unknown field (these drivers decode strictly), ",
-        "an unsupported value (a time-slice interval, a sharing strategy), a missing required field. The driver ",
+        "GpuConfig and NetConfig; the SR-IOV driver's VfConfig; DraNet's NetworkConfig, which has no apiVersion or kind) ",
+        "do not fit it: a wrong type, an unknown field (these drivers decode strictly), ",
+        "an unsupported value (a time-slice interval, a sharing strategy, an MTU below 68), a missing required field. The driver ",
         "fails the Pod at prepare time",
     ),
     rule(

@@ -1,6 +1,6 @@
 """Opaque driver configuration (`config[i].opaque.parameters` of claims, templates and DeviceClasses)
 checked against the driver's schema (webhook.config.driverschemas: bundled, `--driver-schemas`, policy), by
-the entry's driver and the parameters' apiVersion and kind. Parameters of a driver without schemas are
+the entry's driver and the parameters' apiVersion and kind (or the driver's untyped schema). Parameters of a driver without schemas are
 skipped; the driver alone knows them."""
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def _findings(obj: dict[str, Any], ctx: Context, origin: Origin) -> Iterator[Fin
                 continue
             for err in validate(params, schema.schema, path):
                 where = "" if origin == "bundled" else f", schema {schema.source}"
-                yield Finding(err.field, f"{err.message} ({driver} {kind}{where})")
+                what = f"{driver} {schema.kind}" if schema.kind else driver
+                yield Finding(err.field, f"{err.message} ({what}{where})")
 
 
 @object_rule("config.driver-schema")
