@@ -65,3 +65,30 @@ def test_draguard_audit_is_unchanged_beside_it(tmp_path) -> None:  # type: ignor
     p = draguard("audit", "--cluster", EXAMPLE, "-o", "json")
     assert p.returncode == 0, p.stderr
     assert "results" in json.loads(p.stdout)
+
+
+def test_rbac_objects_the_api_server_would_reject_are_named_not_dropped(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A role whose rules are not a list and a binding without a usable roleRef: each named with why,
+    exit 1; the valid objects beside them are still judged."""
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: broken}\nrules: oops\n"
+        "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: b, namespace: ns}\n"
+        "roleRef: 5\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n"
+        "metadata: {name: c}\nroleRef: {kind: ClusterRole, name: broken}\nsubjects: [{kind: User}]\n"
+    )
+    p = draguard("audit", "rbac", "--cluster", str(tmp_path), "--cluster", EXAMPLE, "-o", "json")
+    assert p.returncode == 1, p.stderr
+    out = json.loads(p.stdout)
+    assert out["unread"] == [
+        "ClusterRole broken: rules is not a list",
+        "RoleBinding ns/b: roleRef is not a Role or ClusterRole with a name",
+        "ClusterRoleBinding c: subjects[0] is not a User, Group or ServiceAccount with a name",
+    ]
+    assert [f["check"] for f in out["findings"]] == ["resourceslice.write-any-node"]  # the chart still judged
+    text = draguard("audit", "rbac", "--cluster", str(tmp_path)).stdout
+    assert (
+        "warning: not judged (the API server would reject it): ClusterRole broken: rules is not a list"
+        in text
+    )
+    clean = json.loads(draguard("audit", "rbac", "--cluster", EXAMPLE, "-o", "json").stdout)
+    assert clean["unread"] == []

@@ -6,7 +6,7 @@ restricting; a RoleBinding granting only in its namespace; nonResourceURLs never
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from webhook.config.labelselector import LabelSelector, Requirement
@@ -149,6 +149,7 @@ class Rbac:
     bindings: list[Binding]
     namespaces: dict[str, Mapping[str, str]]  # name → labels (for the admin-access label)
     objects: list[Mapping[str, Any]]  # everything else read (ValidatingAdmissionPolicies, ...)
+    unread: list[str] = field(default_factory=list)  # RBAC objects the API server would reject, and why
 
     def grants(self) -> list[Grant]:
         """Every (subject, binding, role, rule), bindings in input order; a binding to a missing role
@@ -183,6 +184,46 @@ def _rules(data: Any) -> tuple[Rule, ...]:
             )
         )
     return tuple(out)
+
+
+_RULE_LISTS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
+
+
+def _malformed_role(obj: Mapping[str, Any]) -> str:
+    """Why the API server would reject a Role's or ClusterRole's rules ('' when it would not)."""
+    rules = obj.get("rules")
+    if rules is None:
+        return ""
+    if not isinstance(rules, list):
+        return "rules is not a list"
+    for i, r in enumerate(rules):
+        if not isinstance(r, Mapping):
+            return f"rules[{i}] is not an object"
+        for f in _RULE_LISTS:
+            v = r.get(f)
+            if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+                return f"rules[{i}].{f} is not a list of strings"
+    return ""
+
+
+def _malformed_binding(obj: Mapping[str, Any]) -> str:
+    """Why the API server would reject a binding's roleRef or subjects ('' when it would not)."""
+    ref = obj.get("roleRef")
+    if not isinstance(ref, Mapping) or ref.get("kind") not in ("Role", "ClusterRole") or not ref.get("name"):
+        return "roleRef is not a Role or ClusterRole with a name"
+    subs = obj.get("subjects")
+    if subs is None:
+        return ""
+    if not isinstance(subs, list):
+        return "subjects is not a list"
+    for i, x in enumerate(subs):
+        if (
+            not isinstance(x, Mapping)
+            or x.get("kind") not in ("User", "Group", "ServiceAccount")
+            or not x.get("name")
+        ):
+            return f"subjects[{i}] is not a User, Group or ServiceAccount with a name"
+    return ""
 
 
 def _selector(data: Any) -> LabelSelector:
@@ -227,11 +268,18 @@ def load(objects: Iterable[Mapping[str, Any]]) -> Rbac:
     bindings: list[Binding] = []
     namespaces: dict[str, Mapping[str, str]] = {}
     rest: list[Mapping[str, Any]] = []
+    unread: list[str] = []
     for obj in objects:
         kind, api = obj.get("kind"), str(obj.get("apiVersion", ""))
         name, ns = str(_meta(obj).get("name", "")), str(_meta(obj).get("namespace") or "")
         if kind == "Namespace" and api == "v1":
             namespaces[name] = _labels(obj)
+        elif (
+            api.startswith(RBAC_GROUP + "/")
+            and kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+            and (why := (_malformed_role if kind in ("Role", "ClusterRole") else _malformed_binding)(obj))
+        ):
+            unread.append(f"{Ref(str(kind), name, ns if kind in ('Role', 'RoleBinding') else '')}: {why}")
         elif api.startswith(RBAC_GROUP + "/") and kind in ("Role", "ClusterRole"):
             agg = obj.get("aggregationRule")
             selectors = None
@@ -259,7 +307,7 @@ def load(objects: Iterable[Mapping[str, Any]]) -> Rbac:
             bindings.append(Binding(Ref(kind, name, bns), target, subjects))
         else:
             rest.append(obj)
-    return Rbac(_aggregate(roles), bindings, namespaces, rest)
+    return Rbac(_aggregate(roles), bindings, namespaces, rest, unread)
 
 
 def _aggregate(roles: dict[Ref, Role]) -> dict[Ref, Role]:

@@ -77,6 +77,7 @@ class RbacReport:
     findings: list[RbacFinding] = field(default_factory=list)
     built_in: int = 0  # grants to the control plane's own identities, not judged
     admins: list[str] = field(default_factory=list)  # cluster admins (every verb on everything): not judged
+    unread: list[str] = field(default_factory=list)  # RBAC objects the API server would reject: not judged
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -87,7 +88,7 @@ class RbacReport:
     @property
     def exit_code(self) -> int:
         """1 when anything is a warning or an error (info: admins, node-bound drivers, listings)."""
-        return 1 if any(f.severity != Severity.INFO for f in self.findings) else 0
+        return 1 if self.unread or any(f.severity != Severity.INFO for f in self.findings) else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class RbacReport:
             "summary": self.counts(),
             "builtInGrantsSkipped": self.built_in,
             "clusterAdmins": self.admins,
+            "unread": self.unread,
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -195,7 +197,7 @@ def check(rbac: Rbac, granular: bool) -> RbacReport:
     """Every finding of the cluster's RBAC (errors first, then by check, subject, binding: the same
     whatever order the objects came in); `granular`: the target API server
     authorizes status writes per synthetic subresource (1.36+ with the gate on)."""
-    report = RbacReport(granular)
+    report = RbacReport(granular, unread=list(rbac.unread))
     grants = rbac.grants()
     by_subject: dict[Subject, list[Grant]] = {}
     for g in grants:

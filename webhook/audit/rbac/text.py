@@ -16,6 +16,7 @@ def render_text(report: RbacReport) -> str:
             f"  hazard: {f.hazard}",
             f"  fix: {f.fix}",
         ]
+    lines += [f"warning: not judged (the API server would reject it): {u}" for u in report.unread]
     if report.admins:
         lines.append(f"cluster admins (every verb on everything, not judged): {', '.join(report.admins)}")
     c = report.counts()
