@@ -64,10 +64,8 @@ def rss(pid: int) -> float:
 
 def proc_mib(pid: int, file: str, field: str) -> float:
     """A figure in kB of /proc/PID/FILE (its line starting with `field`) in MiB; 0 when it is gone."""
-    try:
+    with contextlib.suppress(OSError):  # the process is gone
         for line in Path(f"/proc/{pid}/{file}").read_text().splitlines():
             if line.startswith(field):
                 return int(line.split()[1]) / 1024
-    except OSError:
-        pass
     return 0.0
