@@ -41,8 +41,8 @@ def test_load_run_with_churn(tmp_path: Path) -> None:
 
 def test_rss_over_state_changes(tmp_path: Path) -> None:
     stdout, figures = _bench(
-        tmp_path, "--reloads", "10", "--churn-interval", "0.05", "--reload-interval", "0.02"
+        tmp_path, "--reloads", "20", "--churn-interval", "0.05", "--reload-interval", "0.02"
     )
     rows = figures["reloads"]
-    assert [r["changes"] for r in rows] == [0, 2, 4, 6, 8, 10]
+    assert [r["changes"] for r in rows] == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
     assert rows[-1]["publishes"] > 0 and all(r["worker0"] > 0 for r in rows), stdout
