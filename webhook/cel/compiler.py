@@ -24,6 +24,7 @@ from webhook.cel.checker.validators import validate
 from webhook.cel.common.ast import Call, Const, Expr, Ident, ParsedExpr, Select, walk
 from webhook.cel.common.errors import Issue, render
 from webhook.cel.parser.parser import parse
+from webhook.cel.uses import Uses, analyse
 from webhook.model.cache import ByteLRU
 
 MAX_EXPRESSION_BYTES = 10 * 1024  # CELSelectorExpressionMaxLength
@@ -60,6 +61,7 @@ class Compiled:
         "output_type",
         "_checked",
         "_domains",
+        "_uses",
         "_program",
         "_lock",
     )
@@ -84,6 +86,7 @@ class Compiled:
         self.output_type = output_type
         self._checked: Checked | None = None
         self._domains: tuple[frozenset[str], frozenset[str]] | None = None
+        self._uses: Uses | None = None
         self._program: Any = None
         self._lock = threading.Lock()
 
@@ -128,6 +131,15 @@ class Compiled:
         if self._domains is None:
             self._domains = _domains(self.ast.expr)
         return self._domains[1]
+
+    @property
+    def uses(self) -> Uses:
+        """The device lookups and driver literals of the expression (`webhook.cel.uses.analyse`), worked
+        out on first access and kept with the compilation: several rules read them. Read-only."""
+        uses = self._uses
+        if uses is None:
+            uses = self._uses = analyse(self.ast.expr)
+        return uses
 
     @property
     def program(self) -> Any:
@@ -234,11 +246,12 @@ def _compile(
         planning = instantiation_error(pe.expr)
         if planning is not None:
             return CompileError("Invalid", "program instantiation failed: " + planning)
-    cost: int | None = None
-    if check_cost:
-        cost = estimate_cost(pe, checked)
-        if cost > MAX_COST:
-            return CompileError("Forbidden", "too complex, exceeds cost limit")
+    # estimated now, while the checker's result is at hand (`Compiled` does not keep it): the selector
+    # rules compile without the limit and compare the cost themselves, which would otherwise check the
+    # expression a second time
+    cost = estimate_cost(pe, checked)
+    if check_cost and cost > MAX_COST:
+        return CompileError("Forbidden", "too complex, exceeds cost limit")
     return Compiled(expression, list_attributes, consumable_capacity, cost, pe, checked.qualified, out)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from webhook.cel.compiler import Compiled, compile_selector
-from webhook.cel.uses import Uses, analyse
+from webhook.cel.uses import Uses
 from webhook.model.text import snippet
 
 _NO_SUCH_KEY = re.compile(r"no such key: (.*?)(?:\. consider using CEL optional chaining.*)?$", re.S)
@@ -14,7 +14,7 @@ _NO_SUCH_KEY = re.compile(r"no such key: (.*?)(?:\. consider using CEL optional 
 
 def _uses(expression: str) -> Uses | None:
     compiled = compile_selector(expression, list_attributes=True, consumable_capacity=True, check_cost=False)
-    return analyse(compiled.ast.expr) if isinstance(compiled, Compiled) else None
+    return compiled.uses if isinstance(compiled, Compiled) else None
 
 
 def qualified_key(expression: str, key: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from webhook.cel.compiler import Compiled, compile_selector
-from webhook.cel.uses import Qualified, analyse
+from webhook.cel.uses import Qualified
 from webhook.config.context import Context
 from webhook.model.names import go_quote
 from webhook.model.violation import Finding
@@ -80,7 +80,7 @@ def qualified_name_key(obj: dict[str, Any], ctx: Context) -> Iterator[Finding]:
         if not isinstance(c, Compiled):
             continue  # a compile error: the selector rules report it
         seen: set[tuple[str, str]] = set()
-        for q in analyse(c.ast.expr).qualified:
+        for q in c.uses.qualified:
             if (q.map, q.key) not in seen:
                 seen.add((q.map, q.key))
                 yield Finding(sel.path, _qualified_message(q))

@@ -16,7 +16,7 @@ from typing import Any
 
 from webhook.cel.compiler import Compiled, compile_selector
 from webhook.cel.runtime import CelRuntimeError, SelectorEvaluator
-from webhook.cel.uses import Use, Uses, analyse
+from webhook.cel.uses import Use, Uses
 from webhook.config.context import Context
 from webhook.model.budget import Deadline
 from webhook.model.didyoumean import closest
@@ -120,7 +120,7 @@ def _analysed(expression: str, gates: tuple[bool, bool]) -> Uses | None:
     """The lookups of a selector compiled as the selector rules compile it (no cost limit: the same
     cache entry); None when it does not compile."""
     c = compile_selector(expression, list_attributes=gates[0], consumable_capacity=gates[1], check_cost=False)
-    return analyse(c.ast.expr) if isinstance(c, Compiled) else None
+    return c.uses if isinstance(c, Compiled) else None
 
 
 def selector_uses(facts: Iterable[Facts | None], ctx: Context) -> dict[tuple[str, bool, bool], Uses | None]:
