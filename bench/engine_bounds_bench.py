@@ -45,8 +45,8 @@ def cases(quick: bool) -> list[tuple[str, Any, dict[str, Any], tuple[str, ...]]]
         (
             "slow-selector",
             hostile.write_slow_selector,
-            {"devices": 300 if q else 10_000},
-            ("--budget-seconds", "2"),
+            {"devices": 100 if q else 10_000},
+            ("--budget-seconds", "0.5" if q else "2"),
         ),
         ("big-pod", hostile.write_big_pod, {"claims": 200 if q else 4_000}, ()),
         (
