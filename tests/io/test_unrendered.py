@@ -171,3 +171,34 @@ def test_only_the_templated_documents_are_left_out_and_lines_are_kept(tmp_path: 
         "26 meta.name",  # the third document keeps its line
     ]
     assert "its document was not checked" in lines[0]
+
+
+# an Alertmanager configuration (not a Kubernetes object) whose notification templates use Go's own
+# `template "name"` action in quoted strings, with an indentation mistake on its `title` line
+ALERTMANAGER_BROKEN = """\
+route:
+  receiver: 'null'
+receivers:
+- name: slack
+  slack_configs:
+  - channel: '#alerts'
+     title: '{{ template "slack.title" . }}'
+    text: '{{ template "slack.text" . }}'
+"""
+
+
+def test_go_template_actions_in_quoted_strings_are_not_a_helm_template(tmp_path: Path) -> None:
+    """Go's `template "name"` action quoted in a file that does not parse is not a Helm chart: the file
+    gets its YAML error, not advice to run `helm template` on it; valid, the file is merely skipped."""
+    (tmp_path / "alertmanager.yaml").write_text(ALERTMANAGER_BROKEN)
+    assert blank_templates(ALERTMANAGER_BROKEN)[1] is None
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 1
+    [line] = p.stdout.splitlines()
+    assert line.startswith(f"{tmp_path / 'alertmanager.yaml'}:7: error input.parse: YAML syntax error"), line
+    (tmp_path / "alertmanager.yaml").write_text(ALERTMANAGER_BROKEN.replace("     title", "    title"))
+    p = draguard("validate", str(tmp_path))
+    assert (p.returncode, p.stdout) == (0, ""), p.stdout + p.stderr
+    # unquoted, the action is where YAML reads it: a template still
+    helm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ template "chart.fullname" . }}\n'
+    assert blank_templates(helm)[1] is not None

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from webhook.io.fastyaml import load_documents
 from webhook.io.yamlload import RawDocument, pieces_of
 
-# Helm's own names: never left in a rendered manifest
+# Helm's own names: never left in a rendered manifest. Not Go's own `template "name"` action: rendered
+# files carry it in quoted strings (Alertmanager's notification templates); unquoted, _HELM_PLAIN sees it.
 _HELM_NAMES = re.compile(
     r"\{\{-?\s*(?:[^}]*?(?:\.Values|\.Release|\.Chart|\.Capabilities|\.Files|\.Template)\b"
-    r"|include\s+\"|template\s+\"|tpl\s|toYaml|nindent|indent\s|required\s+\"|default\s)"
+    r"|include\s+\"|tpl\s|toYaml|nindent|indent\s|required\s+\"|default\s)"
 )
 # a Go template action where YAML reads it: at the start of a line, after `- `, or as a plain value
 _HELM_PLAIN = re.compile(r"^\s*(?:-\s+)?(?:[^\s\"'#:][^:#]*:\s+)?\{\{")
