@@ -14,8 +14,9 @@ from tests.cliproc import ROOT, draguard
 SHAPES = "tests/fixtures/repo-shapes"
 CHART = f"{SHAPES}/charts/gpu-inference"
 NOT_OBJECTS = (
-    "draguard: info: 9 documents in 9 files are not Kubernetes objects (no apiVersion and kind, a list, a Helm "
-    f"Chart.yaml): skipped (the first: {CHART}/Chart.yaml:1)\n"
+    "draguard: info: 10 documents in 10 files are not Kubernetes objects (no apiVersion and kind, a list, a "
+    "Helm Chart.yaml, another tool's kind without apiVersion such as a kustomization.yaml): skipped (the "
+    f"first: {CHART}/Chart.yaml:1)\n"
 )
 
 
@@ -26,7 +27,7 @@ def test_a_repository_as_it_is_validates_clean_with_one_line_per_chart() -> None
         f"{CHART}/Chart.yaml:1: info input.helm-chart: a Helm chart: its templates/ (2 files) are not "
         "manifests until rendered and were not read; validate what it renders with "
         f"`helm template {CHART} | draguard validate -`\n"
-        "Summary: 3 objects checked, 0 errors, 0 warnings, 1 info, 11 skipped (9 not Kubernetes objects)\n"
+        "Summary: 3 objects checked, 0 errors, 0 warnings, 1 info, 12 skipped (10 not Kubernetes objects)\n"
     )
     assert p.stderr == NOT_OBJECTS  # one line for the run, not one per file
 
@@ -35,15 +36,16 @@ def test_json_counts_what_was_skipped_and_lists_the_checked_objects() -> None:
     p = draguard("validate", SHAPES, "-o", "json")
     assert (p.returncode, p.stderr) == (0, "")  # the line about non-objects is for text output
     report = json.loads(p.stdout)
-    # 9 non-objects (Chart.yaml, values.yaml, docker-compose, mkdocs, OpenAPI, tsconfig, the JSON array,
-    # the playbook, the kustomization) + the 2 ConfigMaps, valid whatever their data hold
+    # 10 non-objects (Chart.yaml, values.yaml, docker-compose, mkdocs, OpenAPI, tsconfig, the JSON array,
+    # the playbook, the kustomization and kube-state-metrics' configuration, both a `kind` without
+    # apiVersion) + the 2 ConfigMaps, valid whatever their data hold
     assert report["summary"] == {
         "objects": 3,
         "errors": 0,
         "warnings": 0,
         "info": 1,
-        "skipped": 11,
-        "notObjects": 9,
+        "skipped": 12,
+        "notObjects": 10,
     }
     assert sorted((o["kind"], o["name"]) for o in report["objects"] if o["kind"]) == [
         ("DeviceClass", "gpu.example.com"),  # `${CI_PIPELINE_ID}` in an annotation: valid as written
@@ -57,14 +59,15 @@ def test_exclude_leaves_paths_out_unread_and_counts_them() -> None:
     )
     assert p.returncode == 0, p.stdout
     report = json.loads(p.stdout)
-    # charts/ and docs/ once each, web/tsconfig.json and web/models.json: 4 paths; no chart finding
+    # charts/ and docs/ once each, web/tsconfig.json and web/models.json: 4 paths; no chart finding; the
+    # rest that are not objects: the compose file, mkdocs, the playbook, the kustomization, kube-state-metrics
     assert report["summary"] == {
         "objects": 2,
         "errors": 0,
         "warnings": 0,
         "info": 0,
-        "skipped": 6,
-        "notObjects": 4,
+        "skipped": 7,
+        "notObjects": 5,
         "excluded": 4,
     }
 
@@ -116,7 +119,7 @@ def test_simulate_strip_and_convert_share_the_discovery(tmp_path: Path) -> None:
     assert "kind: DeviceClass" not in draguard("strip", SHAPES, "--exclude", "deviceclass.yaml").stdout
     conv = draguard("convert", "--stdout", SHAPES, "--exclude", "deploy", "--exclude", "charts")
     assert conv.returncode == 0, conv.stderr
-    assert conv.stderr == "draguard convert: 0 objects in 0 of 6 files converted\n"
+    assert conv.stderr == "draguard convert: 0 objects in 0 of 7 files converted\n"
 
 
 def test_convert_in_place_leaves_a_charts_templates_alone(tmp_path: Path) -> None:
@@ -133,3 +136,18 @@ def test_convert_in_place_leaves_a_charts_templates_alone(tmp_path: Path) -> Non
     assert f"{chart / 'Chart.yaml'}: note: a Helm chart: its templates/ (2 files) were not read" in p.stderr
     assert "resource.k8s.io/v1\n" in (tmp_path / "class.yaml").read_text()  # converted
     assert template.read_text() == before  # a template is not rewritten
+
+
+def test_a_kind_of_the_api_server_without_apiversion_is_still_a_broken_manifest(tmp_path: Path) -> None:
+    """Only another tool's kind may leave apiVersion out (kustomize's, kube-state-metrics'): a DRA kind, a
+    Pod or a list of them without one is a manifest kubectl rejects."""
+    for n, kind in enumerate(("ResourceClaim", "Pod", "DeviceClassList", "Kustomization")):
+        (tmp_path / f"{n}.yaml").write_text(f"kind: {kind}\nmetadata: {{name: x}}\n")
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 1
+    assert [ln.split(" [")[0] for ln in p.stdout.splitlines()] == [
+        f"{tmp_path / f'{n}.yaml'}:1: error input.kind: apiVersion: Required value: every Kubernetes object "
+        "needs apiVersion and kind (not a Kubernetes manifest? leave the file out with --exclude)"
+        for n in range(3)
+    ]
+    assert "1 document is not a Kubernetes object" in p.stderr

@@ -25,6 +25,7 @@ from webhook.audit.results import (
 )
 from webhook.config.policy import Policy
 from webhook.model.budget import Deadline, OutOfBudget
+from webhook.model.keys import DRA_KINDS
 from webhook.model.plain import as_dict
 from webhook.model.violation import Violation
 from webhook.model.workloads import uses_dra
@@ -34,7 +35,6 @@ from webhook.simulate.load import Inputs
 from webhook.simulate.run import DEADLINE_PASSED
 from webhook.state import ClusterState
 
-DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 EXISTING = " (existing violation: the stored object has it, and an update that changes nothing is not denied)"
 ObjKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 

@@ -38,6 +38,7 @@ from webhook.io.jsonload import read_stream
 from webhook.io.unrendered import Marked, Template, split_templates
 from webhook.io.unrendered import message as template_message
 from webhook.io.yamlload import RawDocument, YamlError, YamlIssue
+from webhook.model.keys import builtin_kind
 
 __all__ = [
     "MANIFEST_SUFFIXES",
@@ -81,12 +82,18 @@ def not_an_object(doc: Document) -> str:
 
     Not objects: a list or a scalar; a mapping with neither `apiVersion` nor `kind` (CI configuration,
     Helm values, docker-compose, OpenAPI, tsconfig); a Helm `Chart.yaml` (its `apiVersion: v2` is the
-    chart's, it has no `kind`). A mapping with one of the two is a manifest missing the other."""
+    chart's, it has no `kind`); a `kind` that is not one of the API server's own without an `apiVersion`
+    (a kustomization.yaml, kube-state-metrics' CustomResourceStateMetrics: with no apiVersion not even a
+    custom resource). Any other mapping with one of the two is a manifest missing the other."""
     if doc.not_object:
         return doc.not_object
     obj = doc.obj
-    if "apiVersion" not in obj and "kind" not in obj:
-        return "no apiVersion and kind"
+    if "apiVersion" not in obj:
+        kind = obj.get("kind")
+        if kind is None:
+            return "no apiVersion and kind"
+        if isinstance(kind, str) and kind and not builtin_kind(kind):
+            return f"kind {kind} without apiVersion: another tool's configuration"
     if "kind" not in obj and os.path.basename(doc.source) == HELM_CHART_FILE:
         return "a Helm chart's Chart.yaml"
     return ""
