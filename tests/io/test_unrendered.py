@@ -202,3 +202,29 @@ def test_go_template_actions_in_quoted_strings_are_not_a_helm_template(tmp_path:
     # unquoted, the action is where YAML reads it: a template still
     helm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ template "chart.fullname" . }}\n'
     assert blank_templates(helm)[1] is not None
+
+
+# clusterloader2's templates (kueue's test/performance/): Go templates that name nothing of Helm's
+CLUSTERLOADER = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: {{.Name}}
+spec:
+  clusterQueue: {{.ClusterQueue}}
+"""
+
+
+def test_a_go_template_that_is_not_helms_is_called_a_go_template(tmp_path: Path) -> None:
+    (tmp_path / "local-queue.yaml").write_text(CLUSTERLOADER)
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 1
+    assert p.stdout.splitlines() == [
+        f"{tmp_path / 'local-queue.yaml'}:4: error input.template: this file is a Go template ({{{{.Name}}}} "
+        "on line 4), not a manifest: render it first, e.g. with the tool that fills it in (`helm template "
+        "RELEASE CHART | draguard validate -` for a chart); its document was not checked",
+    ]
+    # Helm's names anywhere in the file make it Helm's, whatever its first marker
+    helm = CLUSTERLOADER + '  labels: {{ include "chart.labels" . }}\n'
+    t = blank_templates(helm)[1]
+    assert t is not None and (t.kind, t.line) == ("helm", 4)

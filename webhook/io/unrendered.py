@@ -11,7 +11,8 @@ holds `{{ .Values.x }}` or `${VAR}` in its strings is a valid ConfigMap. A docum
 marker is validated as written (`split_templates` names its marker): valid, it is valid; with errors, they
 are most likely the template's, and the document gets one finding saying so (`hint`) instead of them.
 
-`blank_templates(text)` returns the text with the template documents emptied (line numbers kept) and
+A Go template that names none of Helm's own things (`{{ .Name }}`: clusterloader2, an operator's assets) is
+called a Go template, not a Helm one. `blank_templates(text)` returns the text with the template documents emptied (line numbers kept) and
 where the first marker is: the file gets one finding saying to render it first, never a parse error per
 line.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from webhook.io.fastyaml import load_documents
 from webhook.io.yamlload import RawDocument, pieces_of
@@ -38,15 +40,18 @@ _ENV_PLAIN = re.compile(
 _ENV_KEY = re.compile(r"^\s*(?:-\s+)?\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
+TemplateKind = Literal["helm", "go", "env"]  # Helm's names seen; another Go template; `${VAR}`
+
+
 @dataclass(frozen=True)
 class Template:
     line: int  # 1-based line of the first marker
     marker: str  # the marker as written (cut to 60 characters)
-    helm: bool  # a Helm template (else an environment-variable template)
+    kind: TemplateKind
     documents: int  # documents emptied
 
 
-def _marker(line: str) -> tuple[str, bool] | None:
+def _marker(line: str) -> tuple[str, TemplateKind] | None:
     stripped = line.lstrip()
     if not stripped or stripped.startswith("#"):
         return None
@@ -55,11 +60,11 @@ def _marker(line: str) -> tuple[str, bool] | None:
         if m is not None or _HELM_PLAIN.match(line):
             start = line.index("{{")
             end = line.find("}}", start)
-            return line[start : end + 2 if end >= 0 else len(line)], True
+            return line[start : end + 2 if end >= 0 else len(line)], "helm" if m is not None else "go"
     if "${" in line and (_ENV_PLAIN.match(line) or _ENV_KEY.match(line)):
         start = line.index("${")
         end = line.find("}", start)
-        return line[start : end + 1 if end >= 0 else len(line)], False
+        return line[start : end + 1 if end >= 0 else len(line)], "env"
     return None
 
 
@@ -108,7 +113,7 @@ def split_templates(text: str) -> tuple[str, Template | None, list[Marked]]:
         if found is None:
             continue
         if _parses_as_object(piece):  # a valid object whose strings hold `{{ }}` or `${VAR}`
-            template = Template(found[0], found[1][0][:60], found[1][1], 1)
+            template = _helm_or_go(Template(found[0], found[1][0][:60], found[1][1], 1), piece)
             marked.append(Marked(line + 1, line + 1 + piece.count("\n"), template))
             continue
         emptied += 1
@@ -121,32 +126,44 @@ def split_templates(text: str) -> tuple[str, Template | None, list[Marked]]:
     if first is None:
         return text, None, marked
     parts.append(text[last:])
-    return "".join(parts), Template(first.line, first.marker, first.helm, emptied), marked
+    return "".join(parts), _helm_or_go(Template(first.line, first.marker, first.kind, emptied), text), marked
+
+
+def _helm_or_go(t: Template, text: str) -> Template:
+    """A Go template whose text names Helm's own things elsewhere (`.Values` on a later line) is Helm's."""
+    if t.kind == "go" and _HELM_NAMES.search(text):
+        return Template(t.line, t.marker, "helm", t.documents)
+    return t
+
+
+_HOW = {
+    "helm": "`helm template RELEASE CHART | draguard validate -`",
+    "go": "with the tool that fills it in (`helm template RELEASE CHART | draguard validate -` for a chart)",
+    "env": "`envsubst < FILE | draguard validate -`",
+}
 
 
 def message(t: Template) -> str:
     """The one finding of a templated file."""
-    how = (
-        "`helm template RELEASE CHART | draguard validate -`"
-        if t.helm
-        else "`envsubst < FILE | draguard validate -`"
-    )
-    kind = "a Helm template" if t.helm else "a template with environment variables"
+    kind = {
+        "helm": "a Helm template",
+        "go": "a Go template",
+        "env": "a template with environment variables",
+    }[t.kind]
     docs = "its document was" if t.documents == 1 else f"its {t.documents} templated documents were"
-    return f"this file is {kind} ({t.marker} on line {t.line}), not a manifest: render it first, e.g. {how}; {docs} not checked"
+    return f"this file is {kind} ({t.marker} on line {t.line}), not a manifest: render it first, e.g. {_HOW[t.kind]}; {docs} not checked"
 
 
 def hint(t: Template, errors: int, first: str) -> str:
     """The one finding of a document that parses but holds a template marker and, as written, is not a
     valid object (`errors` errors, the first described by `first`): most likely an unrendered template."""
-    how = (
-        "`helm template RELEASE CHART | draguard validate -`"
-        if t.helm
-        else "`envsubst < FILE | draguard validate -`"
-    )
-    kind = "an unrendered Helm template" if t.helm else "a template with environment variables"
+    kind = {
+        "helm": "an unrendered Helm template",
+        "go": "an unrendered Go template",
+        "env": "a template with environment variables",
+    }[t.kind]
     more = f"{errors} errors, the first" if errors > 1 else "1 error"
     return (
         f"this document looks like {kind} ({t.marker} on line {t.line}): as written it is not a valid "
-        f"object ({more}: {first}); render it first, e.g. {how}"
+        f"object ({more}: {first}); render it first, e.g. {_HOW[t.kind]}"
     )
