@@ -90,7 +90,7 @@ spec: {}
 
 def test_a_helm_template_is_one_finding_saying_to_render_it(tmp_path: Path) -> None:
     (tmp_path / "claim.yaml").write_text(HELM)
-    p = draguard("validate", str(tmp_path))
+    p = draguard("validate", str(tmp_path / "claim.yaml"))  # named: an error (found in a directory: below)
     assert p.returncode == 1
     lines = p.stdout.splitlines()
     assert lines == [
@@ -106,7 +106,7 @@ def test_a_template_that_parses_but_is_invalid_as_written_is_one_finding_quoting
     """Issue 15 §3: a document that parses is validated as written; when it has errors and a template
     marker, one finding stands for them (they are the template's), quoting the first."""
     (tmp_path / "class.yaml").write_text(QUOTED_HELM)
-    p = draguard("validate", str(tmp_path))
+    p = draguard("validate", str(tmp_path / "class.yaml"))
     assert p.returncode == 1
     [line] = p.stdout.splitlines()
     assert line.startswith(
@@ -122,7 +122,7 @@ def test_a_template_that_parses_but_is_invalid_as_written_is_one_finding_quoting
 
 def test_an_envsubst_template_points_at_envsubst(tmp_path: Path) -> None:
     (tmp_path / "claim.yaml").write_text(ENVSUBST)
-    p = draguard("validate", str(tmp_path))
+    p = draguard("validate", str(tmp_path / "claim.yaml"))
     assert p.returncode == 1
     [line] = p.stdout.splitlines()
     assert line.startswith(
@@ -217,7 +217,7 @@ spec:
 
 def test_a_go_template_that_is_not_helms_is_called_a_go_template(tmp_path: Path) -> None:
     (tmp_path / "local-queue.yaml").write_text(CLUSTERLOADER)
-    p = draguard("validate", str(tmp_path))
+    p = draguard("validate", str(tmp_path / "local-queue.yaml"))
     assert p.returncode == 1
     assert p.stdout.splitlines() == [
         f"{tmp_path / 'local-queue.yaml'}:4: error input.template: this file is a Go template ({{{{.Name}}}} "
@@ -228,3 +228,24 @@ def test_a_go_template_that_is_not_helms_is_called_a_go_template(tmp_path: Path)
     helm = CLUSTERLOADER + '  labels: {{ include "chart.labels" . }}\n'
     t = blank_templates(helm)[1]
     assert t is not None and (t.kind, t.line) == ("helm", 4)
+
+
+def test_a_template_found_in_a_directory_is_a_warning_and_named_an_error(tmp_path: Path) -> None:
+    """A repository holds templates of other tools (kuberay's and kueue's clusterloader2 benchmarks, an
+    operator's assets): found by walking a directory, each is one warning (not checked, the run stays
+    green); the same file named on the command line (or staged for the pre-commit hook) is an error, and
+    a policy may make the warning an error too."""
+    (tmp_path / "perf").mkdir()
+    (tmp_path / "perf" / "local-queue.yaml").write_text(CLUSTERLOADER)
+    (tmp_path / "perf" / "class.yaml").write_text(QUOTED_HELM)
+    (tmp_path / "perf" / "claim.yaml").write_text(ENVSUBST)
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 0, p.stdout
+    assert [ln.split(": ", 2)[1] for ln in p.stdout.splitlines()] == ["warning input.template"] * 3
+    p = draguard("validate", str(tmp_path), str(tmp_path / "perf" / "class.yaml"))
+    assert p.returncode == 1
+    assert " error input.template: this document looks like an unrendered Helm template" in p.stdout
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  input.template: error\n")
+    p = draguard("validate", "--policy", str(policy), str(tmp_path / "perf"))
+    assert p.returncode == 1 and p.stdout.count(" error input.template: ") == 3, p.stdout

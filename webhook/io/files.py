@@ -75,6 +75,7 @@ class Discovery:
     skipped: list[Skipped] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)  # paths left out by --exclude (a directory once)
     charts: list[HelmChart] = field(default_factory=list)  # Helm charts whose templates were not read
+    walked: set[str] = field(default_factory=set)  # the files found in a directory (the rest were named)
 
 
 HELM_CHART_FILE = "Chart.yaml"  # the name Helm requires (`helm create`, `helm lint`)
@@ -147,6 +148,7 @@ def discover_all(paths: Iterable[str], exclude: Sequence[str] = ()) -> Discovery
     Raises `UnreadableInput` for a named path that does not exist or is not a file or directory, and for
     a directory that cannot be listed."""
     out = Discovery()
+    named: set[str] = set()
     for p in paths:
         if p == STDIN:
             out.files.append(p)
@@ -166,11 +168,13 @@ def discover_all(paths: Iterable[str], exclude: Sequence[str] = ()) -> Discovery
             _walk(p, out, exclude)
         elif stat.S_ISREG(st.st_mode):
             out.files.append(p)
+            named.add(p)
         else:
             raise UnreadableInput(
                 f"{p}: {_kind(st.st_mode)}, not a regular file: draguard reads files, directories "
                 "and - (stdin)"
             )
+    out.walked -= named  # named as well: as named
     return out
 
 
@@ -227,6 +231,7 @@ def _walk(top: str, out: Discovery, exclude: Sequence[str] = ()) -> None:
                 out.skipped.append(Skipped(path, f"skipped: {_kind(st.st_mode)}, not a regular file"))
         stack.extend(sorted(subdirs, reverse=True))  # the first in sorted order is listed next
     out.files.extend(sorted(found))
+    out.walked.update(found)
     out.skipped.sort(key=lambda s: s.path)
     out.excluded.sort()
     out.charts.sort(key=lambda c: c.directory)

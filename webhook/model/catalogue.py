@@ -613,10 +613,11 @@ _ALL = (
         ERROR,
         (),
         "",
-        "an unrendered Helm or envsubst template: documents with `{{ }}` or `${VAR}` that do not parse "
-        "as objects (one finding for the file, saying to render it first: `helm template ... | draguard "
-        "validate -`), or that parse but are invalid as written (one finding standing for their "
-        "errors); a valid object holding such text in its strings (a ConfigMap's data) is valid",
+        "an unrendered Helm, Go or envsubst template: documents with `{{ }}` or `${VAR}` that do not "
+        "parse as objects (one finding for the file, saying to render it first: `helm template ... | "
+        "draguard validate -`), or that parse but are invalid as written (one finding standing for "
+        "their errors); a warning for a file found in a directory (other tools' templates), an error "
+        "for one named; a valid object holding such text in its strings (a ConfigMap's data) is valid",
     ),
     rule(
         "input.too-large",

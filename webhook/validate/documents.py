@@ -41,6 +41,7 @@ RESOURCE_V1 = "resource.k8s.io/v1"
 CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOADS)
 
 
+TEMPLATE_RULE = "input.template"  # an unrendered template: an error when named, a warning when found
 DRA_API_PREFIX = "resource.k8s.io/"  # of an apiVersion (webhook.admission.review.DRA_GROUP is the group)
 
 
@@ -212,10 +213,12 @@ def check_file_text(
     policy: Policy | None = None,
     skip: frozenset[str] = frozenset(),
     keep: Keep | None = None,
+    *,
+    walked: bool = False,
 ) -> FileResult:
     """Every document of one file's text (see `check_documents`)."""
     expired = ctx.deadline.expired if ctx.deadline is not None else None
-    return check_documents(parse(text, source, expired), source, ctx, policy, skip, keep)
+    return check_documents(parse(text, source, expired), source, ctx, policy, skip, keep, walked=walked)
 
 
 def check_documents(
@@ -225,10 +228,15 @@ def check_documents(
     policy: Policy | None = None,
     skip: frozenset[str] = frozenset(),
     keep: Keep | None = None,
+    *,
+    walked: bool = False,
 ) -> FileResult:
     """Every document of one file (read lazily: a file is parsed as it is checked). Once `ctx.deadline`
     has passed, the document in hand is reported `input.not-checked` and nothing after it is read.
-    `keep(doc, result, stored)` sees every document that was checked or skipped."""
+    `keep(doc, result, stored)` sees every document that was checked or skipped. `walked`: the file was
+    found in a directory, not named: an unrendered template in it is a warning (a repository holds
+    templates of other tools: clusterloader2's, an operator's assets), named it stays an error."""
+    template_severity = Severity.WARNING if walked else Severity.ERROR
     out = FileResult()
     deadline = ctx.deadline
     budget = [MAX_DEVICES_PER_FILE]  # devices kept in the facts of this file's slices
@@ -237,9 +245,10 @@ def check_documents(
             _cut(out, not_checked_result(doc, _BEFORE, policy))
             break
         if isinstance(doc, DocumentError):
-            out.objects.append(
-                ObjectResult(source, doc.line, None, None, None, None, [violation(doc.rule, "", doc.message)])
-            )
+            found = [violation(doc.rule, "", doc.message)]
+            if doc.rule == TEMPLATE_RULE:  # its severity as a policy sets it, else by where it was found
+                found = apply_policy(policy, [violation(doc.rule, "", doc.message, template_severity)])
+            out.objects.append(ObjectResult(source, doc.line, None, None, None, None, found))
             out.records.append(None)
             continue
         try:
@@ -248,7 +257,9 @@ def check_documents(
             _cut(out, not_checked_result(doc, _WHILE, policy))
             break
         if result is not None and doc.template is not None and result.errors:
-            result.violations = apply_policy(policy, [_template_hint(doc.template, result)])
+            result.violations = apply_policy(
+                policy, [_template_hint(doc.template, result, template_severity)]
+            )
             record = stored = None  # as a template that does not parse: not checked further
         if keep is not None:
             keep(doc, result, stored)
@@ -273,13 +284,13 @@ def check_documents(
     return out
 
 
-def _template_hint(template: Template, result: ObjectResult) -> Violation:
+def _template_hint(template: Template, result: ObjectResult, severity: Severity) -> Violation:
     """`input.template` for a document that parses, holds a template marker and has errors: it stands
     for them (they come from the text as written: `${NAME}` is no valid name); the first is quoted."""
     errors = [v for v in result.violations if v.severity is Severity.ERROR]
     first = f"{errors[0].field}: {errors[0].message}" if errors[0].field else errors[0].message
     message = template_hint(template, len(errors), clip(first, 300))
-    return dataclasses.replace(violation("input.template", "", message), line=template.line)
+    return dataclasses.replace(violation(TEMPLATE_RULE, "", message, severity), line=template.line)
 
 
 _BEFORE = "the deadline of the run passed before this object was validated"

@@ -88,11 +88,16 @@ KeepMode = Literal["none", "files", "all"]
 
 
 def _init_worker(
-    options: RunOptions, cluster_files: tuple[str, ...] = (), keep: KeepMode = "none", process: bool = False
+    options: RunOptions,
+    cluster_files: tuple[str, ...] = (),
+    keep: KeepMode = "none",
+    process: bool = False,
+    walked: frozenset[str] = frozenset(),
 ) -> None:
     _worker["options"] = options
     _worker["ctx"] = options.context()
     _worker["cluster"] = frozenset(cluster_files)
+    _worker["walked"] = walked  # files found in a directory: an unrendered template there is a warning
     _worker["keep"] = keep
     _worker["process"] = process  # a worker process: its results carry what the lint needs of them
 
@@ -108,12 +113,15 @@ def _check_file(path: str) -> FileResult:
     ctx = _worker["ctx"]
     if path in _worker["cluster"]:
         ctx = stored_context(ctx)  # the cluster's objects: any version it has, converted as stored
+    walked = path in _worker["walked"]
     if _worker["keep"] == "none":
-        out = file_result(text, path, ctx, options.policy, options.skip)
+        out = file_result(text, path, ctx, options.policy, options.skip, walked=walked)
     else:
         keeper = Keeper(ctx)
         out = _ship(
-            file_result(text, path, ctx, options.policy, options.skip, keeper), keeper, _worker["keep"]
+            file_result(text, path, ctx, options.policy, options.skip, keeper, walked=walked),
+            keeper,
+            _worker["keep"],
         )
     if _worker["process"]:
         send_selector_uses(out, _worker["ctx"])
@@ -197,11 +205,13 @@ def file_result(
     policy: Policy | None,
     skip: frozenset[str],
     keep: Keep | None = None,
+    *,
+    walked: bool = False,
 ) -> FileResult:
     """`check_file_text`, with any failure of draguard itself turned into an error on that file (never a
     traceback that stops the other files); `crashed` is then set."""
     try:
-        return check_file_text(text, source, ctx, policy, skip, keep)
+        return check_file_text(text, source, ctx, policy, skip, keep, walked=walked)
     except RecursionError:
         msg = "draguard ran out of stack on this file (extremely deep nesting?): please report it"
     except Exception as e:  # noqa: BLE001 - the last line of defence for one file
@@ -293,8 +303,9 @@ def check_inputs(
             res = file_result(text, "<stdin>", ctx, options.policy, options.skip, keeper)
             results[i] = _ship(res, keeper, keep)
     done = 0
+    walked = frozenset(found.walked)
     if jobs == 1 or len(on_disk) <= 1:
-        _init_worker(options, cluster.files, keep)
+        _init_worker(options, cluster.files, keep, False, walked)
         for i in on_disk:
             results[i] = _check_file(files[i])
             done += 1
@@ -307,7 +318,7 @@ def check_inputs(
             jobs,
             mp_context=mp.get_context("fork"),
             initializer=_init_worker,
-            initargs=(options, cluster.files, keep, True),
+            initargs=(options, cluster.files, keep, True, walked),
         ) as pool:
             chunks = task_chunks(on_disk, [_size(files[i]) for i in on_disk], jobs)
             futures = [pool.submit(_check_files, [files[i] for i in chunk]) for chunk in chunks]
@@ -316,7 +327,7 @@ def check_inputs(
                     for i, res in zip(chunk, future.result(), strict=True):
                         results[i] = res
                 except RecursionError:  # a kept object nested deeper than pickle can send: check here
-                    _init_worker(options, cluster.files, keep)
+                    _init_worker(options, cluster.files, keep, False, walked)
                     for i in chunk:
                         results[i] = _check_file(files[i])
                 done += len(chunk)
