@@ -106,3 +106,26 @@ def test_other_unknown_request_fields_keep_the_did_you_mean() -> None:
     )
     (v,) = decode(obj, kind)[0]
     assert v.field == "spec.devices.requests[0].firstAvailable[0].exactly" and "move it" not in v.message
+
+
+def test_a_pods_classic_dra_source_field_says_what_replaced_it() -> None:
+    """`resourceClaims[].source` (the classic DRA API, removed in 1.31: kubernetes#125116), as old driver
+    demos still write it: the message says what to write instead; a misspelt field keeps the did-you-mean."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
+            "resourceClaims": [{"name": "gpu", "source": {"resourceClaimTemplateName": "gpu-template"}}],
+        },
+    }
+    (v,) = decode(pod, "Pod")[0]
+    assert v.message == (
+        'unknown field "spec.resourceClaims[0].source": a Pod\'s resourceClaims[].source was removed in '
+        "Kubernetes 1.31 (the classic DRA API): write its resourceClaimName or resourceClaimTemplateName in "
+        "the entry itself"
+    )
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateNme": "gpu-template"}]
+    (v,) = decode(pod, "Pod")[0]
+    assert v.message.endswith('did you mean "resourceClaimTemplateName"?')

@@ -376,9 +376,22 @@ def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
     return ""
 
 
+# (field, the object's known fields) -> what became of a field Kubernetes removed
+_REMOVED = {
+    ("source", ("name", "resourceClaimName", "resourceClaimTemplateName")): (
+        "a Pod's resourceClaims[].source was removed in Kubernetes 1.31 (the classic DRA API): write its "
+        "resourceClaimName or resourceClaimTemplateName in the entry itself"
+    ),
+}
+
+
 def _unknown(path: str, name: str, known: tuple[str, ...], moved: str) -> str:
-    """Upstream's `unknown field "<path>"`, with where a v1beta1 field moved in v1, or a did-you-mean."""
+    """Upstream's `unknown field "<path>"`, with where a v1beta1 field moved in v1, what became of a field
+    Kubernetes removed, or a did-you-mean."""
     msg = f'unknown field "{path}"'
+    removed = _REMOVED.get((name, known))
+    if removed:
+        return f"{msg}: {removed}"
     if moved:
         parent = path[: len(path) - len(name)]
         return (
