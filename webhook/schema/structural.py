@@ -377,7 +377,7 @@ def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
 
 
 # (field, the object's known fields) -> what became of a field Kubernetes removed
-_REMOVED = {
+_REMOVED: dict[tuple[str, tuple[str, ...]], str] = {
     ("source", ("name", "resourceClaimName", "resourceClaimTemplateName")): (
         "a Pod's resourceClaims[].source was removed in Kubernetes 1.31 (the classic DRA API): write its "
         "resourceClaimName or resourceClaimTemplateName in the entry itself"
