@@ -129,3 +129,30 @@ def test_a_pods_classic_dra_source_field_says_what_replaced_it() -> None:
     pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateNme": "gpu-template"}]
     (v,) = decode(pod, "Pod")[0]
     assert v.message.endswith('did you mean "resourceClaimTemplateName"?')
+
+
+def test_a_v1_device_with_v1beta1s_basic_wrapper_says_to_move_its_fields_up() -> None:
+    """A ResourceSlice dumped from v1beta1 and relabelled v1 (IBM's Spyre driver demo): `basic` is named
+    for what it is; the same name elsewhere is only unknown."""
+    obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {
+            "driver": "spyre.ibm.com",
+            "nodeName": "n",
+            "pool": {"name": "n", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "d0", "basic": {"attributes": {"index": {"int": 0}}}}],
+        },
+    }
+    (v,) = decode(obj, "ResourceSlice")[0]
+    assert v.field == "spec.devices[0].basic"
+    assert v.message.startswith(
+        "unknown field \"spec.devices[0].basic\": `basic` is resource.k8s.io/v1beta1's wrapper of a device's "
+        "fields: in resource.k8s.io/v1 (and v1beta2) attributes, capacity, consumesCounters, ... are set in "
+        "the device itself: move them up a level"
+    )
+    obj["spec"]["devices"] = [{"name": "d0"}]
+    obj["spec"]["basic"] = {}
+    (v,) = decode(obj, "ResourceSlice")[0]
+    assert v.message == 'unknown field "spec.basic"'

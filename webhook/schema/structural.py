@@ -154,7 +154,7 @@ class _Compiler:
                 spec = get(k)
                 if spec is None:
                     if closed:
-                        errs.append((UNKNOWN, (path, k), known, moved.get(k, "")))
+                        errs.append((UNKNOWN, (path, k), known, moved.get(k, ""), owner))
                     continue
                 if item is None:
                     errs.append(_NULL_SEEN)  # null = absent (required-ness is checked below)
@@ -376,20 +376,25 @@ def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
     return ""
 
 
-# (field, the object's known fields) -> what became of a field Kubernetes removed
-_REMOVED: dict[tuple[str, tuple[str, ...]], str] = {
-    ("source", ("name", "resourceClaimName", "resourceClaimTemplateName")): (
+# (definition, field) -> what became of a field of an older API that manifests still carry
+_REMOVED: dict[tuple[str, str], str] = {
+    ("V1PodResourceClaim", "source"): (
         "a Pod's resourceClaims[].source was removed in Kubernetes 1.31 (the classic DRA API): write its "
         "resourceClaimName or resourceClaimTemplateName in the entry itself"
+    ),
+    ("V1Device", "basic"): (
+        "`basic` is resource.k8s.io/v1beta1's wrapper of a device's fields: in resource.k8s.io/v1 (and "
+        "v1beta2) attributes, capacity, consumesCounters, ... are set in the device itself: move them up "
+        "a level (an object written for v1beta1: give it that apiVersion and `draguard convert --to v1` it)"
     ),
 }
 
 
-def _unknown(path: str, name: str, known: tuple[str, ...], moved: str) -> str:
+def _unknown(path: str, name: str, known: tuple[str, ...], moved: str, owner: str) -> str:
     """Upstream's `unknown field "<path>"`, with where a v1beta1 field moved in v1, what became of a field
-    Kubernetes removed, or a did-you-mean."""
+    of an older API (`owner`: the object's definition), or a did-you-mean."""
     msg = f'unknown field "{path}"'
-    removed = _REMOVED.get((name, known))
+    removed = _REMOVED.get((owner, name))
     if removed:
         return f"{msg}: {removed}"
     if moved:
@@ -406,7 +411,7 @@ def _violation(err: tuple[Any, ...]) -> Violation:
     rule, lazy = err[0], err[1]
     path = _format_path(lazy)
     if rule == UNKNOWN:
-        msg = _unknown(path, lazy[1], err[2], err[3])
+        msg = _unknown(path, lazy[1], err[2], err[3], err[4])
     elif rule == TYPE:
         expected, value = err[2], err[3]
         msg = (
