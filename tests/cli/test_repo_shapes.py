@@ -14,9 +14,9 @@ from tests.cliproc import ROOT, draguard
 SHAPES = "tests/fixtures/repo-shapes"
 CHART = f"{SHAPES}/charts/gpu-inference"
 NOT_OBJECTS = (
-    "draguard: info: 10 documents in 10 files are not Kubernetes objects (no apiVersion and kind, a list, a "
-    "Helm Chart.yaml, another tool's kind without apiVersion such as a kustomization.yaml): skipped (the "
-    f"first: {CHART}/Chart.yaml:1)\n"
+    "draguard: info: 12 documents in 12 files are not Kubernetes objects (other tools' files: no apiVersion "
+    "and kind, a list, a Helm Chart.yaml or index.yaml, a kind without apiVersion such as a "
+    f"kustomization.yaml): skipped (the first: {SHAPES}/charts-repo/index.yaml:2)\n"
 )
 
 
@@ -27,7 +27,7 @@ def test_a_repository_as_it_is_validates_clean_with_one_line_per_chart() -> None
         f"{CHART}/Chart.yaml:1: info input.helm-chart: a Helm chart: its templates/ (2 files) are not "
         "manifests until rendered and were not read; validate what it renders with "
         f"`helm template {CHART} | draguard validate -`\n"
-        "Summary: 3 objects checked, 0 errors, 0 warnings, 1 info, 12 skipped (10 not Kubernetes objects)\n"
+        "Summary: 3 objects checked, 0 errors, 0 warnings, 1 info, 14 skipped (12 not Kubernetes objects)\n"
     )
     assert p.stderr == NOT_OBJECTS  # one line for the run, not one per file
 
@@ -36,16 +36,17 @@ def test_json_counts_what_was_skipped_and_lists_the_checked_objects() -> None:
     p = draguard("validate", SHAPES, "-o", "json")
     assert (p.returncode, p.stderr) == (0, "")  # the line about non-objects is for text output
     report = json.loads(p.stdout)
-    # 10 non-objects (Chart.yaml, values.yaml, docker-compose, mkdocs, OpenAPI, tsconfig, the JSON array,
+    # 12 non-objects (Chart.yaml, values.yaml, docker-compose, mkdocs, OpenAPI, tsconfig, the JSON array,
     # the playbook, the kustomization and kube-state-metrics' configuration, both a `kind` without
-    # apiVersion) + the 2 ConfigMaps, valid whatever their data hold
+    # apiVersion, a Helm repository index and kwok's stage data, without metadata either) + the 2
+    # ConfigMaps, valid whatever their data hold
     assert report["summary"] == {
         "objects": 3,
         "errors": 0,
         "warnings": 0,
         "info": 1,
-        "skipped": 12,
-        "notObjects": 10,
+        "skipped": 14,
+        "notObjects": 12,
     }
     assert sorted((o["kind"], o["name"]) for o in report["objects"] if o["kind"]) == [
         ("DeviceClass", "gpu.example.com"),  # `${CI_PIPELINE_ID}` in an annotation: valid as written
@@ -60,14 +61,15 @@ def test_exclude_leaves_paths_out_unread_and_counts_them() -> None:
     assert p.returncode == 0, p.stdout
     report = json.loads(p.stdout)
     # charts/ and docs/ once each, web/tsconfig.json and web/models.json: 4 paths; no chart finding; the
-    # rest that are not objects: the compose file, mkdocs, the playbook, the kustomization, kube-state-metrics
+    # rest that are not objects: the compose file, mkdocs, the playbook, the kustomization, kube-state-metrics,
+    # the chart repository's index, kwok's data
     assert report["summary"] == {
         "objects": 2,
         "errors": 0,
         "warnings": 0,
         "info": 0,
-        "skipped": 7,
-        "notObjects": 5,
+        "skipped": 9,
+        "notObjects": 7,
         "excluded": 4,
     }
 
@@ -94,15 +96,20 @@ def test_a_single_template_passed_alone_keeps_its_finding() -> None:
 
 
 def test_a_document_with_only_one_of_apiversion_and_kind_is_a_broken_manifest(tmp_path: Path) -> None:
+    """...when it has metadata, as every object does; without it, it is another tool's file (a Helm
+    repository's index.yaml, kwok's stage data)."""
     (tmp_path / "pod.yaml").write_text("kind: Pod\nmetadata: {name: p}\n")
-    (tmp_path / "index.yaml").write_text("apiVersion: v1\nentries: {}\n")  # not Chart.yaml: no exemption
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nmetadata: {name: c}\ndata: {}\n")
+    (tmp_path / "index.yaml").write_text("apiVersion: v1\nentries: {}\n")
+    (tmp_path / "stage.yaml").write_text("kind: Node\napiGroup: v1\nname: n\n")
     p = draguard("validate", str(tmp_path))
     assert p.returncode == 1
     assert [ln.split(" ")[0] + " " + ln.split(" ")[2] for ln in p.stdout.splitlines()] == [
-        f"{tmp_path / 'index.yaml'}:1: input.kind:",
+        f"{tmp_path / 'cm.yaml'}:1: input.kind:",
         f"{tmp_path / 'pod.yaml'}:1: input.kind:",
     ]
     assert "leave the file out with --exclude" in p.stdout
+    assert p.stderr.startswith("draguard: info: 2 documents in 2 files are not Kubernetes objects")
 
 
 def test_simulate_strip_and_convert_share_the_discovery(tmp_path: Path) -> None:
@@ -119,7 +126,7 @@ def test_simulate_strip_and_convert_share_the_discovery(tmp_path: Path) -> None:
     assert "kind: DeviceClass" not in draguard("strip", SHAPES, "--exclude", "deviceclass.yaml").stdout
     conv = draguard("convert", "--stdout", SHAPES, "--exclude", "deploy", "--exclude", "charts")
     assert conv.returncode == 0, conv.stderr
-    assert conv.stderr == "draguard convert: 0 objects in 0 of 7 files converted\n"
+    assert conv.stderr == "draguard convert: 0 objects in 0 of 9 files converted\n"
 
 
 def test_convert_in_place_leaves_a_charts_templates_alone(tmp_path: Path) -> None:

@@ -118,8 +118,8 @@ def not_objects_line(report: Report) -> str:
     if n == 1:
         what = "1 document is not a Kubernetes object"
     return one_line(
-        f"draguard: info: {what} (no apiVersion and kind, a list, a Helm Chart.yaml, another tool's "
-        f"kind without apiVersion such as a kustomization.yaml): skipped "
+        f"draguard: info: {what} (other tools' files: no apiVersion and kind, a list, a Helm Chart.yaml "
+        f"or index.yaml, a kind without apiVersion such as a kustomization.yaml): skipped "
         f"(the first: {report.first_not_object})"
     )
 

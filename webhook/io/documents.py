@@ -84,18 +84,24 @@ def not_an_object(doc: Document) -> str:
     Helm values, docker-compose, OpenAPI, tsconfig); a Helm `Chart.yaml` (its `apiVersion: v2` is the
     chart's, it has no `kind`); a `kind` that is not one of the API server's own without an `apiVersion`
     (a kustomization.yaml, kube-state-metrics' CustomResourceStateMetrics: with no apiVersion not even a
-    custom resource). Any other mapping with one of the two is a manifest missing the other."""
+    custom resource); one of the two without `metadata` either (kwok's stage data `kind: Node`, a Helm
+    repository's index.yaml `apiVersion: v1`). Any other mapping with one of the two is a manifest
+    missing the other."""
     if doc.not_object:
         return doc.not_object
     obj = doc.obj
-    if "apiVersion" not in obj:
-        kind = obj.get("kind")
-        if kind is None:
-            return "no apiVersion and kind"
-        if isinstance(kind, str) and kind and not builtin_kind(kind):
-            return f"kind {kind} without apiVersion: another tool's configuration"
-    if "kind" not in obj and os.path.basename(doc.source) == HELM_CHART_FILE:
+    has_version, has_kind = "apiVersion" in obj, "kind" in obj
+    if has_version and has_kind:
+        return ""
+    if not has_version and not has_kind:
+        return "no apiVersion and kind"
+    if not has_kind and os.path.basename(doc.source) == HELM_CHART_FILE:
         return "a Helm chart's Chart.yaml"
+    if "metadata" not in obj:
+        return "apiVersion or kind without the other and without metadata: another tool's data"
+    kind = obj.get("kind")
+    if not has_version and isinstance(kind, str) and kind and not builtin_kind(kind):
+        return f"kind {kind} without apiVersion: another tool's configuration"
     return ""
 
 
