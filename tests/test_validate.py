@@ -149,3 +149,13 @@ def test_a_failing_file_is_an_error_on_that_file(monkeypatch: pytest.MonkeyPatch
     ((o,),) = [res.objects]
     assert o.source == "f.yaml" and o.violations[0].rule == "internal.rule-crash"
     assert "RuntimeError: kaput" in o.violations[0].message
+
+
+def test_a_miscased_apiversion_is_named() -> None:
+    """Intel's GPU driver example writes `apiversion: v1`: kubectl rejects it; the finding says why."""
+    res = check_file_text("apiversion: v1\nkind: Pod\nmetadata: {name: p}\n", "p.yaml", Context())
+    ((v,),) = [o.violations for o in res.objects]
+    assert (v.rule, v.field) == ("input.kind", "apiVersion")
+    assert v.message.endswith(
+        "(this object has `apiversion`: field names are case-sensitive, write `apiVersion`)"
+    )

@@ -160,12 +160,19 @@ def check_document(
         result.violations.append(_issue(issue.rule, issue.path, f"{issue.message} (line {issue.line})", warn))
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         missing = "apiVersion" if not isinstance(api_version, str) or not api_version else "kind"
+        near = next(
+            (k for k in obj if isinstance(k, str) and k != missing and k.lower() == missing.lower()), None
+        )
+        hint = (
+            f" (this object has `{near}`: field names are case-sensitive, write `{missing}`)"
+            if near is not None
+            else " (not a Kubernetes manifest? leave the file out with --exclude)"
+        )
         result.violations.append(
             violation(
                 "input.kind",
                 missing,
-                "Required value: every Kubernetes object needs apiVersion and kind (not a Kubernetes "
-                "manifest? leave the file out with --exclude)",
+                f"Required value: every Kubernetes object needs apiVersion and kind{hint}",
             )
         )
         return result, None, None
