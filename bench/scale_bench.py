@@ -4,8 +4,9 @@
     python3 bench/scale_bench.py --nodes 250 --workers 2 --threads 4 --seconds 20   # the A/B's other shape
     python3 bench/scale_bench.py --nodes 2000 --parts sync,bytes                     # the growth curve
 
-Cluster (bench/engine_bench.py's cluster B, grown to the issue's shape): per node a Node, a counter slice
-and a slice of 72 devices (8 GPUs x (8 MIG-style partitions + the whole GPU)), 10 allocated claims (one
+Cluster (bench/engine_bench.py's cluster B, grown to the issue's shape): per node a Node, a counter slice,
+a slice of 64 MIG-style partitions (8 per GPU) and one of the 8 whole GPUs (72 devices; one slice of 72 is
+more than the API server takes when devices consume counters), 10 allocated claims (one
 holding a 3g.40gb partition of every GPU, nine holding one partition each), plus the DeviceClass and the
 template of the request mix. 1,000 nodes = 72,000 devices, 10,000 allocated claims.
 
@@ -27,6 +28,7 @@ Parts (`--parts`, all by default), every figure printed:
 from __future__ import annotations
 
 import argparse
+import copy
 import gc
 import json
 import os
@@ -58,14 +60,24 @@ SINGLES = [(g, f"gpu-{g}-1g-10gb-0") for g in range(8)] + [(0, "gpu-0-2g-20gb-0"
 def cluster(nodes: int) -> list[dict[str, Any]]:
     """The issue's cluster (module docstring)."""
     objs = eb.cluster_b(nodes)
+    wholes = []
     for o in objs:
+        if o["kind"] == "ResourceSlice":
+            o["spec"]["pool"]["resourceSliceCount"] = 3  # counters, partitions, whole GPUs
         if o["kind"] == "ResourceSlice" and o["spec"].get("devices"):
             node = o["spec"]["nodeName"]
             i = int(node.rsplit("-", 1)[1])
+            # the whole GPUs in a slice of their own: a slice whose devices consume counters holds at most
+            # 64 (the API server rejects more; 64 partitions fill the first)
+            whole = copy.deepcopy({k: v for k, v in o.items() if k != "spec"})
+            whole["metadata"]["name"] = o["metadata"]["name"].replace("partitions", "whole")
+            whole["spec"] = {k: copy.deepcopy(v) for k, v in o["spec"].items() if k != "devices"}
+            whole["spec"]["devices"] = []
+            wholes.append(whole)
             for g in range(eb.GPUS_PER_NODE):
                 attrs = eb._gpu_attributes(i, g, nodes)
                 attrs["profile"] = {"string": "whole"}
-                o["spec"]["devices"].append(
+                whole["spec"]["devices"].append(
                     {
                         "name": f"gpu-{g}",
                         "attributes": attrs,
@@ -78,6 +90,7 @@ def cluster(nodes: int) -> list[dict[str, Any]]:
                         ],
                     }
                 )
+    objs += wholes
     claims = []
     for i in range(nodes):
         for j, (_, device) in enumerate(SINGLES):
