@@ -158,3 +158,12 @@ def test_a_kind_of_the_api_server_without_apiversion_is_still_a_broken_manifest(
         for n in range(3)
     ]
     assert "1 document is not a Kubernetes object" in p.stderr
+
+
+def test_a_file_named_and_found_in_a_directory_is_read_once_as_named(tmp_path: Path) -> None:
+    (tmp_path / "class.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: Bad_Name}\nspec: {}\n"
+    )
+    p = draguard("validate", str(tmp_path), str(tmp_path / "class.yaml"), f"{tmp_path}/./class.yaml")
+    assert p.returncode == 1
+    assert len(p.stdout.splitlines()) == 1, p.stdout  # one finding, not three

@@ -174,7 +174,19 @@ def discover_all(paths: Iterable[str], exclude: Sequence[str] = ()) -> Discovery
                 f"{p}: {_kind(st.st_mode)}, not a regular file: draguard reads files, directories "
                 "and - (stdin)"
             )
-    out.walked -= named  # named as well: as named
+    # a file named and also found in a directory, or named twice, is read once (where it first came);
+    # named is what it is, however it was found
+    named_at = {os.path.normpath(n) for n in named}
+    seen: set[str] = set()
+    files: list[str] = []
+    for f in out.files:
+        key = f if f == STDIN else os.path.normpath(f)
+        if key in seen and f != STDIN:
+            continue
+        seen.add(key)
+        files.append(f)
+    out.files = files
+    out.walked = {w for w in out.walked if os.path.normpath(w) not in named_at}
     return out
 
 
