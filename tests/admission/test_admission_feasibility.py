@@ -384,13 +384,16 @@ def test_an_allocation_built_to_backtrack_is_undecided_within_the_budget() -> No
         [exactly(f"r{i}", "gpu") for i in range(8)],
         constraints=[{"matchAttribute": "gpu.example.com/g"}, {"distinctAttribute": "gpu.example.com/h"}],
     )
-    config = AdmissionConfig(feasibility_budget=Budget(steps=20_000, seconds=30.0))
+    # the step budget is what must end the search: the request's deadline (2 s by default) is moved out of
+    # its way, or a machine slow enough (4 workers on 2 busy cores) reaches it first
+    config = AdmissionConfig(deadline_seconds=30.0, feasibility_budget=Budget(steps=20_000, seconds=30.0))
     verdict, response = _verdict(c, config, snap)
     assert verdict == "undecided" and response["allowed"] is True
     assert response["warnings"][0].startswith(
         'ResourceClaim "ml/bt": feasibility undecided (the search budget (20000 steps, 30 s) ran out after 1 node(s)'
     )
     enforce = AdmissionConfig(
+        deadline_seconds=30.0,
         feasibility_budget=Budget(steps=20_000, seconds=30.0),
         policy=Policy(feasibility=FeasibilityPolicy("enforce")),
     )
