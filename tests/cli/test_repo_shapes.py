@@ -149,7 +149,7 @@ def test_a_kind_of_the_api_server_without_apiversion_is_still_a_broken_manifest(
     """Only another tool's kind may leave apiVersion out (kustomize's, kube-state-metrics'): a DRA kind, a
     Pod or a list of them without one is a manifest kubectl rejects."""
     for n, kind in enumerate(("ResourceClaim", "Pod", "DeviceClassList", "Kustomization")):
-        (tmp_path / f"{n}.yaml").write_text(f"kind: {kind}\nmetadata: {{name: x}}\n")
+        (tmp_path / f"{n}.yaml").write_text("kind: " + kind + "\nmetadata: {name: x}\n")
     p = draguard("validate", str(tmp_path))
     assert p.returncode == 1
     assert [ln.split(" [")[0] for ln in p.stdout.splitlines()] == [

@@ -220,7 +220,8 @@ def test_a_go_template_that_is_not_helms_is_called_a_go_template(tmp_path: Path)
     p = draguard("validate", str(tmp_path / "local-queue.yaml"))
     assert p.returncode == 1
     assert p.stdout.splitlines() == [
-        f"{tmp_path / 'local-queue.yaml'}:4: error input.template: this file is a Go template ({{{{.Name}}}} "
+        str(tmp_path / "local-queue.yaml")
+        + ":4: error input.template: this file is a Go template ({{.Name}} "
         "on line 4), not a manifest: render it first, e.g. with the tool that fills it in (`helm template "
         "RELEASE CHART | draguard validate -` for a chart); its document was not checked",
     ]
