@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from tests import builders as b
 from webhook.schema.structural import DROPPED, UNKNOWN, decode
 
 DATA = Path(__file__).resolve().parents[1] / "cli" / "data" / "versions"
@@ -111,22 +112,15 @@ def test_other_unknown_request_fields_keep_the_did_you_mean() -> None:
 def test_a_pods_classic_dra_source_field_says_what_replaced_it() -> None:
     """`resourceClaims[].source` (the classic DRA API, removed in 1.31: kubernetes#125116), as old driver
     demos still write it: the message says what to write instead; a misspelt field keeps the did-you-mean."""
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default"},
-        "spec": {
-            "containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
-            "resourceClaims": [{"name": "gpu", "source": {"resourceClaimTemplateName": "gpu-template"}}],
-        },
-    }
+    pod = b.pod("p", ["gpu-template"], template=True)
+    pod["spec"]["resourceClaims"] = [{"name": "c0", "source": {"resourceClaimTemplateName": "gpu-template"}}]
     (v,) = decode(pod, "Pod")[0]
     assert v.message == (
         'unknown field "spec.resourceClaims[0].source": a Pod\'s resourceClaims[].source was removed in '
         "Kubernetes 1.31 (the classic DRA API): write its resourceClaimName or resourceClaimTemplateName in "
         "the entry itself"
     )
-    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateNme": "gpu-template"}]
+    pod["spec"]["resourceClaims"] = [{"name": "c0", "resourceClaimTemplateNme": "gpu-template"}]
     (v,) = decode(pod, "Pod")[0]
     assert v.message.endswith('did you mean "resourceClaimTemplateName"?')
 
@@ -134,17 +128,13 @@ def test_a_pods_classic_dra_source_field_says_what_replaced_it() -> None:
 def test_a_v1_device_with_v1beta1s_basic_wrapper_says_to_move_its_fields_up() -> None:
     """A ResourceSlice dumped from v1beta1 and relabelled v1 (IBM's Spyre driver demo): `basic` is named
     for what it is; the same name elsewhere is only unknown."""
-    obj = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": "s"},
-        "spec": {
-            "driver": "spyre.ibm.com",
-            "nodeName": "n",
-            "pool": {"name": "n", "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": "d0", "basic": {"attributes": {"index": {"int": 0}}}}],
-        },
-    }
+    obj = b.resource_slice(
+        "s",
+        [{"name": "d0", "basic": {"attributes": {"index": {"int": 0}}}}],
+        pool="n",
+        node="n",
+        driver="spyre.ibm.com",
+    )
     (v,) = decode(obj, "ResourceSlice")[0]
     assert v.field == "spec.devices[0].basic"
     assert v.message.startswith(
