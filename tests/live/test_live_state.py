@@ -16,7 +16,7 @@ from webhook.config.profile import load_profile
 from webhook.state.live import WATCHED, Backoff, KubeClient, LiveState, Observer, load_api_client, watched_for
 from webhook.state.live.applier import Applier
 from webhook.state.live.kinds import BY_NAME
-from webhook.state.live.reflector import Change
+from webhook.state.live.reflector import Change, Replace
 from webhook.state.store import StateStore
 
 PROFILE = load_profile("1.37", {})
@@ -29,6 +29,7 @@ class Recorder(Observer):
         self.restarts: list[tuple[str, str]] = []
         self.events: list[tuple[str, str]] = []
         self.synced_kinds: list[str] = []
+        self.replaced_kinds: list[list[str]] = []
 
     def relist(self, kind: str, reason: str) -> None:
         with self.lock:
@@ -45,6 +46,10 @@ class Recorder(Observer):
     def synced(self, kinds: list[str], all_synced: bool) -> None:
         with self.lock:
             self.synced_kinds += kinds
+
+    def replaced(self, kinds: list[str]) -> None:
+        with self.lock:
+            self.replaced_kinds.append(kinds)
 
 
 class Live:
@@ -265,6 +270,10 @@ def test_an_object_deleted_while_the_watch_is_down_is_dropped_by_the_relist(
     api.configure(stallWatches=False)
     live.wait_names("ResourceSlice", {f"node-{i}-gpu.example.com" for i in (0, 1, 3, 4)})
     assert ("ResourceSlice", "expired") in live.observer.relists
+    # the relist's batch is reported as replacing the kind (the server then returns malloc's free pages)
+    wait_for(
+        "the relist's report", lambda: sum("ResourceSlice" in k for k in live.observer.replaced_kinds) >= 2
+    )
     assert ("ResourceSlice", "DELETED") not in live.observer.events  # gone because the list lacked it
 
 
@@ -371,3 +380,36 @@ def test_the_applier_publishes_a_burst_once() -> None:
     applier.stop()
     assert applier.publishes == 1 and store.snapshot().version == 1
     assert applier.resource_versions == {"ResourceSlice": "101"}
+
+
+def test_the_observer_hears_of_whole_lists_only_once_they_are_published() -> None:
+    """`replaced` follows the publish of a batch holding lists (the initial sync, a relist), never a
+    batch of watch events alone: the server returns malloc's free pages there (webhook/server/memory.py)."""
+    store = StateStore(PROFILE)
+
+    class Versions(Recorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.versions: list[int] = []
+
+        def replaced(self, kinds: list[str]) -> None:
+            self.versions.append(store.snapshot().version)
+            super().replaced(kinds)
+
+    observer = Versions()
+    applier = Applier(store, WATCHED, observer=observer, max_apply_seconds=60.0)
+    slices, claims = BY_NAME["ResourceSlice"], BY_NAME["ResourceClaim"]
+    applier.put(Replace(slices, [o.resource_slice("n-0"), o.resource_slice("n-1")], "5", "initial"))
+    applier.put(Replace(claims, [], "5", "initial"))
+    applier.start()
+    try:
+        wait_for("the lists", lambda: observer.replaced_kinds)
+        applier.put(Change(slices, "ADDED", o.resource_slice("n-2"), "6", 0.0))
+        wait_for("the event", lambda: len(store.snapshot().objects("ResourceSlice")) == 3)
+        applier.put(Replace(slices, [o.resource_slice("n-3")], "9", "expired"))
+        wait_for("the relist", lambda: len(observer.replaced_kinds) == 2)
+    finally:
+        applier.stop()
+    assert observer.replaced_kinds == [["ResourceClaim", "ResourceSlice"], ["ResourceSlice"]]
+    assert set(store.snapshot().objects("ResourceSlice")) == {("", "n-3-gpu.example.com")}
+    assert observer.versions == [1, 3]  # reported once the version holding the list was published

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from webhook.io.sharedjson import SharedParts
-from webhook.server import metrics
+from webhook.server import memory, metrics
 from webhook.server.options import ServeOptions
 from webhook.state.live import KubeClient, LiveState, Observer, load_api_client, watched_for
 
@@ -20,7 +20,8 @@ log = logging.getLogger("draguard.state")
 
 
 class MetricsObserver(Observer):
-    """The live state's reports as the metrics docs/webhook.md lists (per worker; prometheus multiprocess)."""
+    """The live state's reports as the metrics docs/webhook.md lists (per worker; prometheus multiprocess),
+    and after a whole list is published, malloc's free pages returned (webhook/server/memory.py)."""
 
     def event(self, kind: str, event_type: str) -> None:
         label = metrics.watch_kind_label(kind)
@@ -46,6 +47,9 @@ class MetricsObserver(Observer):
 
     def synced(self, kinds: list[str], all_synced: bool) -> None:
         metrics.STATE_SYNCED.set(1 if all_synced else 0)
+
+    def replaced(self, kinds: list[str]) -> None:
+        memory.release_free()  # the pages and the objects the list replaced
 
 
 def start_live_state(

@@ -23,6 +23,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from webhook.server import memory
 from webhook.server.front import FrontLimits
 from webhook.server.options import ServeOptions
 
@@ -154,6 +155,8 @@ def serve(options: ServeOptions) -> int:
             format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s",
             stream=sys.stderr,
         )
+        if not memory.limit_arenas():  # before any thread or child exists: they inherit it
+            log.debug("not glibc: malloc's arenas are left as they are")
         if options.audit_interval > 0:
             from webhook.server.liveaudit import fork_audit_process
 

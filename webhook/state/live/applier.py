@@ -138,6 +138,9 @@ class Applier:
             if everything and not self.ready.is_set():
                 log.info("%s is synced: %s", self.what, snapshot.counts())
                 self.ready.set()
+        replaced = sorted({i.kind.kind for i in items if isinstance(i, Replace)})
+        if replaced:
+            self.observer.replaced(replaced)
 
     def _apply(self, item: Item) -> int:
         kind = item.kind

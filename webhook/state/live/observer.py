@@ -37,3 +37,7 @@ class Observer:
 
     def synced(self, kinds: list[str], all_synced: bool) -> None:
         """These kinds' initial lists are now published; `all_synced` once every kind's is."""
+
+    def replaced(self, kinds: list[str]) -> None:
+        """A batch holding whole lists of these kinds (an initial list or a relist) is published: the
+        objects they replaced are released (after `on_first` and `synced` for the initial sync)."""
