@@ -74,6 +74,43 @@ def test_exclude_leaves_paths_out_unread_and_counts_them() -> None:
     }
 
 
+def test_a_file_that_does_not_parse_and_names_no_apiversion_or_kind_is_another_tools(tmp_path: Path) -> None:
+    """A tsconfig.json with comments (argo-workflows' ui/), a broken CI configuration: not manifests, so
+    skipped and counted, found in a directory or named (the pre-commit hook names the staged files); a
+    manifest that does not parse stays the error, named or found."""
+    web = tmp_path / "ui"
+    web.mkdir()
+    shutil.copy(ROOT / SHAPES / "web" / "tsconfig.json", web / "tsconfig.json")
+    (tmp_path / "ci.yml").write_text("name: ci\non:\n  push:\n jobs: [\n")
+    (tmp_path / "broken.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n data: {}\n"
+    )
+    found = draguard("validate", str(tmp_path), "--summary")
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert found.stdout == (
+        f"{tmp_path}/broken.yaml:5: error input.parse: YAML syntax error: while parsing a block mapping; "
+        "did not find expected key\n"
+        "Summary: 1 objects checked, 1 errors, 0 warnings, 0 info, 2 skipped (2 not Kubernetes objects)\n"
+    )
+    named = draguard("validate", "--summary", str(web / "tsconfig.json"), str(tmp_path / "ci.yml"))
+    assert named.returncode == 0, named.stdout + named.stderr
+    assert (
+        named.stdout
+        == "Summary: 0 objects checked, 0 errors, 0 warnings, 0 info, 2 skipped (2 not Kubernetes objects)\n"
+    )
+    assert "2 documents in 2 files are not Kubernetes objects" in named.stderr
+    # refused at a bound of the reader (nesting past the limit), not for its syntax: an error all the same
+    (tmp_path / "deep.json").write_text('{"a": ' * 12_000 + "1" + "}" * 12_000)  # MAX_DEPTH: 10,000
+    deep = draguard("validate", str(tmp_path / "deep.json"))
+    assert deep.returncode == 1 and "deep.json:1: error input.parse: " in deep.stdout, deep.stdout
+    # with a `kind:` anywhere it could be a manifest: the syntax error is reported
+    (tmp_path / "ci.yml").write_text("kind: Pod\nname: ci\n jobs: [\n")
+    assert (
+        "ci.yml:3: error input.parse: YAML syntax error"
+        in draguard("validate", str(tmp_path / "ci.yml")).stdout
+    )
+
+
 def test_exclude_skips_a_broken_file_that_would_be_an_error(tmp_path: Path) -> None:
     (tmp_path / "vendor").mkdir()
     (tmp_path / "vendor" / "broken.yaml").write_text("kind: Pod\nmetadata: {name: p}\n")  # no apiVersion

@@ -188,14 +188,19 @@ receivers:
 
 
 def test_go_template_actions_in_quoted_strings_are_not_a_helm_template(tmp_path: Path) -> None:
-    """Go's `template "name"` action quoted in a file that does not parse is not a Helm chart: the file
-    gets its YAML error, not advice to run `helm template` on it; valid, the file is merely skipped."""
+    """Go's `template "name"` action quoted in a file that does not parse is not a Helm chart: a manifest
+    gets its YAML error, not advice to run `helm template` on it; the Alertmanager configuration itself,
+    with no apiVersion or kind anywhere, is another tool's file (skipped, counted), broken or valid."""
     (tmp_path / "alertmanager.yaml").write_text(ALERTMANAGER_BROKEN)
     assert blank_templates(ALERTMANAGER_BROKEN)[1] is None
     p = draguard("validate", str(tmp_path))
+    assert (p.returncode, p.stdout) == (0, ""), p.stdout + p.stderr
+    assert "1 document is not a Kubernetes object" in p.stderr
+    (tmp_path / "alertmanager.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n" + ALERTMANAGER_BROKEN)
+    p = draguard("validate", str(tmp_path))
     assert p.returncode == 1
     [line] = p.stdout.splitlines()
-    assert line.startswith(f"{tmp_path / 'alertmanager.yaml'}:7: error input.parse: YAML syntax error"), line
+    assert line.startswith(f"{tmp_path / 'alertmanager.yaml'}:9: error input.parse: YAML syntax error"), line
     (tmp_path / "alertmanager.yaml").write_text(ALERTMANAGER_BROKEN.replace("     title", "    title"))
     p = draguard("validate", str(tmp_path))
     assert (p.returncode, p.stdout) == (0, ""), p.stdout + p.stderr

@@ -332,6 +332,8 @@ def _convert_json(text: str) -> FileConversion | None:
     raws = [r for r, _ in values]
     errors = [r for r in raws if isinstance(r, YamlError)]
     result = FileConversion()
+    if errors and not any(h in text for h in _HINTS):
+        return result  # as a YAML piece: nothing to convert in it (a tsconfig.json with comments)
     if errors:
         result.problems.extend(Problem(e.line, f"{e.message}: fix the JSON first") for e in errors)
         return result

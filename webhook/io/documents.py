@@ -57,6 +57,7 @@ __all__ = [
     "discover_all",
     "not_an_object",
     "parse",
+    "could_be_manifest",
     "parse_bytes",
     "read_bytes",
     "read_text",
@@ -105,6 +106,19 @@ def not_an_object(doc: Document) -> str:
     return ""
 
 
+# `apiVersion` anywhere in a text, or `kind` where a key starts (a line, after `- `, `{` or `,`, quoted or
+# not; a colon after it or not: `kind Pod` is a broken manifest all the same)
+_MANIFEST_KEY = re.compile(r"""apiVersion|(?:^|[{,]|-\s)\s*["']?kind\b""", re.MULTILINE)
+
+
+def could_be_manifest(text: str) -> bool:
+    """Whether a text that does not parse could hold a Kubernetes object: one that names neither an
+    `apiVersion` nor a `kind` key anywhere cannot (every object has both; so has a List) — another tool's
+    file with its own syntax: a tsconfig.json with comments, a broken CI configuration, a dashboard
+    export with a licence header."""
+    return _MANIFEST_KEY.search(text) is not None
+
+
 @dataclass
 class DocumentError:
     """A document or file that could not be parsed (reported as an error at file:line)."""
@@ -113,6 +127,7 @@ class DocumentError:
     line: int
     message: str
     rule: str = "input.parse"
+    bounded: bool = False  # refused at a bound of the reader (YamlError.bounded), not for its syntax
 
 
 _LEADING_SPACE = re.compile(r"\s*")
@@ -226,7 +241,7 @@ def _document(
     source: str, raw: RawDocument | YamlError, template: Template | None = None
 ) -> Iterator[Document | DocumentError]:
     if isinstance(raw, YamlError):
-        yield DocumentError(source, raw.line, raw.message)
+        yield DocumentError(source, raw.line, raw.message, bounded=raw.bounded)
     else:
         for doc in _expand(source, raw):
             if isinstance(doc, Document):

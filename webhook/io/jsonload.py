@@ -48,6 +48,8 @@ class Final(YamlError):
     Python cannot hold (valid JSON syntax: Go's decoder reads it, so kubectl does not switch to YAML),
     nesting past the limit (go-yaml stops at the same depth)."""
 
+    bounded: bool = True
+
 
 class TooManyObjects(DraguardError):
     """More JSON objects than `max_objects` (the decoding stopped there)."""

@@ -91,15 +91,19 @@ class RawDocument:
 class YamlError:
     line: int
     message: str
+    # refused at one of the reader's bounds (nesting depth, alias expansion, a number's digits), not for
+    # its syntax: an error whatever the text is (documents.could_be_manifest is not asked)
+    bounded: bool = False
 
 
 class _Stop(Exception):
-    """The document cannot be built: (0-based line, message)."""
+    """The document cannot be built: (0-based line, message, at a bound of the reader or not)."""
 
-    def __init__(self, line: int, message: str) -> None:
+    def __init__(self, line: int, message: str, bounded: bool = False) -> None:
         super().__init__(message)
         self.line = line
         self.message = message
+        self.bounded = bounded
 
 
 _NOKEY = object()  # a mapping frame waiting for its next key
@@ -297,7 +301,7 @@ class _Builder:
                             items.append(line)
                     frame.key, frame.items = key, items
                 if depth > MAX_DEPTH:
-                    raise _Stop(line, too_deep_message(MAX_DEPTH, _short_path(frame, pkey)))
+                    raise _Stop(line, too_deep_message(MAX_DEPTH, _short_path(frame, pkey)), bounded=True)
                 frame = _Frame(obj, ismap, frame, pkey, depth, decoded)
                 frame.start_bytes = nbytes
                 nbytes += 2
@@ -336,14 +340,14 @@ class _Builder:
                 decoded += 1 + target.size
                 aliased += target.size
                 if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded):
-                    raise _Stop(line, _ALIAS_ERROR)
+                    raise _Stop(line, _ALIAS_ERROR, bounded=True)
                 nbytes += target.nbytes
                 if nbytes > self.max_bytes:
-                    raise _Stop(line, expansion_error(self.max_bytes))
+                    raise _Stop(line, expansion_error(self.max_bytes), bounded=True)
                 depth = (0 if frame is None else frame.depth) + target.levels
                 if depth > MAX_DEPTH:
                     last = None if frame is None else key if cur_map else len(cur)
-                    raise _Stop(line, too_deep_message(MAX_DEPTH, _short_path(frame, last)))
+                    raise _Stop(line, too_deep_message(MAX_DEPTH, _short_path(frame, last)), bounded=True)
                 value = target.value
                 if frame is None:
                     root, root_line = value, line
@@ -436,7 +440,7 @@ def load_chunk(
             try:
                 data, row, items = builder.document()
             except _Stop as e:
-                yield YamlError(line_offset + e.line + 1, e.message)
+                yield YamlError(line_offset + e.line + 1, e.message, e.bounded)
                 return
             for issue in builder.issues:
                 issue.line += line_offset
