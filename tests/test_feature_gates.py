@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from tests import forkrun
-from webhook.config.profile import known_gate_names
+from webhook.config.profile import known_gate_names, read_gate_table
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "tools" / "gen_feature_gates.py"
@@ -215,3 +215,22 @@ def test_a_137_only_gate_is_rejected_by_135() -> None:
         p = _validate("--k8s-version", "1.35", "--feature-gates", gate)
         assert p.returncode == 2 and "unrecognized feature gate: " + gate.split("=")[0] in p.stderr, gate
         assert _validate("--k8s-version", "1.37", "--feature-gates", gate).returncode == 0, gate
+
+
+def test_the_gate_table_is_read_line_by_line_as_yaml_reads_it() -> None:
+    """The fast reader (every run reads the table) gives what YAML gives, for the committed table and for
+    tables of another shape (which it leaves to YAML)."""
+    text = (ROOT / "policies" / "feature_gates.yaml").read_text()
+    assert read_gate_table(text) == yaml.safe_load(text)["versions"]
+    reshaped = [
+        text.replace("    APIServerTracing: {stage: ga, default: true, locked: true}\n", "    # moved\n"),
+        text.replace(
+            "{stage: beta, default: true, locked: false}", "{default: true, stage: beta, locked: false}"
+        ),
+        text.replace("  '1.36':\n", "  '1.36':\n\n"),
+        text.replace("versions:\n", "versions:\n  '1.34': {}\n"),
+        text + "other: 1\n",
+    ]
+    for changed in reshaped:
+        assert changed != text
+        assert read_gate_table(changed) == yaml.safe_load(changed)["versions"]
