@@ -29,14 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     from webhook.apiserver.skew import strip_disabled_fields
     from webhook.config.context import Context
-    from webhook.io.documents import (
-        DocumentError,
-        could_be_manifest,
-        discover_all,
-        not_an_object,
-        parse,
-        read_text,
-    )
+    from webhook.io.documents import DocumentError, discover_all, not_an_object, parse, read_text
     from webhook.io.findinglines import FileLines
     from webhook.io.yamlload import expansion_error, expansion_limit
     from webhook.io.yamlout import dump_documents
@@ -71,8 +64,6 @@ def run(args: argparse.Namespace) -> int:
         lines = FileLines(text)
         for doc in parse(text, source):
             if isinstance(doc, DocumentError):
-                if doc.rule == "input.parse" and not doc.bounded and not could_be_manifest(text):
-                    continue  # another tool's file in its own syntax (a tsconfig.json with comments)
                 say(f"{doc.source}:{doc.line}: error {doc.rule}: {doc.message}")
                 status = EXIT_ERRORS
                 continue

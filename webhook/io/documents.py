@@ -127,7 +127,6 @@ class DocumentError:
     line: int
     message: str
     rule: str = "input.parse"
-    bounded: bool = False  # refused at a bound of the reader (YamlError.bounded), not for its syntax
 
 
 _LEADING_SPACE = re.compile(r"\s*")
@@ -137,13 +136,25 @@ _ITEM_PATH = re.compile(r"items\[(\d+)\]\.")
 CUT_SHORT = "input.not-checked"  # the rule of the DocumentError `parse` ends with when `expired()`
 
 
+FOREIGN = "another tool's file: it does not parse and names no apiVersion or kind"
+
+
 def parse(
-    text: str, source: str, expired: Callable[[], bool] | None = None
+    text: str, source: str, expired: Callable[[], bool] | None = None, *, foreign: bool = True
 ) -> Iterator[Document | DocumentError]:
     """Documents of one file, read as kubectl reads it whatever its suffix: JSON values, then YAML, for a
     text starting with `{` (`jsonload.read_stream`); YAML otherwise.
     `expired()` is asked between documents (empty ones included, which yield nothing): once it is
-    true, parsing stops with a `DocumentError` of rule CUT_SHORT at the line reached."""
+    true, parsing stops with a `DocumentError` of rule CUT_SHORT at the line reached.
+    `foreign`: a syntax failure (not one of the reader's bounds: depth, aliases, digits) in a text that
+    cannot hold a Kubernetes object (`could_be_manifest`) is a document that is no object (FOREIGN: a
+    tsconfig.json with comments, a broken CI configuration), skipped and counted like the other files of
+    other tools; False for a request body, which is an object or an error."""
+    original = text
+
+    def others(raw: YamlError) -> bool:
+        return foreign and not raw.bounded and not could_be_manifest(original)
+
     try:
         json_error: YamlError | None = None  # the JSON error that stands for the YAML rest's first failure
         start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
@@ -153,7 +164,7 @@ def parse(
                 if expired is not None and expired():
                     yield _cut_short(source, raw)
                     return
-                yield from _document(source, raw)
+                yield from _document(source, raw, None, others)
             if stream.yaml_from is None:
                 return
             if stream.documents or source.endswith(".json"):
@@ -169,7 +180,7 @@ def parse(
             if json_error is not None:  # the YAML rest's first document: the JSON error if it fails
                 raw = json_error if _not_an_object(raw) else raw
                 json_error = None
-            yield from _document(source, raw, _marker_of(raw, marked))
+            yield from _document(source, raw, _marker_of(raw, marked), others)
     except (RecursionError, MemoryError) as e:  # a bound draguard missed: still an error on this file
         yield DocumentError(
             source, 1, f"draguard could not read this file ({type(e).__name__}): please report it"
@@ -206,7 +217,7 @@ def parse_bytes(
         text = decode_text(data, source)
     except InputFileError as e:
         return [DocumentError(source, 1, str(e), e.rule)]
-    return [_as_request(d) for d in parse(text, source)]
+    return [_as_request(d) for d in parse(text, source, foreign=False)]
 
 
 def _as_request(doc: Document | DocumentError) -> Document | DocumentError:
@@ -238,10 +249,16 @@ def _marker_of(raw: RawDocument | YamlError, marked: list[Marked]) -> Template |
 
 
 def _document(
-    source: str, raw: RawDocument | YamlError, template: Template | None = None
+    source: str,
+    raw: RawDocument | YamlError,
+    template: Template | None = None,
+    others: Callable[[YamlError], bool] | None = None,
 ) -> Iterator[Document | DocumentError]:
     if isinstance(raw, YamlError):
-        yield DocumentError(source, raw.line, raw.message, bounded=raw.bounded)
+        if others is not None and others(raw):
+            yield Document(source, raw.line, {}, not_object=FOREIGN)
+        else:
+            yield DocumentError(source, raw.line, raw.message)
     else:
         for doc in _expand(source, raw):
             if isinstance(doc, Document):

@@ -14,7 +14,6 @@ from webhook.config.policy import Policy
 from webhook.io.documents import (
     Document,
     DocumentError,
-    could_be_manifest,
     not_an_object,
     parse,
 )
@@ -42,7 +41,6 @@ RESOURCE_V1 = "resource.k8s.io/v1"
 CHECKED = {(RESOURCE_V1, k) for k in DRA_KINDS} | {("v1", "Pod")} | set(WORKLOADS)
 
 
-PARSE_RULE = "input.parse"  # a file or document that does not parse
 TEMPLATE_RULE = "input.template"  # an unrendered template: an error when named, a warning when found
 DRA_API_PREFIX = "resource.k8s.io/"  # of an apiVersion (webhook.admission.review.DRA_GROUP is the group)
 
@@ -227,10 +225,7 @@ def check_file_text(
 ) -> FileResult:
     """Every document of one file's text (see `check_documents`)."""
     expired = ctx.deadline.expired if ctx.deadline is not None else None
-    docs = parse(text, source, expired)
-    return check_documents(
-        docs, source, ctx, policy, skip, keep, walked=walked, manifest=lambda: could_be_manifest(text)
-    )
+    return check_documents(parse(text, source, expired), source, ctx, policy, skip, keep, walked=walked)
 
 
 def check_documents(
@@ -242,17 +237,12 @@ def check_documents(
     keep: Keep | None = None,
     *,
     walked: bool = False,
-    manifest: Callable[[], bool] | None = None,
 ) -> FileResult:
     """Every document of one file (read lazily: a file is parsed as it is checked). Once `ctx.deadline`
     has passed, the document in hand is reported `input.not-checked` and nothing after it is read.
     `keep(doc, result, stored)` sees every document that was checked or skipped. `walked`: the file was
     found in a directory, not named: an unrendered template in it is a warning (a repository holds
-    templates of other tools: clusterloader2's, an operator's assets), named it stays an error.
-    `manifest()`, asked when the file's syntax fails (not one of the reader's bounds: depth, aliases):
-    False when its text cannot hold a Kubernetes object (`could_be_manifest`): the file is then another
-    tool's, skipped and counted as not objects, not an error (a tsconfig.json with comments, staged for
-    the pre-commit hook)."""
+    templates of other tools: clusterloader2's, an operator's assets), named it stays an error."""
     template_severity = Severity.WARNING if walked else Severity.ERROR
     out = FileResult()
     deadline = ctx.deadline
@@ -262,11 +252,6 @@ def check_documents(
             _cut(out, not_checked_result(doc, _BEFORE, policy))
             break
         if isinstance(doc, DocumentError):
-            if doc.rule == PARSE_RULE and not doc.bounded and manifest is not None and not manifest():
-                out.not_objects += 1
-                out.first_not_object = out.first_not_object or f"{doc.source}:{doc.line}"
-                out.skipped += 1
-                continue
             found = [violation(doc.rule, "", doc.message)]
             if doc.rule == TEMPLATE_RULE:  # its severity as a policy sets it, else by where it was found
                 found = apply_policy(policy, [violation(doc.rule, "", doc.message, template_severity)])
