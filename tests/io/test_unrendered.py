@@ -255,3 +255,54 @@ def test_a_template_found_in_a_directory_is_a_warning_and_named_an_error(tmp_pat
     policy.write_text("rules:\n  input.template: error\n")
     p = draguard("validate", "--policy", str(policy), str(tmp_path / "perf"))
     assert p.returncode == 1 and p.stdout.count(" error input.template: ") == 3, p.stdout
+
+
+# the shape of Kubernetes' own scheduler_perf templates: Go actions inside plain names, values and keys
+SCHEDULER_PERF = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: test-claim-{{.Index}}
+  namespace: default
+spec:
+  devices:
+    requests:
+    - name: req-0
+      exactly:
+        deviceClassName: test-class
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: test-class-{{ .Index }}
+spec:
+  extendedResourceName: example.com/gpu-{{Mod .Index 25}}
+"""
+
+
+def test_go_actions_inside_plain_names_and_keys_make_a_template(tmp_path: Path) -> None:
+    """`name: test-claim-{{.Index}}` is a Go template's, not a name with braces in it: found in a
+    directory, each such document is one warning and the run stays green; named, one error standing for
+    the document's errors. A quoted string's action (a rendered alerting rule's text) and a comment's are
+    not markers, so a rendered manifest is not taken for a template."""
+    (tmp_path / "perf").mkdir()
+    (tmp_path / "perf" / "claim.yaml").write_text(SCHEDULER_PERF)
+    t = blank_templates(SCHEDULER_PERF)
+    assert t == (SCHEDULER_PERF, None)  # both documents parse as objects: kept, validated as written
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 0, p.stdout
+    assert [ln.split(": ", 2)[1] for ln in p.stdout.splitlines()] == ["warning input.template"] * 2
+    assert "looks like an unrendered Go template ({{.Index}} on line 4)" in p.stdout
+    assert "({{ .Index }} on line 16)" in p.stdout
+    p = draguard("validate", str(tmp_path / "perf" / "claim.yaml"))
+    assert p.returncode == 1 and p.stdout.count(" error input.template: ") == 2, p.stdout
+    # the same objects with the action quoted or in a comment: validated as written, errors their own
+    quoted = SCHEDULER_PERF.replace("test-claim-{{.Index}}", '"test-claim-{{.Index}}"').replace(
+        "test-class-{{ .Index }}", "Test_Class # {{ .Index }}"
+    )
+    quoted = quoted.replace("example.com/gpu-{{Mod .Index 25}}", "'example.com/gpu-{{Mod .Index 25}}'")
+    (tmp_path / "perf" / "claim.yaml").write_text(quoted)
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 1
+    assert "input.template" not in p.stdout
+    assert {ln.split(": ", 2)[1] for ln in p.stdout.splitlines()} >= {"error meta.name"}, p.stdout

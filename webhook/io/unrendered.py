@@ -12,7 +12,8 @@ marker is validated as written (`split_templates` names its marker): valid, it i
 are most likely the template's, and the document gets one finding saying so (`hint`) instead of them.
 
 A Go template that names none of Helm's own things (`{{ .Name }}`: clusterloader2, an operator's assets) is
-called a Go template, not a Helm one. `blank_templates(text)` returns the text with the template documents emptied (line numbers kept) and
+called a Go template, not a Helm one; its actions count inside a plain key or value too (`name:
+claim-{{.Index}}`, as Kubernetes' own scheduler_perf templates write them), not in a quoted one. `blank_templates(text)` returns the text with the template documents emptied (line numbers kept) and
 where the first marker is: the file gets one finding saying to render it first, never a parse error per
 line.
 """
@@ -34,6 +35,10 @@ _HELM_NAMES = re.compile(
 )
 # a Go template action where YAML reads it: at the start of a line, after `- `, or as a plain value
 _HELM_PLAIN = re.compile(r"^\s*(?:-\s+)?(?:[^\s\"'#:][^:#]*:\s+)?\{\{")
+# a Go action inside a plain (unquoted) key or value: a field, a variable, or a function applied to one
+# (`name: claim-{{.Index}}`, `gpu-{{Mod .Index 25}}: 1`, as scheduler_perf's and clusterloader2's templates
+# write them)
+_GO_ACTION = re.compile(r"\{\{-?\s*(?:[.$][A-Za-z_]|[A-Za-z_]\w*\s+[.$(])")
 _ENV_PLAIN = re.compile(
     r"^\s*(?:-\s+)?[^\s\"'#:][^:#]*:\s+(?=[^\s\"'#|>&*!\[{])[^#]*\$\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}"
 )
@@ -57,14 +62,33 @@ def _marker(line: str) -> tuple[str, TemplateKind] | None:
         return None
     if "{{" in line:
         m = _HELM_NAMES.search(line)
-        if m is not None or _HELM_PLAIN.match(line):
-            start = line.index("{{")
+        start = 0 if m is not None or _HELM_PLAIN.match(line) else _plain_action(stripped)
+        if start is not None:
+            start = line.index("{{") if start == 0 else len(line) - len(stripped) + start
             end = line.find("}}", start)
             return line[start : end + 2 if end >= 0 else len(line)], "helm" if m is not None else "go"
     if "${" in line and (_ENV_PLAIN.match(line) or _ENV_KEY.match(line)):
         start = line.index("${")
         end = line.find("}", start)
         return line[start : end + 1 if end >= 0 else len(line)], "env"
+    return None
+
+
+def _plain_action(body: str) -> int | None:
+    """Where a Go action (`_GO_ACTION`) starts in the plain key or value of a line (`body`: the line
+    without its indentation), None when there is none: the text of a quoted scalar (an alerting rule's
+    `"{{ $labels.instance }}"`) and what follows ` #` (a comment) are not looked at."""
+    offset = 2 if body.startswith("- ") else 0
+    key, sep, value = body[offset:].partition(": ")
+    parts = ((offset, key), (offset + len(key) + 2, value)) if sep else ((offset, key),)
+    for at, part in parts:
+        lead = len(part) - len(part.lstrip())
+        if part[lead : lead + 1] in ("'", '"'):
+            continue
+        comment = part.find(" #")
+        m = _GO_ACTION.search(part, 0, comment if comment >= 0 else len(part))
+        if m is not None:
+            return at + m.start()
     return None
 
 
