@@ -196,11 +196,12 @@ kind: Pod
 metadata: {name: p, namespace: default}
 spec:
   priority: 2147483648
+  resourceClaims: [{name: gpu, resourceClaimName: gpu}]
   containers:
   - name: c
     image: busybox
     ports: [{containerPort: 2147483647}, {containerPort: -2147483649}]
-    resources: {limits: {memory: 1Gi, cpu: "1x"}}
+    resources: {limits: {memory: 1Gi, cpu: "1x"}, claims: [{name: gpu}]}
 """
 
 

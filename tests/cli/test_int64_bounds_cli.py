@@ -100,7 +100,11 @@ def test_below_int32_is_a_decode_error(tmp_path: Path) -> None:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "p", "namespace": "default"},
-        "spec": {"priority": -(2**31) - 1, "containers": [{"name": "c", "image": "busybox"}]},
+        "spec": {
+            "priority": -(2**31) - 1,
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}],  # a Pod that uses DRA
+            "containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
+        },
     }
     f = tmp_path / "pod.json"
     f.write_text(json.dumps(pod))

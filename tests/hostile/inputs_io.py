@@ -112,9 +112,16 @@ def big_int_yaml(d: Path, digits: int = 5000) -> Path:
     )
 
 
+# a Pod that uses DRA (one that does not is no DRA object: skipped, its findings not reported)
+DRA_POD_SPEC = '"spec": {"resourceClaims": [{"name": "g", "resourceClaimName": "g"}], "containers": []}'
+
+
 def lone_surrogate_json(d: Path) -> Path:
     """A JSON string escape of a lone surrogate (Go decodes it as U+FFFD)."""
-    text = '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s", "annotations": {"a": "x\\ud800y"}}}'
+    text = (
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s", "annotations": {"a": "x\\ud800y"}}, '
+        f"{DRA_POD_SPEC}}}"
+    )
     return _write(d, "lone-surrogate.json", text)
 
 
@@ -134,7 +141,7 @@ def duplicate_keys_json(d: Path) -> Path:
     return _write(
         d,
         "duplicate-keys.json",
-        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "name": "b"}}',
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "name": "b"}, ' + DRA_POD_SPEC + "}",
     )
 
 

@@ -244,7 +244,7 @@ def lone_surrogate_json_key(d: Path) -> list[str]:
         write(
             d,
             "sur.json",
-            '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default","labels":{"\\udfff":"x"}},"spec":{"containers":[]}}',
+            '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default","labels":{"\\udfff":"x"}},"spec":{"resourceClaims":[{"name":"g","resourceClaimName":"g"}],"containers":[]}}',
         )
     ]
 
@@ -304,7 +304,7 @@ def duplicate_keys_50000_json(d: Path) -> list[str]:
             "dup.json",
             '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default","labels":{'
             + labels
-            + '}},"spec":{"containers":[]}}',
+            + '}},"spec":{"resourceClaims":[{"name":"g","resourceClaimName":"g"}],"containers":[]}}',
         )
     ]
 

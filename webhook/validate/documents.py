@@ -106,6 +106,8 @@ class Keeper:
                 and isinstance(obj.get("metadata"), dict)
             ):
                 self.nodes.append(Loaded(doc.source, doc.line, str(kind), obj))
+            elif kind == "Pod" and stored is not None:  # a Pod that uses no DRA (`check_document`)
+                self.loaded.append(Loaded(doc.source, doc.line, "Pod", self._status(obj, stored)))
             return
         if stored is None:  # not decodable: left out, named from the document as written
             self.loaded.append(Loaded(doc.source, doc.line, str(obj.get("kind")), obj, result, decoded=False))
@@ -184,6 +186,13 @@ def check_document(
             return versioned
     if (api_version, kind) not in CHECKED:
         return None, None, None
+    if (api_version, kind) == ("v1", "Pod") and not uses_dra(obj):
+        # a Pod that uses no DRA is not a DRA object, as a workload whose template uses none: skipped and
+        # counted, its findings not reported; a simulation still takes it as the API server would store
+        # it (its requests count on the node it runs on), and silently leaves it out when it would not
+        stored, violations = checked_object(obj, ctx, None)
+        rejected = stored is None or any(v.severity is Severity.ERROR for v in violations)
+        return None, None, None if rejected else stored
     keys = WORKLOADS.get((api_version, kind))
     if keys is not None and not uses_dra(get_path(obj, keys)):
         return None, None, None  # a workload whose Pods use no DRA: not a DRA object, skipped and counted
