@@ -306,3 +306,41 @@ def test_go_actions_inside_plain_names_and_keys_make_a_template(tmp_path: Path) 
     assert p.returncode == 1
     assert "input.template" not in p.stdout
     assert {ln.split(": ", 2)[1] for ln in p.stdout.splitlines()} >= {"error meta.name"}, p.stdout
+
+
+# a documentation snippet wrapped for mkdocs' macros plugin: Jinja tags on lines of their own
+JINJA_SNIPPET = """\
+{% raw %}
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.example.com"
+{% endraw %}
+"""
+
+# Argo Workflows' own `{{workflow.x}}` inside a quoted item of a list document (no object: skipped)
+QUOTED_ITEM = """\
+- container:
+    args:
+    - "hello. Scheduled on: {{workflow.scheduledTime}}"
+"""
+
+
+def test_a_jinja_wrapped_snippet_is_a_template_and_a_quoted_action_in_an_item_is_not(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "snippet.yaml").write_text(JINJA_SNIPPET)
+    (tmp_path / "docs" / "workflow.yaml").write_text(QUOTED_ITEM)
+    assert blank_templates(QUOTED_ITEM) == (QUOTED_ITEM, None)
+    p = draguard("validate", str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [line] = p.stdout.splitlines()
+    assert line.startswith(
+        f"{tmp_path / 'docs' / 'snippet.yaml'}:1: warning input.template: this file is a Jinja"
+    )
+    assert "({% raw %} on line 1)" in line and "mkdocs" in line
+    p = draguard("validate", str(tmp_path / "docs" / "snippet.yaml"))
+    assert p.returncode == 1 and " error input.template: " in p.stdout

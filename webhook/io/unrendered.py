@@ -34,7 +34,10 @@ _HELM_NAMES = re.compile(
     r"|include\s+\"|tpl\s|toYaml|nindent|indent\s|required\s+\"|default\s)"
 )
 # a Go template action where YAML reads it: at the start of a line, after `- `, or as a plain value
-_HELM_PLAIN = re.compile(r"^\s*(?:-\s+)?(?:[^\s\"'#:][^:#]*:\s+)?\{\{")
+_HELM_PLAIN = re.compile(r"^\s*(?:-\s+)?(?:(?:-(?=\S)|[^\s\"'#:-])[^:#]*:\s+)?\{\{")
+# a Jinja tag on a line of its own (`{% raw %}`, `{% if x %}`: mkdocs' macros, Ansible, cookiecutter): never
+# YAML, which cannot start a token with `%`
+_JINJA = re.compile(r"^\s*\{%-?\s*[A-Za-z]")
 # a Go action inside a plain (unquoted) key or value: a field, a variable, or a function applied to one
 # (`name: claim-{{.Index}}`, `gpu-{{Mod .Index 25}}: 1`, as scheduler_perf's and clusterloader2's templates
 # write them)
@@ -45,7 +48,9 @@ _ENV_PLAIN = re.compile(
 _ENV_KEY = re.compile(r"^\s*(?:-\s+)?\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
-TemplateKind = Literal["helm", "go", "env"]  # Helm's names seen; another Go template; `${VAR}`
+TemplateKind = Literal[
+    "helm", "go", "env", "jinja"
+]  # Helm's names seen; another Go template; `${VAR}`; Jinja
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,10 @@ def _marker(line: str) -> tuple[str, TemplateKind] | None:
             start = line.index("{{") if start == 0 else len(line) - len(stripped) + start
             end = line.find("}}", start)
             return line[start : end + 2 if end >= 0 else len(line)], "helm" if m is not None else "go"
+    if "{%" in line and _JINJA.match(line):
+        start = line.index("{%")
+        end = line.find("%}", start)
+        return line[start : end + 2 if end >= 0 else len(line)], "jinja"
     if "${" in line and (_ENV_PLAIN.match(line) or _ENV_KEY.match(line)):
         start = line.index("${")
         end = line.find("}", start)
@@ -119,7 +128,7 @@ def blank_templates(text: str) -> tuple[str, Template | None]:
 
 def split_templates(text: str) -> tuple[str, Template | None, list[Marked]]:
     """`blank_templates`, and the documents that have a marker but parse as objects (kept as they are)."""
-    if "{{" not in text and "${" not in text:
+    if "{{" not in text and "${" not in text and "{%" not in text:
         return text, None, []
     first: Template | None = None
     parts: list[str] = []
@@ -164,6 +173,7 @@ _HOW = {
     "helm": "`helm template RELEASE CHART | draguard validate -`",
     "go": "with the tool that fills it in (`helm template RELEASE CHART | draguard validate -` for a chart)",
     "env": "`envsubst < FILE | draguard validate -`",
+    "jinja": "with the tool that fills it in (mkdocs, Ansible, cookiecutter, ...)",
 }
 
 
@@ -173,6 +183,7 @@ def message(t: Template) -> str:
         "helm": "a Helm template",
         "go": "a Go template",
         "env": "a template with environment variables",
+        "jinja": "a Jinja template",
     }[t.kind]
     docs = "its document was" if t.documents == 1 else f"its {t.documents} templated documents were"
     return f"this file is {kind} ({t.marker} on line {t.line}), not a manifest: render it first, e.g. {_HOW[t.kind]}; {docs} not checked"
@@ -185,6 +196,7 @@ def hint(t: Template, errors: int, first: str) -> str:
         "helm": "an unrendered Helm template",
         "go": "an unrendered Go template",
         "env": "a template with environment variables",
+        "jinja": "an unrendered Jinja template",
     }[t.kind]
     more = f"{errors} errors, the first" if errors > 1 else "1 error"
     return (
