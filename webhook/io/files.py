@@ -360,6 +360,25 @@ def decode_text(data: bytes, name: str) -> str:
         ) from e
 
 
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+
+
+def decode_file_text(data: bytes, name: str) -> str:
+    """A file's text as kubectl reads a file or stdin (cli-runtime's FileVisitor, `unicode.BOMOverride`):
+    UTF-16 when it starts with a UTF-16 byte-order mark (what Windows PowerShell's `>` writes), else
+    UTF-8 (`decode_text`). A request body is UTF-8 only (`decode_text`)."""
+    encoding = _UTF16_BOMS.get(data[:2])
+    if encoding is None:
+        return decode_text(data, name)
+    try:
+        return data[2:].decode(encoding)
+    except UnicodeDecodeError as e:
+        raise InputFileError(
+            name,
+            f"not UTF-16 text after its byte-order mark ({e.reason} at byte {e.start + 2}): save the file as UTF-8",
+        ) from e
+
+
 def read_text(path: str, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """The file's text (stdin for `-`), bounded and decoded."""
-    return decode_text(read_bytes(path, max_bytes), "<stdin>" if path == STDIN else path)
+    """The file's text (stdin for `-`), bounded and decoded (`decode_file_text`)."""
+    return decode_file_text(read_bytes(path, max_bytes), "<stdin>" if path == STDIN else path)

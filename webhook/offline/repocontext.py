@@ -35,7 +35,14 @@ from dataclasses import dataclass
 from webhook.config.context import Context
 from webhook.config.policy import Policy
 from webhook.io import gitfiles
-from webhook.io.files import MANIFEST_SUFFIXES, STDIN, UnreadableInput, discover_all, read_bytes
+from webhook.io.files import (
+    MANIFEST_SUFFIXES,
+    STDIN,
+    UnreadableInput,
+    decode_file_text,
+    discover_all,
+    read_bytes,
+)
 from webhook.io.findinglines import assign_lines
 from webhook.model.errors import UsageError
 from webhook.model.report import ObjectResult, Report
@@ -118,8 +125,8 @@ def read_context(text: str, source: str, ctx: Context) -> FileResult | None:
 
 def _read_text(path: str, max_bytes: int) -> str | None:
     try:
-        return read_bytes(path, max_bytes).decode("utf-8")
-    except (UnreadableInput, OSError, UnicodeDecodeError):
+        return decode_file_text(read_bytes(path, max_bytes), path)
+    except (UnreadableInput, OSError):  # InputFileError (not UTF-8 or UTF-16) is an UnreadableInput
         return None  # unreadable, too large, not UTF-8, not a regular file: no context from it
 
 
