@@ -97,14 +97,25 @@ def _attribute_value(name: str, attr: Any) -> Any:
     raise EvaluationError(f"attribute {name}: unsupported attribute value")
 
 
+# Quantity strings seen to parse (DeviceInput's check of a device's capacities skips them): short ones,
+# at most _PARSED_MAX (emptied when full; set operations are atomic, so request threads may share it).
+_PARSED: set[Any] = set()
+_PARSED_MAX = 4096
+
+
 def capacity_value(name: str, cap: Any) -> Quantity:
     raw = (cap or {}).get("value", 0) if type(cap) is dict or cap is None else cap
     if isinstance(raw, Quantity):
         return raw
     try:
-        return parse_quantity(raw)
+        q = parse_quantity(raw)
     except (ValueError, TypeError) as e:
         raise EvaluationError(f"capacity {name}: {e}") from None
+    if type(raw) is str and len(raw) <= 32:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED.add(raw)
+    return q
 
 
 class DeviceInput:
@@ -125,10 +136,21 @@ class DeviceInput:
             for name, attr in self._attrs.items():
                 if type(name) is not str:
                     raise EvaluationError(f"attribute {name!r}: the name is not a string")
+                if type(attr) is dict and len(attr) == 1:  # the API's shapes, as attribute_value's first test
+                    v = attr.get("string")
+                    if type(v) is str:
+                        continue
+                    v = attr.get("int")
+                    if type(v) is int and INT64_MIN <= v <= INT64_MAX:
+                        continue
+                    if type(attr.get("bool")) is bool:
+                        continue
                 attribute_value(name, attr)
             for name, cap in self._caps.items():
                 if type(name) is not str:
                     raise EvaluationError(f"capacity {name!r}: the name is not a string")
+                if type(cap) is dict and type(raw := cap.get("value")) is str and raw in _PARSED:
+                    continue  # a quantity seen to parse
                 capacity_value(name, cap)
         except EvaluationError as e:
             self.failure = str(e)
