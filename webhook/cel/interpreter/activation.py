@@ -99,7 +99,7 @@ def _attribute_value(name: str, attr: Any) -> Any:
 
 # Quantity strings seen to parse (DeviceInput's check of a device's capacities skips them): short ones,
 # at most _PARSED_MAX (emptied when full; set operations are atomic, so request threads may share it).
-_PARSED: set[Any] = set()
+_PARSED: set[str] = set()
 _PARSED_MAX = 4096
 
 
