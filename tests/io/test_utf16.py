@@ -6,21 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests import builders as b
+from tests.builders import dump_yaml
 from tests.cliproc import draguard
 
-CLAIM = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: Bad_Name
-  namespace: ml
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.example.com
-"""
+# a claim whose name the API server rejects: one finding, at the line of `name`
+CLAIM = dump_yaml([b.claim("Bad_Name", [b.request("gpu", "gpu.example.com")], ns="ml")])
 
 
 def test_a_utf16_file_with_its_byte_order_mark_reads_as_its_utf8_twin(tmp_path: Path) -> None:
@@ -32,7 +23,10 @@ def test_a_utf16_file_with_its_byte_order_mark_reads_as_its_utf8_twin(tmp_path: 
         p = draguard("validate", "--no-feasibility", str(tmp_path / name))
         assert p.returncode == 1, p.stdout + p.stderr
         lines[name] = [ln.removeprefix(str(tmp_path / name)) for ln in p.stdout.splitlines()]
-    assert lines["utf8.yaml"][0].startswith(':4: error meta.name: metadata.name: Invalid value: "Bad_Name"')
+    at = b.line_of(CLAIM, "name: Bad_Name")
+    assert lines["utf8.yaml"][0].startswith(
+        f':{at}: error meta.name: metadata.name: Invalid value: "Bad_Name"'
+    )
     assert lines["le.yaml"] == lines["be.yaml"] == lines["utf8.yaml"]
 
 
