@@ -78,6 +78,11 @@ class Document:
     template: Template | None = None  # a template marker in a document that parses all the same
 
 
+def not_an_object_data(obj: dict[str, Any], source: str = "") -> str:
+    """`not_an_object` of a mapping read from `source` (see there)."""
+    return not_an_object(Document(source, 1, obj))
+
+
 def not_an_object(doc: Document) -> str:
     """Why `doc` is not a Kubernetes object, or "" when it is one (or a broken one, which gets findings).
 
@@ -91,7 +96,8 @@ def not_an_object(doc: Document) -> str:
     if doc.not_object:
         return doc.not_object
     obj = doc.obj
-    has_version, has_kind = "apiVersion" in obj, "kind" in obj
+    # a key without a value is not there (`kind:` left empty: istio's release-notes template)
+    has_version, has_kind = obj.get("apiVersion") is not None, obj.get("kind") is not None
     if has_version and has_kind:
         return ""
     if not has_version and not has_kind:
@@ -137,6 +143,7 @@ CUT_SHORT = "input.not-checked"  # the rule of the DocumentError `parse` ends wi
 
 
 FOREIGN = "another tool's file: it does not parse and names no apiVersion or kind"
+FOREIGN_TEMPLATE = "another tool's template: it names no apiVersion or kind"
 
 
 def parse(
@@ -171,7 +178,11 @@ def parse(
                 json_error = stream.error
             text = "\n" * text.count("\n", 0, stream.yaml_from) + text[stream.yaml_from :]  # lines kept
         text, template, marked = split_templates(text)
-        if template is not None:  # one finding for the file: render it first
+        if template is not None and foreign and not could_be_manifest(original):
+            # another tool's template (an Envoy bootstrap, an operator's config, a Pod spec fragment
+            # that a program fills in): no apiVersion or kind anywhere, so no manifest when rendered either
+            yield Document(source, template.line, {}, not_object=FOREIGN_TEMPLATE)
+        elif template is not None:  # one finding for the file: render it first
             yield DocumentError(source, template.line, template_message(template), "input.template")
         for raw in load_documents(text):
             if expired is not None and expired():
@@ -303,10 +314,11 @@ def _expand(source: str, raw: RawDocument) -> Iterator[Document | DocumentError]
 
 def _broken_manifest(data: Any) -> str:
     """Why a list or scalar document is a manifest gone wrong rather than some other file: a bare list of
-    objects with apiVersion or kind (kubectl reads a `List` or `---`-separated documents), or a string
+    objects, items that `not_an_object` would take for manifests (kubectl reads a `List` or `---`-separated
+    documents; items with a `kind` alone, as istio's test topologies, are another tool's), or a string
     holding `apiVersion` (a manifest whose colons are missing reads as one plain scalar). "" otherwise."""
     if isinstance(data, list) and any(
-        isinstance(item, dict) and ("apiVersion" in item or "kind" in item) for item in data
+        isinstance(item, dict) and not_an_object_data(item) == "" for item in data
     ):
         return (
             "document is a list of Kubernetes objects: write them as a List (apiVersion: v1, kind: List, "
