@@ -69,6 +69,16 @@ class HelmChart:
     templates: int  # .yaml/.yml/.json files under templates/, left unread
 
 
+@dataclass(frozen=True)
+class Kustomization:
+    """A kustomization met in a directory walk, with the patch files it names that the walk found: a patch
+    is part of an object, not one, until `kubectl kustomize` has built it into its target."""
+
+    directory: str  # as walked (what `kubectl kustomize` takes)
+    file: str  # its kustomization.yaml
+    patches: tuple[str, ...]  # the files found in the walk that it names as patches
+
+
 @dataclass
 class Discovery:
     files: list[str] = field(default_factory=list)  # files to read, in order (`-` for stdin)
@@ -76,10 +86,47 @@ class Discovery:
     excluded: list[str] = field(default_factory=list)  # paths left out by --exclude (a directory once)
     charts: list[HelmChart] = field(default_factory=list)  # Helm charts whose templates were not read
     walked: set[str] = field(default_factory=set)  # the files found in a directory (the rest were named)
+    kustomizations: list[Kustomization] = field(default_factory=list)  # with patch files found in the walk
+
+    def patch_files(self) -> frozenset[str]:
+        """The files found in a walk that a kustomization names as patches (named ones are not: a file
+        named on the command line is checked whatever it is)."""
+        return frozenset(p for k in self.kustomizations for p in k.patches if p in self.walked)
 
 
 HELM_CHART_FILE = "Chart.yaml"  # the name Helm requires (`helm create`, `helm lint`)
 HELM_TEMPLATES = "templates"
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # kustomize's names
+_KUSTOMIZATION_BYTES = 1 << 20
+
+
+def kustomization_patches(path: str) -> list[str]:
+    """The patch files a kustomization names (`patches` and `patchesJson6902` items' `path`, the paths of
+    `patchesStrategicMerge`; an inline patch is no file), relative to its directory as written; none when
+    it cannot be read as YAML."""
+    import yaml
+
+    try:
+        with open(path, "rb") as f:
+            data = yaml.load(
+                f.read(_KUSTOMIZATION_BYTES + 1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            )
+    except (OSError, ValueError, yaml.YAMLError, RecursionError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    out = [p for p in _list_of(data.get("patchesStrategicMerge")) if isinstance(p, str) and "\n" not in p]
+    for key in ("patches", "patchesJson6902"):
+        out.extend(
+            p["path"]
+            for p in _list_of(data.get(key))
+            if isinstance(p, dict) and isinstance(p.get("path"), str)
+        )
+    return out
+
+
+def _list_of(v: object) -> list[object]:
+    return v if isinstance(v, list) else []
 
 
 def excluded(path: str, patterns: Sequence[str]) -> bool:
@@ -195,11 +242,16 @@ def _walk(top: str, out: Discovery, exclude: Sequence[str] = ()) -> None:
     directories in sorted order, symlinked and hidden directories not entered, excluded paths and Helm
     chart templates left out."""
     found: list[str] = []
+    wanted: dict[str, tuple[str, str]] = {}  # a patch file's normalized path -> (directory, kustomization)
     stack = [top]
     while stack:
         root = stack.pop()
         entries = _list(root)
         chart = any(e.name == HELM_CHART_FILE and _is_file(e) for e in entries)
+        kustomization = next((e.path for e in entries if e.name in KUSTOMIZATION_FILES and _is_file(e)), None)
+        if kustomization is not None:
+            for patch in kustomization_patches(kustomization):
+                wanted.setdefault(os.path.normpath(os.path.join(root, patch)), (root, kustomization))
         subdirs: list[str] = []
         for entry in entries:
             try:
@@ -244,6 +296,13 @@ def _walk(top: str, out: Discovery, exclude: Sequence[str] = ()) -> None:
         stack.extend(sorted(subdirs, reverse=True))  # the first in sorted order is listed next
     out.files.extend(sorted(found))
     out.walked.update(found)
+    patches: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(found):
+        owner = wanted.get(os.path.normpath(path))
+        if owner is not None:
+            patches.setdefault(owner, []).append(path)
+    out.kustomizations.extend(Kustomization(d, k, tuple(ps)) for (d, k), ps in patches.items())
+    out.kustomizations.sort(key=lambda k: k.directory)
     out.skipped.sort(key=lambda s: s.path)
     out.excluded.sort()
     out.charts.sort(key=lambda c: c.directory)

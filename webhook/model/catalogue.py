@@ -557,6 +557,17 @@ _ALL = (
         "not read; one finding per chart, naming the `helm template CHART | draguard validate -` to run",
     ),
     rule(
+        "input.kustomize-patches",
+        "input",
+        INFO,
+        (),
+        "",
+        "a kustomization found in a directory names patch files found there too: a patch is part of an "
+        "object until `kubectl kustomize` builds it into its target, so they were not read; one finding "
+        "per kustomization, naming the `kubectl kustomize DIR | draguard validate -` to run (a patch "
+        "named on the command line is checked as an object)",
+    ),
+    rule(
         "input.ignore-annotation",
         "input",
         WARNING,

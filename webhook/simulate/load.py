@@ -54,6 +54,7 @@ from webhook.validate import (
     check_documents,
     file_result,
     input_error_result,
+    kustomization_result,
     skipped_result,
     unread_result,
     usable_workers,
@@ -239,7 +240,8 @@ def load(
     else:
         found = discover_all([str(p) for p in inputs], exclude)
         excluded = len(found.excluded)
-        files = found.files
+        patches = found.patch_files()  # parts of objects until built: not read (`kustomization_result`)
+        files = [p for p in found.files if p not in patches]
         cluster = frozenset(cluster_files)
         on_disk = [p for p in files if p != STDIN]
         gates = tuple(sorted(ctx.profile.values.items()))
@@ -279,6 +281,7 @@ def load(
         results.extend(done[p] for p in files)
         results.extend((skipped_result(s, policy), []) for s in found.skipped)
         results.extend((chart_result(c, policy), []) for c in found.charts)
+        results.extend((kustomization_result(k, policy), []) for k in found.kustomizations)
     report = assemble([fr for fr, _ in results], ctx, policy)
     report.excluded = excluded
     if not isinstance(inputs, bytes):

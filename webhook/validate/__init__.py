@@ -41,6 +41,7 @@ from webhook.validate.files import (
     check_inputs,
     file_result,
     input_error_result,
+    kustomization_result,
     skipped_result,
     usable_workers,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "assemble",
     "chart_message",
     "chart_result",
+    "kustomization_result",
     "check_body",
     "check_document",
     "check_documents",

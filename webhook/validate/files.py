@@ -29,6 +29,7 @@ from webhook.io.documents import (
     parse_bytes,
     read_text,
 )
+from webhook.io.files import Kustomization
 from webhook.io.findinglines import assign_lines
 from webhook.model.budget import Deadline
 from webhook.model.report import ObjectResult, Report
@@ -280,7 +281,8 @@ def check_inputs(
         for i, before in enumerate(previous.results[: len(files)]):
             if before.kept_all:
                 results[i] = before
-    on_disk = [i for i, p in enumerate(files) if p != STDIN and results[i] is None]
+    patches = found.patch_files()  # parts of objects until built: not read (`kustomization_result`)
+    on_disk = [i for i, p in enumerate(files) if p != STDIN and results[i] is None and p not in patches]
     jobs = usable_workers(jobs, len(on_disk))
     kept: dict[str, str] = dict(previous.texts) if previous is not None else {}
     for i, p in enumerate(files):
@@ -335,6 +337,7 @@ def check_inputs(
                     progress(done, len(on_disk))
     skipped = [skipped_result(s, options.policy) for s in found.skipped]
     charts = [chart_result(c, options.policy) for c in found.charts]
+    charts += [kustomization_result(k, options.policy) for k in found.kustomizations]
     return Checked(
         [r for r in results if r is not None] + skipped + charts, cluster, kept, files, len(found.excluded)
     )
@@ -365,6 +368,19 @@ def chart_message(chart: HelmChart) -> str:
         f"a Helm chart: its templates/ ({files}) are not manifests until rendered and were not read; "
         f"validate what it renders with `helm template {shlex.quote(chart.directory)} | draguard validate -`"
     )
+
+
+def kustomization_result(k: Kustomization, policy: Policy | None = None) -> FileResult:
+    """A kustomization whose patch files were not read: one info finding on its kustomization.yaml."""
+    files = f"{len(k.patches)} file{'s' if len(k.patches) != 1 else ''}"
+    message = (
+        f"a kustomization: its patches ({files}) are parts of objects until built and were not read; "
+        f"validate what it builds with `kubectl kustomize {shlex.quote(k.directory)} | draguard validate -`"
+    )
+    violations = apply_policy(policy, [violation("input.kustomize-patches", "", message)])
+    if not violations:
+        return FileResult()
+    return FileResult([ObjectResult(k.file, 1, None, None, None, None, violations)], [None])
 
 
 def chart_result(chart: HelmChart, policy: Policy | None = None) -> FileResult:
