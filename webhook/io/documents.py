@@ -78,11 +78,6 @@ class Document:
     template: Template | None = None  # a template marker in a document that parses all the same
 
 
-def not_an_object_data(obj: dict[str, Any], source: str = "") -> str:
-    """`not_an_object` of a mapping read from `source` (see there)."""
-    return not_an_object(Document(source, 1, obj))
-
-
 def not_an_object(doc: Document) -> str:
     """Why `doc` is not a Kubernetes object, or "" when it is one (or a broken one, which gets findings).
 
@@ -95,14 +90,18 @@ def not_an_object(doc: Document) -> str:
     missing the other."""
     if doc.not_object:
         return doc.not_object
-    obj = doc.obj
+    return mapping_not_an_object(doc.obj, doc.source)
+
+
+def mapping_not_an_object(obj: dict[str, Any], source: str = "") -> str:
+    """`not_an_object` of a mapping read from `source` (a document's, or an item of a bare list)."""
     # a key without a value is not there (`kind:` left empty: istio's release-notes template)
     has_version, has_kind = obj.get("apiVersion") is not None, obj.get("kind") is not None
     if has_version and has_kind:
         return ""
     if not has_version and not has_kind:
         return "no apiVersion and kind"
-    if not has_kind and os.path.basename(doc.source) == HELM_CHART_FILE:
+    if not has_kind and os.path.basename(source) == HELM_CHART_FILE:
         return "a Helm chart's Chart.yaml"
     if "metadata" not in obj:
         return "apiVersion or kind without the other and without metadata: another tool's data"
@@ -318,7 +317,7 @@ def _broken_manifest(data: Any) -> str:
     documents; items with a `kind` alone, as istio's test topologies, are another tool's), or a string
     holding `apiVersion` (a manifest whose colons are missing reads as one plain scalar). "" otherwise."""
     if isinstance(data, list) and any(
-        isinstance(item, dict) and not_an_object_data(item) == "" for item in data
+        isinstance(item, dict) and mapping_not_an_object(item) == "" for item in data
     ):
         return (
             "document is a list of Kubernetes objects: write them as a List (apiVersion: v1, kind: List, "

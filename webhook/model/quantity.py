@@ -263,6 +263,20 @@ def _go_json_float(f: float) -> str:
     return s
 
 
+# Short strings `parse_quantity` has accepted: a caller that only needs to know that a value parses (the
+# structural check, the `device` variable's check) asks `known_quantity` (one set lookup). Bounded by
+# _KNOWN_MAX strings of at most _KNOWN_LEN characters (emptied when full); set operations are atomic, so
+# request threads share it.
+_KNOWN: set[str] = set()
+_KNOWN_MAX = 4096
+_KNOWN_LEN = 32
+
+
+def known_quantity(v: object) -> bool:
+    """Whether `v` is a string `parse_quantity` has accepted (False says nothing: parse it)."""
+    return type(v) is str and v in _KNOWN
+
+
 def parse_quantity(v: str | int | float, *, trim: bool = True) -> Quantity:
     """Parse a quantity as the API server does; raise ``ValueError`` with upstream's message."""
     if isinstance(v, bool):
@@ -273,7 +287,12 @@ def parse_quantity(v: str | int | float, *, trim: bool = True) -> Quantity:
         return _parse(_go_json_float(v))
     if not isinstance(v, str):
         raise ValueError(ERR_FORMAT_WRONG)
-    return _parse(v.strip() if trim else v)
+    q = _parse(v.strip() if trim else v)
+    if trim and len(v) <= _KNOWN_LEN and v not in _KNOWN:
+        if len(_KNOWN) >= _KNOWN_MAX:
+            _KNOWN.clear()
+        _KNOWN.add(v)
+    return q
 
 
 @short_input_cache(8192, max_len=64)

@@ -26,7 +26,7 @@ from webhook.config.data import schema_dir
 from webhook.model.catalogue import SCHEMA_KINDS as KINDS
 from webhook.model.jsontext import json_head
 from webhook.model.plain import deep_copy
-from webhook.model.quantity import ERR_FORMAT_WRONG, parse_quantity
+from webhook.model.quantity import ERR_FORMAT_WRONG, known_quantity, parse_quantity
 from webhook.model.text import clip
 from webhook.model.violation import Severity, Violation
 from webhook.schema.required import absent_message, zero_filled
@@ -252,19 +252,11 @@ def _int_range(fmt: str, struct: str) -> Checker:
     return check_int
 
 
-_GOOD_QUANTITIES: set[str] = set()  # short strings known to parse; bounded (emptied when full)
-_GOOD_MAX = 4096
-
-
 def _check_quantity(v: Any, path: LazyPath, errs: Errors) -> None:
-    if type(v) is str and v in _GOOD_QUANTITIES:
+    if known_quantity(v):
         return
     try:
         parse_quantity(v)  # memoised: repeated values ("8Gi") cost one lookup
-        if type(v) is str and len(v) <= 32:
-            if len(_GOOD_QUANTITIES) >= _GOOD_MAX:
-                _GOOD_QUANTITIES.clear()
-            _GOOD_QUANTITIES.add(v)
     except (ValueError, OverflowError) as e:  # ValueError also for ints past Python's 4300-digit limit
         text = str(e)
         errs.append(

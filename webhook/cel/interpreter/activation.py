@@ -23,7 +23,7 @@ from typing import Any
 
 from webhook.cel.common.values import INT64_MAX, INT64_MIN, CelError, DefaultMap
 from webhook.model.errors import DraguardError
-from webhook.model.quantity import Quantity, parse_quantity
+from webhook.model.quantity import Quantity, known_quantity, parse_quantity
 from webhook.model.semver import Semver, parse_semver
 
 MAX_LIST_VALUES = 48  # ResourceSliceMaxAttributeValuesPerDevice
@@ -97,25 +97,14 @@ def _attribute_value(name: str, attr: Any) -> Any:
     raise EvaluationError(f"attribute {name}: unsupported attribute value")
 
 
-# Quantity strings seen to parse (DeviceInput's check of a device's capacities skips them): short ones,
-# at most _PARSED_MAX (emptied when full; set operations are atomic, so request threads may share it).
-_PARSED: set[str] = set()
-_PARSED_MAX = 4096
-
-
 def capacity_value(name: str, cap: Any) -> Quantity:
     raw = (cap or {}).get("value", 0) if type(cap) is dict or cap is None else cap
     if isinstance(raw, Quantity):
         return raw
     try:
-        q = parse_quantity(raw)
+        return parse_quantity(raw)
     except (ValueError, TypeError) as e:
         raise EvaluationError(f"capacity {name}: {e}") from None
-    if type(raw) is str and len(raw) <= 32:
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED.add(raw)
-    return q
 
 
 class DeviceInput:
@@ -149,7 +138,7 @@ class DeviceInput:
             for name, cap in self._caps.items():
                 if type(name) is not str:
                     raise EvaluationError(f"capacity {name!r}: the name is not a string")
-                if type(cap) is dict and type(raw := cap.get("value")) is str and raw in _PARSED:
+                if type(cap) is dict and known_quantity(cap.get("value")):
                     continue  # a quantity seen to parse
                 capacity_value(name, cap)
         except EvaluationError as e:
